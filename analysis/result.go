@@ -1,0 +1,120 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// A Result is everything one benchmark's analysis produced.
+type Result struct {
+	// Benchmark is the machine name ("finresearchbench2"); Title the
+	// display name ("FinResearchBench II").
+	Benchmark string
+	Title     string
+	// Tables are the named tables, in display order.
+	Tables []*Table
+	// Headline names the table reproduce prints on the terminal.
+	Headline string
+	// Ranking is the headline ranking, best first, by system name; sweeps
+	// compare rankings.
+	Ranking []string
+	// Scores are the headline scores by system, for sweeps.
+	Scores map[string]float64
+	// Details are per-task drill-downs for the site, sorted by task and
+	// system.
+	Details []Detail
+	// Problems are non-fatal findings (unparsable judge responses,
+	// inconsistent rubrics, late predictions), sorted.
+	Problems []string
+	// Synthetic is true when any reply came from the simulator.
+	Synthetic bool
+	// Missing counts calls that had no reply (cache misses or failures).
+	Missing int
+}
+
+// Table returns the named table, or nil.
+func (r *Result) Table(name string) *Table {
+	for _, t := range r.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// A Detail is one system's output on one task with every judge's verdict.
+type Detail struct {
+	Task   string
+	System string
+	// Question is the task text shown above the output.
+	Question string
+	// Output is the system's output (markdown or plain text, shown
+	// escaped, never as raw HTML).
+	Output string
+	// Score is a short summary of the task score ("correct", "58.0/100").
+	Score    string
+	Verdicts []Verdict
+}
+
+// A Verdict is one judge's grade of one output.
+type Verdict struct {
+	Judge     string
+	Verdict   string
+	Reasoning string
+}
+
+// A Knob is a setting a sensitivity sweep can vary.
+type Knob struct {
+	Name    string // "judges", "consistency", "tolerance_scale", ...
+	Default string
+	Doc     string
+}
+
+// Settings map knob names to values; a knob that is absent has its default.
+type Settings map[string]string
+
+// An Input is what a benchmark's Run reads.
+type Input struct {
+	Bundle   *results.Bundle
+	Answer   results.Answerer
+	Settings Settings
+}
+
+// A Benchmark is one paper's protocol.
+type Benchmark interface {
+	// Name is the machine name, also the bundle folder name.
+	Name() string
+	// Title is the display name.
+	Title() string
+	// Knobs are the settings Run understands.
+	Knobs() []Knob
+	// Run loads the benchmark's inputs from the bundle, answers its calls
+	// through in.Answer and scores them. Bad input is an error naming file,
+	// line and field. Calls without a reply are counted in Result.Missing,
+	// never scored as right or wrong, and never an error.
+	Run(ctx context.Context, in Input) (*Result, error)
+}
+
+// Get returns the value of knob name in s, or def.
+func (s Settings) Get(name, def string) string {
+	if v, ok := s[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Validate reports a setting that names no knob of b.
+func (s Settings) Validate(b Benchmark) error {
+	for name := range s {
+		found := false
+		for _, k := range b.Knobs() {
+			found = found || k.Name == name
+		}
+		if !found {
+			return fmt.Errorf("%s: unknown knob %q", b.Name(), name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package cache is finrepro's content-addressed, zstd-compressed store of
+// recorded exchanges. (API outline; see docs/cache.md once written.)
+package cache
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+)
+
+// A Key identifies a request: the SHA-256 of its canonical encoding.
+type Key [32]byte
+
+// String returns the key in hex.
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Str returns the first 8 hex digits, for messages.
+func (k Key) Str() string { return k.String()[:8] }
+
+// A Digest identifies stored content: the SHA-256 of the uncompressed object.
+type Digest [32]byte
+
+// Meta is what is known about an exchange besides request and response.
+type Meta struct {
+	Provider      string  `json:"provider"`
+	Model         string  `json:"model"`                    // requested model
+	ReportedModel string  `json:"reported_model,omitempty"` // what the provider said it ran
+	InputTokens   int     `json:"input_tokens,omitempty"`
+	OutputTokens  int     `json:"output_tokens,omitempty"`
+	CostUSD       float64 `json:"cost_usd,omitempty"`
+	LatencyMS     int64   `json:"latency_ms,omitempty"`
+	RecordedAt    string  `json:"recorded_at,omitempty"` // RFC 3339, UTC
+	Attempts      int     `json:"attempts,omitempty"`
+	Source        string  `json:"source"` // "api", "import" or "sim"
+}
+
+// An Exchange is one request, its response and metadata.
+type Exchange struct {
+	Request  json.RawMessage `json:"request"`
+	Response json.RawMessage `json:"response"`
+	Meta     Meta            `json:"meta"`
+}
+
+// ErrNotFound is returned by Get for a key that is not stored.
+var ErrNotFound = errors.New("cache: not found")

@@ -1,0 +1,180 @@
+// Package cli is the finrepro command line: Main takes the arguments and
+// the standard streams and returns the exit code, so that tests run the
+// command in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes. exitCode is the one place that maps errors to them.
+const (
+	ExitOK        = 0 // success
+	ExitFailure   = 1 // any other failure
+	ExitUsage     = 2 // bad command line
+	ExitMiss      = 3 // a request missing from the cache in offline mode
+	ExitIntegrity = 4 // an integrity or verification failure
+)
+
+const exitCodesHelp = `Exit codes:
+  0  ok
+  1  failure
+  2  usage error
+  3  cache miss in offline mode (the missing requests are listed)
+  4  integrity or verification failure
+`
+
+// Env is what a command sees of its process.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv reads an environment variable; os.Getenv in the real command.
+	Getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+// commands lists the subcommands in the order --help shows them.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"reproduce", "replay a bundle offline and write every table, workbook and the site", runReproduce},
+		{"demo", "build the synthetic demo bundle through the sim provider", runDemo},
+		{"sweep", "sensitivity sweeps over scoring knobs, from the cache alone", runSweep},
+		{"site", "write the static leaderboard site of a bundle", runSite},
+		{"record", "record requests through a provider into a cache", runRecord},
+		{"replay", "answer requests from a cache, offline", runReplay},
+		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
+		{"bundle", "check a bundle (verify)", runBundle},
+		{"version", "print the finrepro version", runVersion},
+	}
+}
+
+// Version is finrepro's version, printed by "finrepro version" and written
+// into every output's provenance.
+const Version = "0.1.0"
+
+// Main runs the finrepro command with args (without the program name) and
+// returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+	return env.main(ctx, args)
+}
+
+func (env *Env) main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := env.Stdout
+		if len(args) == 0 {
+			w = env.Stderr
+		}
+		usage(w)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(ctx, env, args[1:])
+			code := exitCode(err)
+			if err != nil && !errors.Is(err, errReported) && !errors.Is(err, pflag.ErrHelp) {
+				fmt.Fprintf(env.Stderr, "finrepro %s: %v\n", c.name, err)
+			}
+			return code
+		}
+	}
+	fmt.Fprintf(env.Stderr, "finrepro: unknown command %q\n\n", args[0])
+	usage(env.Stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "finrepro reproduces LLM-judged financial deep-research benchmarks offline.\n\nUsage:\n  finrepro <command> [flags] [args]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun \"finrepro <command> --help\" for a command's flags.\n\n%s", exitCodesHelp)
+}
+
+// errReported marks an error whose details the command already printed.
+var errReported = errors.New("reported")
+
+// An exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr returns a usage error (exit 2).
+func usageErr(format string, args ...any) error {
+	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+}
+
+// missErr wraps err as a cache miss in offline mode (exit 3).
+func missErr(err error) error { return &exitError{ExitMiss, err} }
+
+// integrityErr wraps err as an integrity failure (exit 4).
+func integrityErr(err error) error { return &exitError{ExitIntegrity, err} }
+
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return ExitFailure
+}
+
+// newFlags returns a flag set for a subcommand whose --help prints the
+// summary, the usage line, the flags and the exit codes to env.Stdout.
+func (env *Env) newFlags(name, usageLine, doc string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("finrepro "+name, pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		w := env.Stdout
+		fmt.Fprintf(w, "Usage: finrepro %s\n\n%s\n\nFlags:\n", usageLine, strings.TrimSpace(doc))
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(env.Stderr)
+		fmt.Fprintf(w, "\n%s", exitCodesHelp)
+	}
+	return fs
+}
+
+// parse parses args into fs and maps a parse failure to a usage error.
+func parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageErr("%v", err)
+	}
+	return nil
+}
+
+func runVersion(ctx context.Context, env *Env, args []string) error {
+	fs := env.newFlags("version", "version", "Print the finrepro version.")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "finrepro", Version)
+	return nil
+}

@@ -1,0 +1,14 @@
+package cli
+
+import (
+	"context"
+	"errors"
+)
+
+func runSweep(ctx context.Context, env *Env, args []string) error {
+	fs := env.newFlags("sweep", "sweep [flags]", "Not implemented yet.")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return errors.New("not implemented yet")
+}

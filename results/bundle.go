@@ -1,0 +1,260 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// BundleFormat is the format line of a bundle manifest this version reads
+// and writes.
+const BundleFormat = "finrepro-bundle/1"
+
+// ManifestName is the file name of a bundle's manifest.
+const ManifestName = "manifest.json"
+
+// Standard folders of a bundle.
+const (
+	CacheDir     = "cache"     // the exchange store
+	InputsDir    = "inputs"    // inputs/<benchmark>/...: tasks, rubrics, prompts, configuration
+	PublishedDir = "published" // published/<benchmark>/<table>.csv: a paper's published tables
+)
+
+// A Manifest describes a bundle: what it holds and the SHA-256 of every
+// file. See docs/bundle.md.
+type Manifest struct {
+	Format     string   `json:"format"`
+	Name       string   `json:"name"`
+	Benchmarks []string `json:"benchmarks"`
+	// Producer says what made the bundle, e.g. "finrepro demo --scale small --seed 1".
+	Producer string `json:"producer"`
+	// Synthetic is true when any exchange in the bundle was simulated.
+	Synthetic bool `json:"synthetic"`
+	// Files lists every file of the bundle but the manifest, sorted by path.
+	Files []File `json:"files"`
+}
+
+// A File is one bundle file in a manifest.
+type File struct {
+	Path   string `json:"path"` // slash-separated, relative to the bundle root
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// ParseManifest decodes and checks a manifest: known format, relative
+// clean paths, sorted and unique, well-formed hashes.
+func ParseManifest(b []byte, file string) (*Manifest, error) {
+	var m Manifest
+	if len(b) > MaxLine {
+		return nil, Errorf(file, 0, "", "manifest larger than %d bytes", MaxLine)
+	}
+	if err := DecodeStrict(b, &m); err != nil {
+		return nil, jsonError(file, 0, err)
+	}
+	if m.Format != BundleFormat {
+		return nil, Errorf(file, 0, "format", "got %q, want %q", m.Format, BundleFormat)
+	}
+	if m.Name == "" {
+		return nil, Errorf(file, 0, "name", "empty")
+	}
+	for i, f := range m.Files {
+		field := fmt.Sprintf("files[%d]", i)
+		if !ValidPath(f.Path) || f.Path == ManifestName {
+			return nil, Errorf(file, 0, field+".path", "invalid path %q", f.Path)
+		}
+		if i > 0 && m.Files[i-1].Path >= f.Path {
+			return nil, Errorf(file, 0, field+".path", "%q not sorted after %q or repeated", f.Path, m.Files[i-1].Path)
+		}
+		if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != sha256.Size {
+			return nil, Errorf(file, 0, field+".sha256", "not a SHA-256 hex digest")
+		}
+		if f.Size < 0 {
+			return nil, Errorf(file, 0, field+".size", "negative")
+		}
+	}
+	return &m, nil
+}
+
+// ValidPath reports whether p is a clean, relative, slash-separated path
+// that stays inside its root.
+func ValidPath(p string) bool {
+	return p != "" && fs.ValidPath(p) && p != "." && !strings.Contains(p, `\`)
+}
+
+// A Bundle is an opened bundle folder.
+type Bundle struct {
+	Dir      string
+	Manifest *Manifest
+}
+
+// OpenBundle reads the manifest of the bundle folder dir. It does not hash
+// the files; call Verify for that.
+func OpenBundle(dir string) (*Bundle, error) {
+	file := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	m, err := ParseManifest(b, file)
+	if err != nil {
+		return nil, err
+	}
+	return &Bundle{Dir: dir, Manifest: m}, nil
+}
+
+// Has reports whether the bundle holds benchmark name.
+func (b *Bundle) Has(name string) bool { return slices.Contains(b.Manifest.Benchmarks, name) }
+
+// CachePath is the folder of the bundle's exchange store.
+func (b *Bundle) CachePath() string { return filepath.Join(b.Dir, CacheDir) }
+
+// Inputs is the file system of one benchmark's inputs (inputs/<benchmark>).
+func (b *Bundle) Inputs(benchmark string) fs.FS {
+	return os.DirFS(filepath.Join(b.Dir, InputsDir, benchmark))
+}
+
+// Published reads the published tables of benchmark, sorted by name; none
+// when the bundle carries none.
+func (b *Bundle) Published(benchmark string) ([]*CSVTable, error) {
+	dir := filepath.Join(b.Dir, PublishedDir, benchmark)
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	var out []*CSVTable
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".csv") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("bundle: %w", err)
+		}
+		t, err := ReadCSV(f, path.Join(PublishedDir, benchmark, e.Name()))
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// A Problem is one thing wrong with a bundle.
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Msg }
+
+// Verify hashes every file and reports every problem: a listed file that
+// is missing, has another size or hash, and a file that is not listed.
+func (b *Bundle) Verify() ([]Problem, error) {
+	var probs []Problem
+	listed := make(map[string]bool, len(b.Manifest.Files))
+	for _, f := range b.Manifest.Files {
+		listed[f.Path] = true
+		size, sum, err := hashFile(filepath.Join(b.Dir, filepath.FromSlash(f.Path)))
+		switch {
+		case os.IsNotExist(err):
+			probs = append(probs, Problem{f.Path, "missing"})
+		case err != nil:
+			probs = append(probs, Problem{f.Path, err.Error()})
+		case size != f.Size:
+			probs = append(probs, Problem{f.Path, fmt.Sprintf("size %d, manifest says %d", size, f.Size)})
+		case sum != f.SHA256:
+			probs = append(probs, Problem{f.Path, fmt.Sprintf("sha256 %s, manifest says %s", sum, f.SHA256)})
+		}
+	}
+	files, err := listFiles(b.Dir)
+	if err != nil {
+		return probs, err
+	}
+	for _, p := range files {
+		if !listed[p] {
+			probs = append(probs, Problem{p, "not listed in the manifest"})
+		}
+	}
+	return probs, nil
+}
+
+// Seal hashes every file under dir (but the manifest) and writes
+// dir/manifest.json from m with its Files filled in.
+func Seal(dir string, m Manifest) (*Manifest, error) {
+	m.Format = BundleFormat
+	m.Files = nil
+	files, err := listFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range files {
+		size, sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, fmt.Errorf("bundle: seal: %w", err)
+		}
+		m.Files = append(m.Files, File{Path: p, Size: size, SHA256: sum})
+	}
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("bundle: seal: %w", err)
+	}
+	return &m, nil
+}
+
+// listFiles lists the regular files under dir as sorted slash paths,
+// leaving out the manifest. Any other kind of entry (symlink, device) is
+// an error: a bundle holds plain files only.
+func listFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("bundle: %s: not a regular file", rel)
+		}
+		if rel != ManifestName {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+func hashFile(p string) (int64, string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
