@@ -72,6 +72,9 @@ type Reply struct {
 	Source string
 	// Key is the hex cache key of the exchange.
 	Key string
+	// RecordedAt is when the exchange was recorded (RFC 3339, UTC), as
+	// stored in the cache; empty when unknown.
+	RecordedAt string
 	// Err is non-nil when there is no answer: a cache miss in offline
 	// mode or a failed recording. Text is then empty.
 	Err error

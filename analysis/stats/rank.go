@@ -1,0 +1,150 @@
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+// Ranks returns the rank of each value, 1 for the smallest, ties getting
+// the average of the ranks they span.
+func Ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case x[a] < x[b]:
+			return -1
+		case x[a] > x[b]:
+			return 1
+		}
+		return 0
+	})
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i + 1
+		for j < len(idx) && x[idx[j]] == x[idx[i]] {
+			j++
+		}
+		avg := float64(i+j+1) / 2 // mean of ranks i+1 .. j
+		for k := i; k < j; k++ {
+			r[idx[k]] = avg
+		}
+		i = j
+	}
+	return r
+}
+
+// Pearson returns the Pearson correlation of x and y.
+func Pearson(x, y []float64) (float64, error) {
+	if len(x) != len(y) {
+		panic("stats: Pearson of unequal lengths")
+	}
+	if len(x) < 3 {
+		return 0, undefined("fewer than 3 pairs")
+	}
+	mx, my := Mean(x), Mean(y)
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return 0, undefined("constant input")
+	}
+	return sxy / math.Sqrt(sxx*syy), nil
+}
+
+// Spearman returns Spearman's rho: the Pearson correlation of the average
+// ranks, which is the textbook definition with ties.
+func Spearman(x, y []float64) (float64, error) {
+	return Pearson(Ranks(x), Ranks(y))
+}
+
+// KendallTauB returns Kendall's tau-b, which corrects for ties in either
+// variable.
+func KendallTauB(x, y []float64) (float64, error) {
+	if len(x) != len(y) {
+		panic("stats: KendallTauB of unequal lengths")
+	}
+	n := len(x)
+	if n < 3 {
+		return 0, undefined("fewer than 3 pairs")
+	}
+	var conc, disc, tx, ty float64
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			dx, dy := sign(x[i]-x[j]), sign(y[i]-y[j])
+			switch {
+			case dx == 0 && dy == 0:
+				// tied in both: counts in neither term
+			case dx == 0:
+				tx++
+			case dy == 0:
+				ty++
+			case dx == dy:
+				conc++
+			default:
+				disc++
+			}
+		}
+	}
+	d := math.Sqrt((conc + disc + tx) * (conc + disc + ty))
+	if d == 0 {
+		return 0, undefined("constant input")
+	}
+	return (conc - disc) / d, nil
+}
+
+func sign(x float64) int {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// Mean returns the arithmetic mean of x, 0 for no values.
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// RankOrder turns a ranking (names, best first) into positions by name,
+// 1-based.
+func RankOrder(ranking []string) map[string]int {
+	m := make(map[string]int, len(ranking))
+	for i, s := range ranking {
+		m[s] = i + 1
+	}
+	return m
+}
+
+// CompareRankings returns Spearman's rho and Kendall's tau-b between two
+// rankings of the same names (best first), over the names both hold.
+func CompareRankings(base, other []string) (rho, tau float64, err error) {
+	pos := RankOrder(other)
+	var x, y []float64
+	for i, s := range base {
+		if p, ok := pos[s]; ok {
+			x = append(x, float64(i+1))
+			y = append(y, float64(p))
+		}
+	}
+	if rho, err = Spearman(x, y); err != nil {
+		return 0, 0, err
+	}
+	tau, err = KendallTauB(x, y)
+	return rho, tau, err
+}
