@@ -3,6 +3,8 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/finrepro/finrepro/results"
 )
@@ -70,6 +72,9 @@ type Knob struct {
 	Name    string // "judges", "consistency", "tolerance_scale", ...
 	Default string
 	Doc     string
+	// Sweep lists the values reproduce sweeps by default (besides Default);
+	// empty for a knob that is only swept on request.
+	Sweep []string
 }
 
 // Settings map knob names to values; a knob that is absent has its default.
@@ -105,16 +110,21 @@ func (s Settings) Get(name, def string) string {
 	return def
 }
 
-// Validate reports a setting that names no knob of b.
+// Validate reports the settings that name no knob of b.
 func (s Settings) Validate(b Benchmark) error {
+	var unknown []string
 	for name := range s {
-		found := false
-		for _, k := range b.Knobs() {
-			found = found || k.Name == name
-		}
-		if !found {
-			return fmt.Errorf("%s: unknown knob %q", b.Name(), name)
+		if !slices.ContainsFunc(b.Knobs(), func(k Knob) bool { return k.Name == name }) {
+			unknown = append(unknown, name)
 		}
 	}
-	return nil
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	var names []string
+	for _, k := range b.Knobs() {
+		names = append(names, k.Name)
+	}
+	return fmt.Errorf("%s: unknown knob %s (knobs: %s)", b.Name(), strings.Join(unknown, ", "), strings.Join(names, ", "))
 }

@@ -2,13 +2,55 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/demo"
 )
 
+const demoDoc = `Build the synthetic demo bundle: every benchmark's inputs are generated from
+the seed, then every agent and judge call is recorded through the recorder
+against the built-in sim provider, exactly as a real recording would be. The
+small scale is the bundle built into finrepro; the full scale has the papers'
+sizes and is meant for benchmarks. Everything in it is synthetic and says so.
+
+With --archive, the bundle is also packed into a deterministic .tar.zst.`
+
 func runDemo(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("demo", "demo [flags]", "Not implemented yet.")
+	fs := env.newFlags("demo", "demo --out DIR [flags]", demoDoc)
+	out := fs.String("out", "", "bundle `DIR` to create (must be empty or absent)")
+	scale := fs.String("scale", "small", "small or full")
+	seed := fs.Uint64("seed", 1, "seed of every simulated input and output")
+	archive := fs.String("archive", "", "also write the bundle as this .tar.zst `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return errors.New("not implemented yet")
+	if *out == "" || fs.NArg() > 0 {
+		return usageErr("want --out DIR and no arguments")
+	}
+	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed}
+	if opt.Scale != demo.Small && opt.Scale != demo.Full {
+		return usageErr("--scale %q: want small or full", *scale)
+	}
+	m, err := demo.Build(ctx, *out, opt, demo.All(), env.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "wrote synthetic demo bundle %s (%d files) to %s\n", m.Name, len(m.Files), *out)
+	if *archive != "" {
+		f, err := os.Create(*archive)
+		if err != nil {
+			return err
+		}
+		if err := cache.WriteArchive(f, *out); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "wrote %s\n", *archive)
+	}
+	return nil
 }

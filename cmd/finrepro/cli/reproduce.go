@@ -1,14 +1,205 @@
 package cli
 
 import (
+	"bufio"
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/report"
+	"golang.org/x/term"
 )
 
+const reproduceDoc = `Verify a bundle, replay every benchmark it holds from its cache, run the
+analyses, compare with the paper's published tables when the bundle carries
+them, run the default sensitivity sweeps, print the headline leaderboards and
+write DIR/site/, DIR/xlsx/, DIR/csv/, DIR/json/, DIR/latex/ and DIR/SHA256SUMS.
+
+BUNDLE is a bundle folder or a .tar.zst archive; without it, the built-in
+synthetic demo bundle is used. The default mode is offline: no API call is
+made, and a request missing from the cache fails the run (exit 3) with a list
+of what is missing and what recording it would cost. With --mode record the
+missing requests are recorded through the providers after a cost estimate and
+a confirmation (--yes skips it); everything already stored replays for free.`
+
 func runReproduce(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("reproduce", "reproduce [flags]", "Not implemented yet.")
+	fs := env.newFlags("reproduce", "reproduce [BUNDLE] [flags]", reproduceDoc)
+	out := fs.String("out", "finrepro-out", "output `DIR`")
+	mode := fs.String("mode", "offline", "offline (replay only) or record (record what is missing)")
+	yes := fs.Bool("yes", false, "record without asking for confirmation")
+	sets := fs.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
+	noSweep := fs.Bool("no-sweep", false, "skip the default sensitivity sweeps")
+	tol := fs.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
+	quiet := fs.Bool("quiet", false, "print only the verdicts and errors")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return errors.New("not implemented yet")
+	if fs.NArg() > 1 {
+		return usageErr("at most one BUNDLE")
+	}
+	if *mode != "offline" && *mode != "record" {
+		return usageErr("--mode %q: want offline or record", *mode)
+	}
+	settings, err := parseSettings(*sets)
+	if err != nil {
+		return err
+	}
+	b, cleanup, err := openBundle(fs.Arg(0))
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	if err := verifyBundle(env, b); err != nil {
+		return err
+	}
+	benches, err := present(b)
+	if err != nil {
+		return err
+	}
+	store, err := cache.Open(b.CachePath(), cache.Options{})
+	if err != nil {
+		return integrityErr(err)
+	}
+	defer store.Close()
+	progress := io.Writer(nil)
+	if !*quiet && isTerminal(env.Stderr) {
+		progress = env.Stderr
+	}
+
+	if *mode == "record" {
+		if err := recordMissing(ctx, env, b, benches, store, settings, *yes, progress); err != nil {
+			return err
+		}
+	}
+
+	client := replay.New(store, replay.Config{Mode: replay.Offline, Progress: progress})
+	res, err := runAll(ctx, b, benches, client, settings)
+	if err != nil {
+		return err
+	}
+	if misses := client.Misses(); len(misses) > 0 {
+		return reportMisses(env.Stderr, misses)
+	}
+	comps, err := compareAll(b, res, *tol)
+	if err != nil {
+		return err
+	}
+	verdicts, cells := analysis.ComparisonTables(comps)
+	var extra []*analysis.Result
+	if len(comps) > 0 {
+		extra = append(extra, &analysis.Result{Benchmark: "comparison", Title: "Published tables", Tables: []*analysis.Table{verdicts, cells}})
+	}
+	var sens []*analysis.Table
+	if !*noSweep {
+		if sens, err = sweepAll(ctx, b, benches, client, settings, nil); err != nil {
+			return err
+		}
+		for _, t := range sens {
+			for _, r := range res {
+				if r.Benchmark == t.Benchmark {
+					r.Tables = append(r.Tables, t)
+				}
+			}
+		}
+	}
+	aliases, err := loadAliases(b)
+	if err != nil {
+		return err
+	}
+	prov := provenance(b, res, store, settings)
+	files, err := writeOutputs(*out, res, extra, sens, compTables(comps, verdicts, cells), aliases, prov)
+	if err != nil {
+		return err
+	}
+
+	w := env.Stdout
+	if prov.Synthetic {
+		fmt.Fprintln(w, "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
+		fmt.Fprintln(w)
+	}
+	if !*quiet {
+		width := terminalWidth(env.Stdout)
+		for _, r := range res {
+			if t := r.Table(r.Headline); t != nil {
+				fmt.Fprintf(w, "%s: %s\n", r.Title, t.Title)
+				if err := report.WriteTerminal(w, t, width); err != nil {
+					return err
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	printVerdicts(w, comps)
+	fmt.Fprintf(w, "Wrote %d files to %s (site: %s/site/index.html; hashes: %s/SHA256SUMS).\n", len(files), *out, *out, *out)
+	return nil
+}
+
+func compTables(comps []analysis.Comparison, verdicts, cells *analysis.Table) []*analysis.Table {
+	if len(comps) == 0 {
+		return nil
+	}
+	return []*analysis.Table{verdicts, cells}
+}
+
+func printVerdicts(w io.Writer, comps []analysis.Comparison) {
+	if len(comps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Published tables:")
+	for _, c := range comps {
+		line := fmt.Sprintf("  %-18s %-22s %s", c.Benchmark, c.Table, c.Verdict)
+		switch c.Verdict {
+		case analysis.NotComparable:
+			line += " (" + c.Reason + ")"
+		case analysis.Differs:
+			line += fmt.Sprintf(" (%d of %d cells", len(c.Cells), c.Compared)
+			if len(c.Cells) > 0 {
+				d := c.Cells[0]
+				line += fmt.Sprintf("; e.g. %s/%s published %s, computed %s", d.Row, d.Column, d.Published, d.Computed)
+			}
+			line += ")"
+		case analysis.Reproduced:
+			line += fmt.Sprintf(" (%d cells)", c.Compared)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
+}
+
+// recordMissing records the bundle's missing requests: a dry run counts
+// them and estimates the cost, the user confirms (unless yes), then every
+// benchmark runs through a recording client.
+func recordMissing(ctx context.Context, env *Env, b interface{ CachePath() string }, benches []analysis.Benchmark, store *cache.Store, settings map[string]analysis.Settings, yes bool, progress io.Writer) error {
+	return fmt.Errorf("record mode: not wired yet")
+}
+
+func provenance(b interface{}, res []*analysis.Result, store *cache.Store, settings map[string]analysis.Settings) report.Provenance {
+	return report.Provenance{}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalWidth is the width of w when it is a terminal, else 120.
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 20 {
+			return wd
+		}
+	}
+	return 120
+}
+
+// confirm asks a yes/no question on a terminal.
+func confirm(env *Env, question string) bool {
+	fmt.Fprintf(env.Stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y")
 }

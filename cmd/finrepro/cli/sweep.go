@@ -2,13 +2,105 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/report"
 )
 
+const sweepDoc = `Sensitivity sweeps from the cache alone: each --knob varies one scoring
+setting of one benchmark (judge subsets, filter rules, tolerances, weights,
+decay alpha, calibration bin size, averaging conventions) and prints every
+variant's ranking, its Kendall tau-b and Spearman rho against the baseline and
+the systems whose rank moved. No API is called: a request missing from the
+cache fails the sweep with exit code 3. Without --knob, every benchmark's
+default sweep runs. "finrepro sweep --list" prints the knobs.`
+
 func runSweep(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("sweep", "sweep [flags]", "Not implemented yet.")
+	fs := env.newFlags("sweep", "sweep [BUNDLE] [--knob benchmark.knob=V1,V2,...]...", sweepDoc)
+	knobs := fs.StringArray("knob", nil, "knob to sweep, `benchmark.knob=V1,V2,...` (repeatable)")
+	sets := fs.StringArray("set", nil, "baseline setting `benchmark.knob=value` (repeatable)")
+	list := fs.Bool("list", false, "list every benchmark's knobs and exit")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return errors.New("not implemented yet")
+	if *list {
+		for _, b := range benchmarks() {
+			for _, k := range b.Knobs() {
+				fmt.Fprintf(env.Stdout, "%s.%s (default %s; swept %s): %s\n", b.Name(), k.Name, k.Default, strings.Join(k.Sweep, ","), k.Doc)
+			}
+		}
+		return nil
+	}
+	if fs.NArg() > 1 {
+		return usageErr("at most one BUNDLE")
+	}
+	settings, err := parseSettings(*sets)
+	if err != nil {
+		return err
+	}
+	var only map[string][]string
+	for _, k := range *knobs {
+		name, vals, ok := strings.Cut(k, "=")
+		bench, knob, ok2 := strings.Cut(name, ".")
+		if !ok || !ok2 || vals == "" {
+			return usageErr("--knob %q: want benchmark.knob=V1,V2,...", k)
+		}
+		if _, err := parseSettings([]string{bench + "." + knob + "=x"}); err != nil {
+			return err
+		}
+		if only == nil {
+			only = map[string][]string{}
+		}
+		only[name] = splitValues(vals)
+	}
+	b, cleanup, err := openBundle(fs.Arg(0))
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	if err := verifyBundle(env, b); err != nil {
+		return err
+	}
+	benches, err := present(b)
+	if err != nil {
+		return err
+	}
+	store, err := cache.Open(b.CachePath(), cache.Options{})
+	if err != nil {
+		return integrityErr(err)
+	}
+	defer store.Close()
+	client := replay.New(store, replay.Config{Mode: replay.Offline})
+	tables, err := sweepAll(ctx, b, benches, client, settings, only)
+	if err != nil {
+		return err
+	}
+	if misses := client.Misses(); len(misses) > 0 {
+		return reportMisses(env.Stderr, misses)
+	}
+	if b.Manifest.Synthetic {
+		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: every exchange in this bundle was simulated.")
+	}
+	width := terminalWidth(env.Stdout)
+	for _, t := range tables {
+		fmt.Fprintf(env.Stdout, "%s: %s\n", t.Benchmark, t.Title)
+		if err := report.WriteTerminal(env.Stdout, t, width); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+// splitValues splits a comma-separated value list; a value holding commas
+// (a judge subset) is written with '+' instead: "a+b,a+c".
+func splitValues(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		out = append(out, strings.ReplaceAll(v, "+", ","))
+	}
+	return out
 }

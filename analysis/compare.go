@@ -1,0 +1,174 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// Verdicts of a published-table comparison.
+const (
+	Reproduced    = "reproduced"
+	Differs       = "differs"
+	NotComparable = "not comparable"
+)
+
+// A Comparison is the verdict on one published table.
+type Comparison struct {
+	Benchmark string
+	Table     string // the published table's name (its file name without .csv)
+	Verdict   string
+	// Reason says why a table is not comparable.
+	Reason string
+	// Compared counts the published cells compared; Cells lists those
+	// that differ.
+	Compared int
+	Cells    []CellDiff
+}
+
+// A CellDiff is one published cell that the computed table does not
+// reproduce.
+type CellDiff struct {
+	Row, Column         string
+	Published, Computed string
+	// Tolerance is the largest difference accepted for the cell.
+	Tolerance float64
+}
+
+// Compare compares every non-empty cell of a published table with the
+// computed table of the same name. Rows are matched on the published
+// table's first column, columns by name. A numeric cell is reproduced
+// when the computed value lies within tol of it; tol < 0 means half a unit
+// in the published value's last printed digit. Text cells must be equal.
+// computed may be nil.
+func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float64) Comparison {
+	name := strings.TrimSuffix(pub.File[strings.LastIndex(pub.File, "/")+1:], ".csv")
+	c := Comparison{Benchmark: benchmark, Table: name}
+	notComparable := func(format string, args ...any) Comparison {
+		c.Verdict, c.Reason = NotComparable, fmt.Sprintf(format, args...)
+		return c
+	}
+	if computed == nil {
+		return notComparable("no computed table %q", name)
+	}
+	if len(pub.Header) < 2 {
+		return notComparable("published table has no value columns")
+	}
+	key := pub.Header[0]
+	kc := computed.Col(key)
+	if kc < 0 {
+		return notComparable("computed table has no key column %q", key)
+	}
+	rows := make(map[string][]Cell, len(computed.Rows))
+	for _, r := range computed.Rows {
+		rows[r[kc].Text] = r
+	}
+	cols := make([]int, len(pub.Header))
+	shared := 0
+	for i, h := range pub.Header {
+		cols[i] = computed.Col(h)
+		if i > 0 && cols[i] >= 0 {
+			shared++
+		}
+	}
+	if shared == 0 {
+		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[1:], ", "))
+	}
+	for _, prow := range pub.Rows {
+		crow, ok := rows[prow[0]]
+		for i := 1; i < len(prow); i++ {
+			p := strings.TrimSpace(prow[i])
+			if p == "" || cols[i] < 0 {
+				continue
+			}
+			c.Compared++
+			d := CellDiff{Row: prow[0], Column: pub.Header[i], Published: p}
+			if !ok {
+				d.Computed = "(no row)"
+				c.Cells = append(c.Cells, d)
+				continue
+			}
+			cell := crow[cols[i]]
+			pv, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				d.Computed = cell.Text
+				if cell.IsNum {
+					d.Computed = cell.Format(computed.Columns[cols[i]].Decimals)
+				}
+				if d.Computed != p {
+					c.Cells = append(c.Cells, d)
+				}
+				continue
+			}
+			d.Tolerance = tol
+			if tol < 0 {
+				d.Tolerance = HalfUnit(p)
+			}
+			switch {
+			case !cell.IsNum:
+				d.Computed = cell.Format(0)
+			default:
+				d.Computed = strconv.FormatFloat(cell.Num, 'f', decimalsOf(p)+2, 64)
+				if math.Abs(cell.Num-pv) <= d.Tolerance+1e-9*math.Max(1, math.Abs(pv)) {
+					continue
+				}
+			}
+			c.Cells = append(c.Cells, d)
+		}
+	}
+	switch {
+	case c.Compared == 0:
+		return notComparable("the published table has no values in computed columns")
+	case len(c.Cells) == 0:
+		c.Verdict = Reproduced
+	default:
+		c.Verdict = Differs
+	}
+	return c
+}
+
+// HalfUnit returns half a unit in the last printed digit of a decimal
+// number: 0.005 for "58.58", 0.5 for "104".
+func HalfUnit(s string) float64 { return 0.5 * math.Pow(10, -float64(decimalsOf(s))) }
+
+func decimalsOf(s string) int {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
+}
+
+// ComparisonTables renders comparisons as two tables: one verdict per
+// published table, and every differing cell.
+func ComparisonTables(cs []Comparison) (verdicts, cells *Table) {
+	verdicts = &Table{
+		Benchmark: "comparison", Name: "verdicts", Title: "Published tables: reproduced or not",
+		Caption: "Every published cell compared with the computed one; tolerance half a unit in the last printed digit unless configured.",
+		Columns: []Column{
+			{Name: "benchmark"}, {Name: "table"}, {Name: "verdict"},
+			{Name: "cells_compared", Title: "cells compared"}, {Name: "cells_differ", Title: "cells differing"},
+			{Name: "reason"},
+		},
+	}
+	cells = &Table{
+		Benchmark: "comparison", Name: "cells", Title: "Published cells that differ",
+		Columns: []Column{
+			{Name: "benchmark"}, {Name: "table"}, {Name: "row"}, {Name: "column"},
+			{Name: "published"}, {Name: "computed"}, {Name: "tolerance", Decimals: 4},
+		},
+	}
+	for _, c := range cs {
+		verdicts.AddRow(Text(c.Benchmark), Text(c.Table), Text(c.Verdict), Int(c.Compared), Int(len(c.Cells)), Text(c.Reason))
+		for _, d := range c.Cells {
+			cells.AddRow(Text(c.Benchmark), Text(c.Table), Text(d.Row), Text(d.Column), Text(d.Published), Text(d.Computed), Number(d.Tolerance))
+		}
+	}
+	return verdicts, cells
+}

@@ -1,0 +1,60 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+func TestHalfUnit(t *testing.T) {
+	for s, want := range map[string]float64{"58.58": 0.005, "104": 0.5, "0.970": 0.0005, "-3.1": 0.05} {
+		if got := HalfUnit(s); got < want*0.999 || got > want*1.001 {
+			t.Errorf("HalfUnit(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	pub, err := results.ReadCSV(strings.NewReader("# pass rates\nproduct,gold_item,note\nKimi,58.58,x\nQwen,46.65,\nGone,1.0,\n"), "published/b/pass_rates.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := &Table{Name: "pass_rates", Columns: []Column{{Name: "product"}, {Name: "gold_item", Decimals: 2}, {Name: "note"}}}
+	computed.AddRow(Text("Kimi"), Number(58.5849), Text("x")) // within 0.005 of 58.58
+	computed.AddRow(Text("Qwen"), Number(46.6601), Text("y")) // 0.0101 off: differs
+	tests := []struct {
+		name    string
+		tab     *Table
+		verdict string
+		differ  []string
+	}{
+		{"differs", computed, Differs, []string{"Qwen/gold_item", "Gone/gold_item"}},
+		{"missing", nil, NotComparable, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare("b", pub, tc.tab, -1)
+			if c.Verdict != tc.verdict {
+				t.Fatalf("verdict %q (%s), want %q", c.Verdict, c.Reason, tc.verdict)
+			}
+			var got []string
+			for _, d := range c.Cells {
+				got = append(got, d.Row+"/"+d.Column)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.differ, " ") {
+				t.Fatalf("differing cells %v, want %v", got, tc.differ)
+			}
+		})
+	}
+	// "Kimi" note "x" equals, Qwen note empty is skipped: 4 numeric + 1 text compared.
+	if c := Compare("b", pub, computed, -1); c.Compared != 4 {
+		t.Fatalf("compared %d cells, want 4", c.Compared)
+	}
+	computed.Rows[1][1] = Number(46.65)
+	computed.Rows = computed.Rows[:2]
+	pub.Rows = pub.Rows[:2]
+	if c := Compare("b", pub, computed, -1); c.Verdict != Reproduced {
+		t.Fatalf("verdict %q, want reproduced: %+v", c.Verdict, c.Cells)
+	}
+}

@@ -1,0 +1,79 @@
+package analysis
+
+import (
+	"context"
+	"testing"
+)
+
+// weighted is a tiny benchmark over fixed scores: the "w" knob weights
+// the second score component, so its ranking depends on the setting.
+type weighted struct{}
+
+func (weighted) Name() string  { return "toy" }
+func (weighted) Title() string { return "Toy" }
+func (weighted) Knobs() []Knob { return []Knob{{Name: "w", Default: "0", Sweep: []string{"1", "10"}}} }
+func (weighted) Run(ctx context.Context, in Input) (*Result, error) {
+	// system: (a, b); score = a + w*b.
+	// w=0: A 3, B 2, C 1, D 0          -> A B C D
+	// w=1: A 3, B 2.5, C 1.2, D 0.9    -> A B C D
+	// w=10: A 3, B 7, C 3, D 9         -> D B A C (A and C tie at 3: A first by name)
+	data := []struct {
+		name string
+		a, b float64
+	}{{"A", 3, 0}, {"B", 2, 0.5}, {"C", 1, 0.2}, {"D", 0, 0.9}}
+	w := map[string]float64{"0": 0, "1": 1, "10": 10}[in.Settings.Get("w", "0")]
+	r := &Result{Benchmark: "toy"}
+	type sc struct {
+		name string
+		s    float64
+	}
+	var ss []sc
+	for _, d := range data {
+		ss = append(ss, sc{d.name, d.a + w*d.b})
+	}
+	for i := range ss {
+		for j := i + 1; j < len(ss); j++ {
+			if ss[j].s > ss[i].s || (ss[j].s == ss[i].s && ss[j].name < ss[i].name) {
+				ss[i], ss[j] = ss[j], ss[i]
+			}
+		}
+	}
+	for _, s := range ss {
+		r.Ranking = append(r.Ranking, s.name)
+	}
+	return r, nil
+}
+
+func TestSweep(t *testing.T) {
+	b := weighted{}
+	sr, err := Sweep(context.Background(), b, Input{}, b.Knobs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Variants) != 2 {
+		t.Fatalf("%d variants, want 2", len(sr.Variants))
+	}
+	if v := sr.Variants[0]; v.Rho != 1 || v.Tau != 1 || len(v.Moved) != 0 {
+		t.Errorf("w=1: rho %v tau %v moved %v; want identical ranking", v.Rho, v.Tau, v.Moved)
+	}
+	// w=10 ranks D B A C against A B C D: positions A 1->3, B 2->2, C 3->4, D 4->1.
+	// d^2 = 4+0+1+9 = 14, rho = 1 - 6*14/(4*15) = -0.4.
+	// Pairs (base order): AB disc, AC conc, AD disc, BC conc, BD disc, CD disc: tau = (2-4)/6.
+	v := sr.Variants[1]
+	if d := v.Rho - (-0.4); d > 1e-9 || d < -1e-9 {
+		t.Errorf("w=10 rho = %v, want -0.4", v.Rho)
+	}
+	if d := v.Tau - (-2.0 / 6); d > 1e-9 || d < -1e-9 {
+		t.Errorf("w=10 tau = %v, want -1/3", v.Tau)
+	}
+	if len(v.Moved) != 3 || v.Moved[0] != "A 1->3" {
+		t.Errorf("w=10 moved %v", v.Moved)
+	}
+	vt, ct := sr.Tables()
+	if len(vt.Rows) != 2 || len(ct.Rows) != 4 || len(ct.Columns) != 3 {
+		t.Fatalf("tables %dx%d and %dx%d", len(vt.Rows), len(vt.Columns), len(ct.Rows), len(ct.Columns))
+	}
+	if got := ct.Rows[3][2]; got.Num != -3 { // D: 1 - 4
+		t.Errorf("rank change of D under w=10 = %v, want -3", got.Num)
+	}
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportDirection checks that finrepro's packages import one way:
+// cache and results none of ours, replay only cache and results,
+// analysis only results, report only analysis and results, site only
+// report, analysis and results, demo only what builds a bundle, and
+// nothing imports the command.
+func TestImportDirection(t *testing.T) {
+	const mod = "github.com/finrepro/finrepro"
+	allowed := map[string][]string{
+		"cache":    {},
+		"results":  {},
+		"replay":   {"cache", "results"},
+		"analysis": {"analysis", "results"},
+		"report":   {"analysis", "results"},
+		"site":     {"report", "analysis", "results"},
+		"demo":     {"analysis", "cache", "replay", "results"},
+	}
+	out, err := exec.Command("go", "list", "-json", mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, mod), "/")
+		top, _, _ := strings.Cut(rel, "/")
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, mod+"/") {
+				if top == "results" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+					t.Errorf("%s imports %s: results is stdlib only", rel, imp)
+				}
+				continue
+			}
+			irel := strings.TrimPrefix(imp, mod+"/")
+			itop, _, _ := strings.Cut(irel, "/")
+			if itop == "cmd" && top != "cmd" {
+				t.Errorf("%s imports the command package %s", rel, irel)
+			}
+			ok, known := allowed[top]
+			if !known {
+				continue // cmd may import anything
+			}
+			if itop == top && top != "analysis" {
+				continue // a package's own subpackages
+			}
+			found := false
+			for _, a := range ok {
+				found = found || a == itop
+			}
+			if !found {
+				t.Errorf("%s imports %s: %s may import only %v of finrepro", rel, irel, top, ok)
+			}
+		}
+	}
+}

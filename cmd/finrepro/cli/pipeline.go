@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/consensus"
+	"github.com/finrepro/finrepro/analysis/forecast"
+	"github.com/finrepro/finrepro/analysis/hisrubric"
+	"github.com/finrepro/finrepro/analysis/icbc"
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/demo"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/report"
+	"github.com/finrepro/finrepro/results"
+	"github.com/finrepro/finrepro/site"
+)
+
+// benchmarks lists every benchmark finrepro knows, in display order.
+func benchmarks() []analysis.Benchmark {
+	return []analysis.Benchmark{
+		icbc.Benchmark{},
+		hisrubric.Benchmark{},
+		forecast.Benchmark{},
+		consensus.Benchmark{},
+	}
+}
+
+// openBundle opens the bundle at arg: a folder, a .tar.zst archive
+// (unpacked into a temporary folder) or, when arg is empty, the built-in
+// demo bundle. The returned function removes any temporary folder.
+func openBundle(arg string) (*results.Bundle, func(), error) {
+	noop := func() {}
+	var archive io.Reader
+	switch {
+	case arg == "":
+		archive = bytes.NewReader(demo.Embedded())
+	case strings.HasSuffix(arg, ".tar.zst"):
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, noop, err
+		}
+		defer f.Close()
+		archive = f
+	default:
+		b, err := results.OpenBundle(arg)
+		return b, noop, err
+	}
+	tmp, err := os.MkdirTemp("", "finrepro-bundle-")
+	if err != nil {
+		return nil, noop, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	if err := cache.ReadArchive(archive, tmp, cache.ArchiveLimits{}); err != nil {
+		cleanup()
+		return nil, noop, integrityErr(fmt.Errorf("bundle %s: %w", bundleName(arg), err))
+	}
+	b, err := results.OpenBundle(tmp)
+	if err != nil {
+		cleanup()
+		return nil, noop, err
+	}
+	return b, cleanup, nil
+}
+
+func bundleName(arg string) string {
+	if arg == "" {
+		return "built-in demo"
+	}
+	return arg
+}
+
+// verifyBundle checks every file of the bundle against its manifest and
+// reports every problem; any problem is an integrity failure.
+func verifyBundle(env *Env, b *results.Bundle) error {
+	probs, err := b.Verify()
+	if err != nil {
+		return integrityErr(err)
+	}
+	for _, p := range probs {
+		fmt.Fprintf(env.Stderr, "bundle: %s\n", p)
+	}
+	if len(probs) > 0 {
+		return integrityErr(fmt.Errorf("bundle %s: %d problems", b.Manifest.Name, len(probs)))
+	}
+	return nil
+}
+
+// parseSettings turns "benchmark.knob=value" flags into settings per
+// benchmark, rejecting unknown benchmarks and knobs.
+func parseSettings(sets []string) (map[string]analysis.Settings, error) {
+	out := map[string]analysis.Settings{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		bench, knob, ok2 := strings.Cut(k, ".")
+		if !ok || !ok2 || bench == "" || knob == "" {
+			return nil, usageErr("--set %q: want benchmark.knob=value", s)
+		}
+		if out[bench] == nil {
+			out[bench] = analysis.Settings{}
+		}
+		out[bench][knob] = v
+	}
+	for bench, s := range out {
+		b := findBenchmark(bench)
+		if b == nil {
+			return nil, usageErr("--set: unknown benchmark %q", bench)
+		}
+		if err := s.Validate(b); err != nil {
+			return nil, usageErr("--set: %v", err)
+		}
+	}
+	return out, nil
+}
+
+func findBenchmark(name string) analysis.Benchmark {
+	for _, b := range benchmarks() {
+		if b.Name() == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// present returns the benchmarks the bundle holds, in display order, and
+// an error naming any benchmark of the bundle finrepro does not know.
+func present(b *results.Bundle) ([]analysis.Benchmark, error) {
+	var out []analysis.Benchmark
+	for _, bm := range benchmarks() {
+		if b.Has(bm.Name()) {
+			out = append(out, bm)
+		}
+	}
+	for _, name := range b.Manifest.Benchmarks {
+		if findBenchmark(name) == nil {
+			return nil, fmt.Errorf("bundle %s: unknown benchmark %q", b.Manifest.Name, name)
+		}
+	}
+	return out, nil
+}
+
+// runAll runs every benchmark over the answerer.
+func runAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings) ([]*analysis.Result, error) {
+	var out []*analysis.Result
+	for _, bm := range benches {
+		r, err := bm.Run(ctx, analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", bm.Name(), err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// reportMisses prints every missing request and what recording them
+// would cost, and returns the miss error (exit 3).
+func reportMisses(w io.Writer, misses []replay.Miss) error {
+	fmt.Fprintf(w, "%d requests are not in the cache (offline mode makes no API call):\n", len(misses))
+	var cost float64
+	for i, m := range misses {
+		if i < 50 {
+			fmt.Fprintf(w, "  %s\n", m)
+		}
+		cost += m.CostUSD
+	}
+	if len(misses) > 50 {
+		fmt.Fprintf(w, "  ... and %d more\n", len(misses)-50)
+	}
+	fmt.Fprintf(w, "Recording them would cost about $%.2f (estimate from the price table); run with --mode record to record them.\n", cost)
+	return missErr(fmt.Errorf("%d cache misses", len(misses)))
+}
+
+// sweepAll runs the default sensitivity sweep of every benchmark.
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string) ([]*analysis.Table, error) {
+	var tables []*analysis.Table
+	for _, bm := range benches {
+		knobs := bm.Knobs()
+		if only != nil {
+			knobs = nil
+			for _, k := range bm.Knobs() {
+				if vals, ok := only[bm.Name()+"."+k.Name]; ok {
+					k.Sweep = vals
+					knobs = append(knobs, k)
+				}
+			}
+			if len(knobs) == 0 {
+				continue
+			}
+		}
+		sr, err := analysis.Sweep(ctx, bm, analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}, knobs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", bm.Name(), err)
+		}
+		if len(sr.Variants) == 0 {
+			continue
+		}
+		v, c := sr.Tables()
+		tables = append(tables, v, c)
+	}
+	return tables, nil
+}
+
+// compareAll compares every published table of the bundle with the
+// computed one.
+func compareAll(b *results.Bundle, res []*analysis.Result, tol float64) ([]analysis.Comparison, error) {
+	var out []analysis.Comparison
+	for _, r := range res {
+		pubs, err := b.Published(r.Benchmark)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pubs {
+			name := strings.TrimSuffix(filepath.Base(p.File), ".csv")
+			out = append(out, analysis.Compare(r.Benchmark, p, r.Table(name), tol))
+		}
+	}
+	return out, nil
+}
+
+// loadAliases reads the bundle's aliases.csv (system,benchmark,name) when
+// present.
+func loadAliases(b *results.Bundle) ([]site.Alias, error) {
+	p := filepath.Join(b.Dir, "aliases.csv")
+	f, err := os.Open(p)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := results.ReadCSV(f, "aliases.csv")
+	if err != nil {
+		return nil, err
+	}
+	cs, cb, cn := t.Col("system"), t.Col("benchmark"), t.Col("name")
+	if cs < 0 || cb < 0 || cn < 0 {
+		return nil, results.Errorf("aliases.csv", 1, "", "header must have system, benchmark and name")
+	}
+	var out []site.Alias
+	for _, r := range t.Rows {
+		out = append(out, site.Alias{System: r[cs], Benchmark: r[cb], Name: r[cn]})
+	}
+	return out, nil
+}
+
+// outputDirs are the folders reproduce owns inside its output folder; it
+// empties them before writing so that no stale file survives, and never
+// touches anything else there.
+var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
+
+// writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
+// SHA256SUMS into out.
+func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+	for _, d := range outputDirs {
+		if err := os.RemoveAll(filepath.Join(out, d)); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	all := append(slices.Clone(res), extra...)
+	paths, err := report.WriteAll(out, all, prov)
+	if err != nil {
+		return nil, err
+	}
+	downloads := slices.Clone(paths)
+	if err := site.Write(filepath.Join(out, "site"), site.Input{
+		Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: downloads,
+	}); err != nil {
+		return nil, err
+	}
+	var files []string
+	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		rel = filepath.ToSlash(rel)
+		top, _, _ := strings.Cut(rel, "/")
+		if slices.Contains(outputDirs, top) {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	return files, report.WriteSums(out, files)
+}

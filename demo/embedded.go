@@ -1,0 +1,14 @@
+package demo
+
+import _ "embed"
+
+// small is the built-in demo bundle: "finrepro demo --scale small --seed 1"
+// packed as .tar.zst. TestEmbeddedIsCurrent rebuilds it and fails when it
+// is stale; refresh it with "go generate ./demo".
+//
+//go:generate sh -c "rm -rf /tmp/finrepro-demo-gen && go run ../cmd/finrepro demo --out /tmp/finrepro-demo-gen --scale small --seed 1 --archive small.tar.zst && rm -rf /tmp/finrepro-demo-gen"
+//go:embed small.tar.zst
+var small []byte
+
+// Embedded returns the built-in demo bundle as a .tar.zst archive.
+func Embedded() []byte { return small }
