@@ -3,15 +3,20 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/report"
+	"github.com/finrepro/finrepro/results"
 	"golang.org/x/term"
 )
 
@@ -111,7 +116,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	prov := provenance(b, res, store, settings)
+	prov := provenance(b, benches, res, settings)
 	files, err := writeOutputs(*out, res, extra, sens, compTables(comps, verdicts, cells), aliases, prov)
 	if err != nil {
 		return err
@@ -173,17 +178,78 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 
 // recordMissing records the bundle's missing requests: a dry run counts
 // them and estimates the cost, the user confirms (unless yes), then every
-// benchmark runs through a recording client.
-func recordMissing(ctx context.Context, env *Env, b interface{ CachePath() string }, benches []analysis.Benchmark, store *cache.Store, settings map[string]analysis.Settings, yes bool, progress io.Writer) error {
-	return fmt.Errorf("record mode: not wired yet")
+// benchmark runs through a recording client. Calls that depend on replies
+// not yet recorded (a judge grading a report not yet written) appear only
+// in the recording run, so the estimate is a lower bound.
+func recordMissing(ctx context.Context, env *Env, b *results.Bundle, benches []analysis.Benchmark, store *cache.Store, settings map[string]analysis.Settings, yes bool, progress io.Writer) error {
+	dry := replay.New(store, replay.Config{Mode: replay.Offline})
+	if _, err := runAll(ctx, b, benches, dry, settings); err != nil {
+		return err
+	}
+	misses := dry.Misses()
+	if len(misses) == 0 {
+		return nil
+	}
+	var cost float64
+	for _, m := range misses {
+		cost += m.CostUSD
+	}
+	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs about $%.2f (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), cost)
+	if !yes {
+		if !isTerminal(env.Stdin) {
+			return usageErr("refusing to record without --yes when standard input is not a terminal")
+		}
+		if !confirm(env, "Record them now?") {
+			return errors.New("recording cancelled")
+		}
+	}
+	rec := replay.New(store, replay.Config{Mode: replay.Record, Progress: progress})
+	if _, err := runAll(ctx, b, benches, rec, settings); err != nil {
+		return err
+	}
+	if f := rec.Failures(); len(f) > 0 {
+		for _, x := range f {
+			fmt.Fprintf(env.Stderr, "  %v\n", x)
+		}
+		return fmt.Errorf("%d requests could not be recorded", len(f))
+	}
+	return nil
 }
 
-func provenance(b interface{}, res []*analysis.Result, store *cache.Store, settings map[string]analysis.Settings) report.Provenance {
-	return report.Provenance{}
+// provenance says where the outputs come from: the bundle, its hash, the
+// cache digest (over the manifest's cache entries), the finrepro version,
+// the effective value of every knob and whether any data is synthetic.
+func provenance(b *results.Bundle, benches []analysis.Benchmark, res []*analysis.Result, settings map[string]analysis.Settings) report.Provenance {
+	manifest, _ := os.ReadFile(filepath.Join(b.Dir, results.ManifestName)) // read and verified by verifyBundle
+	h := sha256.Sum256(manifest)
+	c := sha256.New()
+	for _, f := range b.Manifest.Files {
+		if strings.HasPrefix(f.Path, results.CacheDir+"/") {
+			fmt.Fprintf(c, "%s  %s\n", f.SHA256, f.Path)
+		}
+	}
+	p := report.Provenance{
+		Bundle:       b.Manifest.Name,
+		BundleSHA256: hex.EncodeToString(h[:]),
+		Producer:     b.Manifest.Producer,
+		Version:      Version,
+		CacheDigest:  hex.EncodeToString(c.Sum(nil)),
+		Synthetic:    b.Manifest.Synthetic,
+	}
+	for _, r := range res {
+		p.Synthetic = p.Synthetic || r.Synthetic
+	}
+	for _, bm := range benches {
+		for _, k := range bm.Knobs() {
+			p.Settings = append(p.Settings, [2]string{bm.Name() + "." + k.Name, settings[bm.Name()].Get(k.Name, k.Default)})
+		}
+	}
+	return p
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether x is a file that is a terminal.
+func isTerminal(x any) bool {
+	f, ok := x.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

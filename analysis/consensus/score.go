@@ -1,0 +1,206 @@
+package consensus
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// A labelSet holds every selected judge's label of every rubric on every
+// report: lab[j][q][r*np+p].
+type labelSet struct {
+	np  int
+	lab [][][]int8 // by position in config.judges
+}
+
+// A votes summary of one rubric: bitmasks over products.
+type votes struct {
+	cons  uint64 // the judges agree (k of n) on the product's report
+	myes  uint64 // majority yes: more yes than no among valid labels
+	mno   uint64 // majority no
+	query int32
+}
+
+// tally computes per rubric the masks for the judges at positions js of
+// the label set, with k of them needed to agree.
+func (ls *labelSet) tally(nr []int, js []int, k int) []votes {
+	total := 0
+	for _, n := range nr {
+		total += n
+	}
+	out := make([]votes, 0, total)
+	for q, n := range nr {
+		for r := range n {
+			v := votes{query: int32(q)}
+			for p := range ls.np {
+				var y, nn int
+				for _, j := range js {
+					switch ls.lab[j][q][r*ls.np+p] {
+					case yes:
+						y++
+					case no:
+						nn++
+					}
+				}
+				bit := uint64(1) << p
+				if y >= k || nn >= k {
+					v.cons |= bit
+				}
+				if y > nn {
+					v.myes |= bit
+				} else if nn > y {
+					v.mno |= bit
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Rubric fates under a selection.
+const (
+	fateInconsistent int8 = iota
+	fateAlwaysYes
+	fateAlwaysNo
+	fateTooFew // rejected by a min-K rule with reports on both sides
+	fateGold
+)
+
+// fate applies both filters to v using the products in mask s.
+func fate(v votes, s uint64, dist int) int8 {
+	if v.cons&s != s {
+		return fateInconsistent
+	}
+	ny, nn := bits.OnesCount64(v.myes&s), bits.OnesCount64(v.mno&s)
+	switch {
+	case ny >= dist && nn >= dist:
+		return fateGold
+	case nn == 0:
+		return fateAlwaysYes
+	case ny == 0:
+		return fateAlwaysNo
+	}
+	return fateTooFew
+}
+
+// A rateSet is a rubric set's per-query counts: n[q] rubrics, pass[q][p]
+// of them passed by product p.
+type rateSet struct {
+	n    []int
+	pass [][]int
+}
+
+func newRateSet(nq, np int) *rateSet {
+	rs := &rateSet{n: make([]int, nq), pass: make([][]int, nq)}
+	for q := range rs.pass {
+		rs.pass[q] = make([]int, np)
+	}
+	return rs
+}
+
+func (rs *rateSet) add(v votes) {
+	q := v.query
+	rs.n[q]++
+	for m := v.myes; m != 0; m &= m - 1 {
+		rs.pass[q][bits.TrailingZeros64(m)]++
+	}
+}
+
+// rates returns item and macro pass rates in percent, per product, over
+// the queries in qs. A product's macro rate counts queries with at least
+// one rubric in the set. ok is false when the set is empty.
+func (rs *rateSet) rates(qs []int, np int) (item, macro []float64, ok bool) {
+	item, macro = make([]float64, np), make([]float64, np)
+	total, nq := 0, 0
+	for _, q := range qs {
+		if rs.n[q] == 0 {
+			continue
+		}
+		total += rs.n[q]
+		nq++
+		for p := range np {
+			item[p] += float64(rs.pass[q][p])
+			macro[p] += float64(rs.pass[q][p]) / float64(rs.n[q])
+		}
+	}
+	if total == 0 {
+		return item, macro, false
+	}
+	for p := range np {
+		item[p] = 100 * item[p] / float64(total)
+		macro[p] = 100 * macro[p] / float64(nq)
+	}
+	return item, macro, true
+}
+
+// A selection is the outcome of filtering every rubric.
+type selection struct {
+	fates []int8
+	cons  *rateSet // consistency-passed rubrics
+	gold  *rateSet
+	// scored are the queries with at least minR gold rubrics.
+	scored []int
+}
+
+// selectRubrics filters every rubric using products in mask s.
+func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int) *selection {
+	sel := &selection{fates: make([]int8, len(vs)), cons: newRateSet(nq, np), gold: newRateSet(nq, np)}
+	for i, v := range vs {
+		f := fate(v, s, dist)
+		sel.fates[i] = f
+		if f != fateInconsistent {
+			sel.cons.add(v)
+		}
+		if f == fateGold {
+			sel.gold.add(v)
+		}
+	}
+	for q := range nq {
+		if sel.gold.n[q] >= minR {
+			sel.scored = append(sel.scored, q)
+		}
+	}
+	return sel
+}
+
+// rank orders product indices by score, highest first; ties by the
+// second score, then by name.
+func rank(score, second []float64, names []string) []int {
+	idx := make([]int, len(score))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case score[a] > score[b]:
+			return -1
+		case score[a] < score[b]:
+			return 1
+		case second[a] > second[b]:
+			return -1
+		case second[a] < second[b]:
+			return 1
+		}
+		return strings.Compare(names[a], names[b])
+	})
+	return idx
+}
+
+// goldRanking ranks products on sel's gold rubrics by item then macro
+// pass rate; nil when no gold rubric is scored.
+func goldRanking(sel *selection, np int, names []string) []int {
+	item, macro, ok := sel.gold.rates(sel.scored, np)
+	if !ok {
+		return nil
+	}
+	return rank(item, macro, names)
+}
+
+func namesOf(order []int, names []string) []string {
+	out := make([]string, len(order))
+	for i, p := range order {
+		out[i] = names[p]
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package consensus
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// Knob names and defaults.
+const (
+	KnobJudges             = "judges"
+	KnobConsistency        = "consistency"
+	KnobDistinguishability = "distinguishability"
+	KnobMinRubrics         = "min_rubrics"
+	KnobBootstrap          = "bootstrap"
+	KnobSeed               = "seed"
+
+	defaultBootstrap = 10000
+	defaultSeed      = 1
+)
+
+// knobs lists the settings Run reads.
+func knobs() []analysis.Knob {
+	return []analysis.Knob{
+		{Name: KnobJudges, Default: "all", Doc: "comma-separated non-empty subset of the panel's judges, or all"},
+		{Name: KnobConsistency, Default: "unanimous", Doc: "consistency rule: unanimous, or k-of-n (k judges of the n selected agree on every report; k more than half of n)"},
+		{Name: KnobDistinguishability, Default: "on", Doc: "distinguishability rule: on (at least one majority-yes and one majority-no report), off, or min-K (at least K of each)", Sweep: []string{"off"}},
+		{Name: KnobMinRubrics, Default: "1", Doc: "queries with fewer gold rubrics are left out of every pass rate"},
+		{Name: KnobBootstrap, Default: strconv.Itoa(defaultBootstrap), Doc: "bootstrap resamples of queries for the 95% intervals"},
+		{Name: KnobSeed, Default: strconv.Itoa(defaultSeed), Doc: "seed of the bootstrap"},
+	}
+}
+
+// A config is the parsed settings.
+type config struct {
+	judges []int // selected judge indices, in panel order
+	k      int   // judges that must agree on a report
+	dist   int   // reports needed on each side; 0 turns the filter off
+	minR   int
+	reps   int
+	seed   uint64
+	// label describes the settings for notes.
+	label string
+}
+
+func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
+	c := &config{}
+	js := s.Get(KnobJudges, "all")
+	if js == "all" {
+		for i := range in.Panel.Judges {
+			c.judges = append(c.judges, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, name := range strings.Split(js, ",") {
+			i, ok := in.judgeIdx[strings.TrimSpace(name)]
+			if !ok {
+				return nil, fmt.Errorf("knob %s: unknown judge %q", KnobJudges, strings.TrimSpace(name))
+			}
+			if seen[i] {
+				return nil, fmt.Errorf("knob %s: judge %q repeated", KnobJudges, strings.TrimSpace(name))
+			}
+			seen[i] = true
+		}
+		for i := range in.Panel.Judges { // panel order, whatever the knob's order
+			if seen[i] {
+				c.judges = append(c.judges, i)
+			}
+		}
+	}
+	n := len(c.judges)
+	switch cs := s.Get(KnobConsistency, "unanimous"); cs {
+	case "unanimous":
+		c.k = n
+	default:
+		var k, nn int
+		if _, err := fmt.Sscanf(cs, "%d-of-%d", &k, &nn); err != nil || fmt.Sprintf("%d-of-%d", k, nn) != cs {
+			return nil, fmt.Errorf("knob %s: got %q, want unanimous or k-of-n", KnobConsistency, cs)
+		}
+		if nn != n {
+			return nil, fmt.Errorf("knob %s: %q names %d judges, %d selected", KnobConsistency, cs, nn, n)
+		}
+		if k > n || 2*k <= n {
+			return nil, fmt.Errorf("knob %s: %q: k must be more than half of n and at most n", KnobConsistency, cs)
+		}
+		c.k = k
+	}
+	switch ds := s.Get(KnobDistinguishability, "on"); {
+	case ds == "on":
+		c.dist = 1
+	case ds == "off":
+		c.dist = 0
+	case strings.HasPrefix(ds, "min-"):
+		d, err := strconv.Atoi(strings.TrimPrefix(ds, "min-"))
+		if err != nil || d < 1 || d > len(in.Panel.Products)/2 {
+			return nil, fmt.Errorf("knob %s: got %q, want min-K with K from 1 to %d", KnobDistinguishability, ds, len(in.Panel.Products)/2)
+		}
+		c.dist = d
+	default:
+		return nil, fmt.Errorf("knob %s: got %q, want on, off or min-K", KnobDistinguishability, ds)
+	}
+	var err error
+	if c.minR, err = intKnob(s, KnobMinRubrics, "1", 0, 1<<20); err != nil {
+		return nil, err
+	}
+	if c.reps, err = intKnob(s, KnobBootstrap, strconv.Itoa(defaultBootstrap), 0, 1_000_000); err != nil {
+		return nil, err
+	}
+	seed, err := intKnob(s, KnobSeed, strconv.Itoa(defaultSeed), 0, 1<<62)
+	if err != nil {
+		return nil, err
+	}
+	c.seed = uint64(seed)
+	var names []string
+	for _, j := range c.judges {
+		names = append(names, in.Panel.Judges[j].Name)
+	}
+	c.label = fmt.Sprintf("judges %s; consistency %d-of-%d; distinguishability %s; min_rubrics %d",
+		strings.Join(names, ", "), c.k, n, s.Get(KnobDistinguishability, "on"), c.minR)
+	return c, nil
+}
+
+func intKnob(s analysis.Settings, name, def string, lo, hi int) (int, error) {
+	v := s.Get(name, def)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("knob %s: got %q, want an integer from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}

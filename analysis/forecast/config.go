@@ -1,0 +1,113 @@
+package forecast
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// ConfigFormat is the format line of config.json this version reads.
+const ConfigFormat = "findeepforecast-config/1"
+
+// A Config is the benchmark's configuration (config.json).
+type Config struct {
+	Format string `json:"format"`
+	// EvaluatedAt is the time of the evaluation (RFC 3339): tasks not
+	// resolved by then are pending, or void once their validity window
+	// has passed.
+	EvaluatedAt string   `json:"evaluated_at"`
+	Systems     []System `json:"systems"`
+
+	asOf time.Time
+}
+
+// A System is one evaluated method and how to call it.
+type System struct {
+	Name string `json:"name"`
+	// Group is the paradigm the paper groups it under ("thinking",
+	// "thinking+search", "deep-research").
+	Group    string         `json:"group"`
+	Provider string         `json:"provider"`
+	Model    string         `json:"model"`
+	Params   map[string]any `json:"params,omitempty"`
+}
+
+// ReadConfig reads and checks config.json.
+func ReadConfig(r io.Reader, file string) (*Config, error) {
+	var c Config
+	if err := results.ReadJSON(r, file, &c); err != nil {
+		return nil, err
+	}
+	if c.Format != ConfigFormat {
+		return nil, results.Errorf(file, 0, "format", "got %q, want %q", c.Format, ConfigFormat)
+	}
+	var err error
+	if c.asOf, err = parseTime(c.EvaluatedAt); err != nil {
+		return nil, results.Errorf(file, 0, "evaluated_at", "%v", err)
+	}
+	if len(c.Systems) == 0 {
+		return nil, results.Errorf(file, 0, "systems", "none")
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Systems {
+		field := func(f string) string { return "systems[" + strconv.Itoa(i) + "]." + f }
+		switch {
+		case s.Name == "":
+			return nil, results.Errorf(file, 0, field("name"), "empty")
+		case seen[s.Name]:
+			return nil, results.Errorf(file, 0, field("name"), "%q repeated", s.Name)
+		case s.Provider == "":
+			return nil, results.Errorf(file, 0, field("provider"), "empty")
+		case s.Model == "":
+			return nil, results.Errorf(file, 0, field("model"), "empty")
+		}
+		seen[s.Name] = true
+	}
+	return &c, nil
+}
+
+// A LogEntry records when a system's prediction for a task was made.
+type LogEntry struct {
+	System     string `json:"system"`
+	Task       string `json:"task"`
+	RecordedAt string `json:"recorded_at"`
+}
+
+// logKey indexes the prediction log.
+type logKey struct{ system, task string }
+
+// ReadLog reads a prediction log (JSONL of LogEntry), checking that every
+// entry names a known system and task, has an RFC 3339 time, and is not
+// repeated.
+func ReadLog(r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
+	out := map[logKey]time.Time{}
+	err := results.EachJSONL(r, file, func(line int, e *LogEntry) error {
+		if !systems[e.System] {
+			return results.Errorf(file, line, "system", "unknown system %q", e.System)
+		}
+		if !tasks[e.Task] {
+			return results.Errorf(file, line, "task", "unknown task %q", e.Task)
+		}
+		t, err := parseTime(e.RecordedAt)
+		if err != nil {
+			return results.Errorf(file, line, "recorded_at", "%v", err)
+		}
+		k := logKey{e.System, e.Task}
+		if _, ok := out[k]; ok {
+			return results.Errorf(file, line, "task", "system %q task %q repeated", e.System, e.Task)
+		}
+		out[k] = t
+		return nil
+	})
+	return out, err
+}
+
+func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, error) {
+	if b == nil {
+		return map[logKey]time.Time{}, nil
+	}
+	return ReadLog(bytes.NewReader(b), "prediction_log.jsonl", systems, tasks)
+}

@@ -1,0 +1,215 @@
+package forecast
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/results"
+)
+
+// Name is the benchmark's machine name; Title its display name.
+const (
+	Name  = "findeepforecast"
+	Title = "FinDeepForecast"
+)
+
+// Input file names inside inputs/findeepforecast.
+const (
+	ConfigFile     = "config.json"
+	TasksJSONLFile = "tasks.jsonl"
+	TasksCSVFile   = "tasks.csv"
+	LogFile        = "prediction_log.jsonl"
+	ToleranceFile  = "tolerances.csv"
+)
+
+// Knob names.
+const (
+	KnobToleranceScale = "tolerance_scale"
+	KnobLatePolicy     = "late_policy"
+	KnobZeroRule       = "zero_rule"
+	KnobValidityWeeks  = "validity_weeks"
+)
+
+// A Benchmark is FinDeepForecast; it implements analysis.Benchmark.
+type Benchmark struct{}
+
+var _ analysis.Benchmark = Benchmark{}
+
+// Name returns "findeepforecast".
+func (Benchmark) Name() string { return Name }
+
+// Title returns "FinDeepForecast".
+func (Benchmark) Title() string { return Title }
+
+// Knobs lists the settings Run reads.
+func (Benchmark) Knobs() []analysis.Knob {
+	return []analysis.Knob{
+		{Name: KnobToleranceScale, Default: "1", Doc: "multiplies every tolerance eps_k (positive number)"},
+		{Name: KnobLatePolicy, Default: LateExclude, Doc: "predictions the isolation audit flags: exclude (left out of scores) or wrong (counted incorrect)"},
+		{Name: KnobZeroRule, Default: ZeroAbsolute, Doc: "recurrent tasks with ground truth 0: absolute (|yhat| < eps_k), exact (yhat = 0) or exclude"},
+		{Name: KnobValidityWeeks, Default: "2", Doc: "weeks after t_e a task may stay pending before it is void (whole number >= 0)"},
+	}
+}
+
+// ParseOptions reads the knobs from s.
+func ParseOptions(s analysis.Settings) (Options, error) {
+	o := DefaultOptions()
+	v := s.Get(KnobToleranceScale, "1")
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(x > 0) || math.IsInf(x, 0) {
+		return o, fmt.Errorf("%s: %s: want a positive number, got %q", Name, KnobToleranceScale, v)
+	}
+	o.Scale = x
+	switch o.LatePolicy = s.Get(KnobLatePolicy, LateExclude); o.LatePolicy {
+	case LateExclude, LateWrong:
+	default:
+		return o, fmt.Errorf("%s: %s: want %s or %s, got %q", Name, KnobLatePolicy, LateExclude, LateWrong, o.LatePolicy)
+	}
+	switch o.ZeroRule = s.Get(KnobZeroRule, ZeroAbsolute); o.ZeroRule {
+	case ZeroAbsolute, ZeroExact, ZeroExclude:
+	default:
+		return o, fmt.Errorf("%s: %s: want %s, %s or %s, got %q", Name, KnobZeroRule, ZeroAbsolute, ZeroExact, ZeroExclude, o.ZeroRule)
+	}
+	v = s.Get(KnobValidityWeeks, "2")
+	if o.ValidityWeeks, err = strconv.Atoi(v); err != nil || o.ValidityWeeks < 0 || o.ValidityWeeks > 520 {
+		return o, fmt.Errorf("%s: %s: want a whole number of weeks from 0 to 520, got %q", Name, KnobValidityWeeks, v)
+	}
+	return o, nil
+}
+
+// Inputs are the benchmark's loaded inputs.
+type Inputs struct {
+	Config     *Config
+	Tasks      []*Task // sorted by ID
+	Tolerances []Tolerance
+	log        map[logKey]time.Time
+}
+
+// LoadInputs reads the inputs from fsys (a bundle's inputs/findeepforecast).
+func LoadInputs(fsys fs.FS) (*Inputs, error) {
+	read := func(name string, required bool) ([]byte, error) {
+		b, err := fs.ReadFile(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) && !required {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: read inputs: %w", Name, err)
+		}
+		return b, nil
+	}
+	in := &Inputs{Tolerances: DefaultTolerances()}
+	b, err := read(ConfigFile, true)
+	if err != nil {
+		return nil, err
+	}
+	if in.Config, err = ReadConfig(strings.NewReader(string(b)), ConfigFile); err != nil {
+		return nil, err
+	}
+	if b, err = read(ToleranceFile, false); err != nil {
+		return nil, err
+	} else if b != nil {
+		if in.Tolerances, err = ReadTolerances(strings.NewReader(string(b)), ToleranceFile); err != nil {
+			return nil, err
+		}
+	}
+	jl, err := read(TasksJSONLFile, false)
+	if err != nil {
+		return nil, err
+	}
+	var cs []byte
+	if jl == nil {
+		if cs, err = read(TasksCSVFile, true); err != nil {
+			return nil, err
+		}
+	}
+	if in.Tasks, err = readTasks(jl, cs, in.Tolerances); err != nil {
+		return nil, err
+	}
+	if len(in.Tasks) == 0 {
+		return nil, results.Errorf(TasksJSONLFile, 0, "", "no tasks")
+	}
+	slices.SortFunc(in.Tasks, func(a, b *Task) int { return strings.Compare(a.ID, b.ID) })
+	systems, tasks := map[string]bool{}, map[string]bool{}
+	for _, s := range in.Config.Systems {
+		systems[s.Name] = true
+	}
+	for _, t := range in.Tasks {
+		tasks[t.ID] = true
+	}
+	if b, err = read(LogFile, false); err != nil {
+		return nil, err
+	}
+	if in.log, err = readLog(b, systems, tasks); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// SystemPrompt is the system message of every forecasting call.
+const SystemPrompt = "You are a financial forecaster. Answer the forecasting question using only information published before the forecast deadline."
+
+// UserPrompt is the user message asking for task t's forecast.
+func UserPrompt(t *Task) string {
+	format := "Yes or No"
+	if t.Kind == Recurrent {
+		format = "a single number"
+		if t.Unit != "" {
+			format += " in " + t.Unit
+		}
+	}
+	return "Task ID: " + t.ID + "\n" +
+		"Question: " + t.Question + "\n" +
+		"Forecast deadline: " + t.Deadline + "\n" +
+		"Answer format: " + format + "\n" +
+		"Reply with your reasoning, then one line \"Final answer: <value>\", then a section \"Evidence:\" " +
+		"with one line per source you used: \"- <URL> (published <RFC 3339 time>)\".\n"
+}
+
+// Calls returns the forecasting calls, task by task (sorted by ID), each
+// task's systems in configuration order.
+func (in *Inputs) Calls() []results.Call {
+	calls := make([]results.Call, 0, len(in.Tasks)*len(in.Config.Systems))
+	for _, t := range in.Tasks {
+		user := UserPrompt(t)
+		for _, s := range in.Config.Systems {
+			calls = append(calls, results.Call{
+				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, System: SystemPrompt, User: user, Params: s.Params},
+				Label:  results.Label{Benchmark: Name, Task: t.ID, Role: results.RoleSystem, Name: s.Name},
+			})
+		}
+	}
+	return calls
+}
+
+// Run loads the inputs, asks every system for every task's forecast in
+// one batch, scores them and builds the tables.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	if in.Bundle == nil || in.Answer == nil {
+		return nil, fmt.Errorf("%s: run: no bundle or answerer", Name)
+	}
+	opt, err := ParseOptions(in.Settings)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := LoadInputs(in.Bundle.Inputs(Name))
+	if err != nil {
+		return nil, err
+	}
+	calls := inputs.Calls()
+	replies := in.Answer.Answer(ctx, calls)
+	if len(replies) != len(calls) {
+		return nil, fmt.Errorf("%s: run: %d replies to %d calls", Name, len(replies), len(calls))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return Analyze(inputs, replies, opt), nil
+}

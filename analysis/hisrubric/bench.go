@@ -1,0 +1,464 @@
+package hisrubric
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/results"
+)
+
+// Name is the benchmark's machine name.
+const Name = "findeepresearch"
+
+// A Benchmark is FinDeepResearch scored with HisRubric.
+type Benchmark struct{}
+
+var _ analysis.Benchmark = Benchmark{}
+
+// Name returns "findeepresearch".
+func (Benchmark) Name() string { return Name }
+
+// Title returns "FinDeepResearch".
+func (Benchmark) Title() string { return "FinDeepResearch" }
+
+// Knobs lists the settings Run understands.
+func (Benchmark) Knobs() []analysis.Knob {
+	return []analysis.Knob{
+		{Name: "structure", Default: "binary", Doc: "structure score: binary (+1/-1 per section, subsection and table) or fractional (a table found scores the mean of its row-field and column coverage)"},
+		{Name: "numeric_verdict", Default: "judge", Doc: "what scores numeric items: judge (the judge's verdict) or numeric (the deterministic comparison where both sides are single quantities, else the judge)"},
+		{Name: "rel_tol", Default: "0.01", Doc: "relative tolerance of the numeric comparison"},
+		{Name: "abs_tol", Default: "0.005", Doc: "absolute tolerance of the numeric comparison"},
+		{Name: "sign", Default: "strict", Doc: "numeric comparison of signs: strict, or ignore (compare absolute values)"},
+		{Name: "weights", Default: "1,1,2,2", Doc: "marks per item of Recognition, Calculation, Abstraction and Interpretation"},
+		{Name: "overall", Default: "reports", Doc: "a system's accuracy: mean over its reports (reports) or mean of its market means (markets)"},
+	}
+}
+
+// options are parsed settings.
+type options struct {
+	fractional bool
+	numeric    bool
+	tol        Tolerance
+	weights    map[Capability]float64
+	byMarket   bool
+}
+
+func parseOptions(s analysis.Settings) (*options, error) {
+	o := &options{tol: DefaultTolerance, weights: map[Capability]float64{}}
+	bad := func(knob, v string) error { return fmt.Errorf("%s: knob %s: bad value %q", Name, knob, v) }
+	switch v := s.Get("structure", "binary"); v {
+	case "binary":
+	case "fractional":
+		o.fractional = true
+	default:
+		return nil, bad("structure", v)
+	}
+	switch v := s.Get("numeric_verdict", "judge"); v {
+	case "judge":
+	case "numeric":
+		o.numeric = true
+	default:
+		return nil, bad("numeric_verdict", v)
+	}
+	for _, k := range []struct {
+		name string
+		dst  *float64
+		def  string
+	}{{"rel_tol", &o.tol.Rel, "0.01"}, {"abs_tol", &o.tol.Abs, "0.005"}} {
+		v := s.Get(k.name, k.def)
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1e12 {
+			return nil, bad(k.name, v)
+		}
+		*k.dst = f
+	}
+	switch v := s.Get("sign", "strict"); v {
+	case "strict":
+	case "ignore":
+		o.tol.IgnoreSign = true
+	default:
+		return nil, bad("sign", v)
+	}
+	w := strings.Split(s.Get("weights", "1,1,2,2"), ",")
+	if len(w) != len(Capabilities) {
+		return nil, bad("weights", strings.Join(w, ","))
+	}
+	for i, c := range Capabilities {
+		f, err := strconv.ParseFloat(strings.TrimSpace(w[i]), 64)
+		if err != nil || f < 0 || f > 1000 {
+			return nil, bad("weights", strings.Join(w, ","))
+		}
+		o.weights[c] = f
+	}
+	switch v := s.Get("overall", "reports"); v {
+	case "reports":
+	case "markets":
+		o.byMarket = true
+	default:
+		return nil, bad("overall", v)
+	}
+	return o, nil
+}
+
+// A graded item of one report.
+type graded struct {
+	answer  Answer
+	score   float64
+	done    bool   // graded (a score exists)
+	verdict string // short verdict for the drill-down
+	reason  string // judge's reason
+	numeric string // the numeric verdict, when comparable
+	judge   string // the judge's verdict on numeric items
+}
+
+// A report is one system's report on one company.
+type report struct {
+	company  *Company
+	sys      int
+	text     string
+	present  bool
+	check    *Check
+	items    []graded
+	complete bool     // every needed reply arrived and parsed
+	why      []string // why the report is incomplete
+}
+
+type run struct {
+	in       *Inputs
+	opt      *options
+	answer   results.Answerer
+	reports  []*report // company-major, then system order
+	claims   []map[string][]string
+	criteria []map[string][]Point
+	gotRound []bool // per company: claims and criteria replies usable
+	problems map[string]bool
+	missing  int
+	synth    bool
+}
+
+// Run loads the inputs, gets reports and judge verdicts through
+// in.Answer in two rounds, and scores them.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	opt, err := parseOptions(in.Settings)
+	if err != nil {
+		return nil, err
+	}
+	if in.Bundle == nil {
+		return nil, fmt.Errorf("%s: no bundle", Name)
+	}
+	inputs, err := Load(in.Bundle.Inputs(Name))
+	if err != nil {
+		return nil, err
+	}
+	r := &run{in: inputs, opt: opt, answer: in.Answer, problems: map[string]bool{}}
+	r.round1(ctx)
+	r.round2(ctx)
+	return r.result(), nil
+}
+
+func (r *run) problemf(format string, args ...any) { r.problems[fmt.Sprintf(format, args...)] = true }
+
+func (r *run) judgeCall(task string, b *Batch) results.Call {
+	j := r.in.Config.Judge
+	return results.Call{
+		Prompt: results.Prompt{Provider: j.Provider, Model: j.Model, System: judgeSystem, User: judgePrompt(b), Params: j.Params},
+		Label:  results.Label{Benchmark: Name, Task: task, Role: results.RoleJudge, Name: j.Name},
+	}
+}
+
+// reply checks one reply: a missing reply is counted and false.
+func (r *run) reply(rep results.Reply) bool {
+	r.synth = r.synth || rep.Synthetic()
+	if rep.Err != nil {
+		r.missing++
+		return false
+	}
+	return true
+}
+
+func (r *run) round1(ctx context.Context) {
+	in := r.in
+	var calls []results.Call
+	for ci := range in.Companies {
+		c := &in.Companies[ci]
+		user := ResearchPrompt(in.Structure, c)
+		for si, s := range in.Config.Systems {
+			r.reports = append(r.reports, &report{company: c, sys: si, items: make([]graded, len(in.Items))})
+			calls = append(calls, results.Call{
+				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
+				Label:  results.Label{Benchmark: Name, Task: c.ID, Role: results.RoleSystem, Name: s.Name},
+			})
+		}
+	}
+	stages := []Stage{StageClaims, StageCriteria}
+	protocol := map[Stage]Protocol{StageClaims: Claim, StageCriteria: Criterion}
+	// stageCall[ci][k] is the index of company ci's call for stages[k], or -1.
+	stageCall := make([][]int, len(in.Companies))
+	for ci := range in.Companies {
+		c := &in.Companies[ci]
+		stageCall[ci] = []int{-1, -1}
+		for k, st := range stages {
+			b := &Batch{Stage: st, Company: c.Name, Language: c.Language}
+			for i := range in.Items {
+				it := &in.Items[i]
+				if it.Protocol == protocol[st] {
+					t := in.Truth[c.ID][it.ID]
+					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: question(in.Structure, it, t, c.Params()), Truth: t.Answer})
+				}
+			}
+			if len(b.Items) > 0 {
+				stageCall[ci][k] = len(calls)
+				calls = append(calls, r.judgeCall(c.ID, b))
+			}
+		}
+	}
+	replies := r.answer.Answer(ctx, calls)
+	for i, rep := range r.reports {
+		if r.reply(replies[i]) {
+			rep.text, rep.present = replies[i].Text, true
+			rep.check = CheckStructure(Parse(rep.text), in.Structure, rep.company.Params())
+			if len(rep.text) > MaxReport {
+				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
+			}
+		} else {
+			rep.why = append(rep.why, "no report")
+		}
+	}
+	r.claims = make([]map[string][]string, len(in.Companies))
+	r.criteria = make([]map[string][]Point, len(in.Companies))
+	r.gotRound = make([]bool, len(in.Companies))
+	for ci := range in.Companies {
+		c := &in.Companies[ci]
+		r.claims[ci], r.criteria[ci] = map[string][]string{}, map[string][]Point{}
+		ok := true
+		for k, st := range stages {
+			idx := stageCall[ci][k]
+			if idx < 0 {
+				continue
+			}
+			if !r.reply(replies[idx]) {
+				ok = false
+				continue
+			}
+			rp, err := ParseReply(replies[idx].Text)
+			if err != nil {
+				r.problemf("%s: judge %s reply: %v", c.ID, st, err)
+				ok = false
+				continue
+			}
+			byID := rp.byID()
+			for i := range in.Items {
+				it := &in.Items[i]
+				if it.Protocol != protocol[st] {
+					continue
+				}
+				truth := in.Truth[c.ID][it.ID].Answer
+				ri := byID[it.ID]
+				switch st {
+				case StageClaims:
+					var cl []string
+					if ri != nil {
+						for _, x := range ri.Claims {
+							if strings.TrimSpace(x) != "" {
+								cl = append(cl, x)
+							}
+						}
+					}
+					if len(cl) == 0 {
+						r.problemf("%s %s: judge extracted no claims; the whole ground truth is one claim", c.ID, it.ID)
+						cl = []string{truth}
+					}
+					r.claims[ci][it.ID] = cl
+				case StageCriteria:
+					var pts []Point
+					if ri != nil {
+						for _, p := range ri.Criterion {
+							if p.Max > 0 && p.Max <= 10 {
+								pts = append(pts, p)
+							}
+						}
+					}
+					if len(pts) == 0 {
+						r.problemf("%s %s: judge wrote no criterion; one 10-point criterion \"matches the ground truth\"", c.ID, it.ID)
+						pts = []Point{{Point: "matches the ground truth", Max: 10}}
+					}
+					r.criteria[ci][it.ID] = pts
+				}
+			}
+		}
+		r.gotRound[ci] = ok
+	}
+}
+
+func (r *run) round2(ctx context.Context) {
+	in := r.in
+	type pending struct {
+		rep   *report
+		stage Stage
+		call  int
+		items []int // item indexes in the batch
+	}
+	var calls []results.Call
+	var pend []pending
+	nSys := len(in.Config.Systems)
+	for ri, rep := range r.reports {
+		if !rep.present {
+			continue
+		}
+		ci := ri / nSys
+		c := rep.company
+		batches := map[Stage]*Batch{}
+		idx := map[Stage][]int{}
+		for i := range in.Items {
+			it := &in.Items[i]
+			t := in.Truth[c.ID][it.ID]
+			g := &rep.items[i]
+			g.answer = Extract(rep.check, it, t, c.Params())
+			if !g.answer.Found {
+				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
+				continue
+			}
+			if it.Numeric {
+				g.numeric = NumericVerdict(g.answer.Text, t.Answer, r.opt.tol)
+			}
+			var st Stage
+			bi := BatchItem{ID: it.ID, Question: question(in.Structure, it, t, c.Params()), Truth: t.Answer, Prediction: g.answer.Text}
+			switch it.Protocol {
+			case Accuracy:
+				st = StageAccuracy
+			case Claim:
+				st, bi.Claims = StageCoverage, r.claims[ci][it.ID]
+			case Criterion:
+				st, bi.Criterion = StageGrading, r.criteria[ci][it.ID]
+			}
+			if st != StageAccuracy && !r.gotRound[ci] {
+				continue
+			}
+			if batches[st] == nil {
+				batches[st] = &Batch{Stage: st, Company: c.Name, Language: c.Language}
+			}
+			batches[st].Items = append(batches[st].Items, bi)
+			idx[st] = append(idx[st], i)
+		}
+		if !r.gotRound[ci] {
+			rep.why = append(rep.why, "no claims or criteria from the judge for this company")
+		}
+		for _, st := range []Stage{StageAccuracy, StageCoverage, StageGrading} {
+			if b := batches[st]; b != nil {
+				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[st]})
+				calls = append(calls, r.judgeCall(c.ID+" "+in.Config.Systems[rep.sys].Name, b))
+			}
+		}
+	}
+	replies := r.answer.Answer(ctx, calls)
+	for _, p := range pend {
+		rep := p.rep
+		name := in.Config.Systems[rep.sys].Name
+		if !r.reply(replies[p.call]) {
+			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
+			continue
+		}
+		rp, err := ParseReply(replies[p.call].Text)
+		if err != nil {
+			r.problemf("%s %s: judge %s reply: %v", rep.company.ID, name, p.stage, err)
+			rep.why = append(rep.why, "unparsable judge reply ("+string(p.stage)+")")
+			continue
+		}
+		byID := rp.byID()
+		for _, i := range p.items {
+			it := &in.Items[i]
+			r.grade(rep, it, &rep.items[i], byID[it.ID], p.stage)
+		}
+	}
+	for _, rep := range r.reports {
+		rep.complete = len(rep.why) == 0
+		if rep.complete {
+			for i := range rep.items {
+				if !rep.items[i].done {
+					rep.complete = false
+					rep.why = append(rep.why, "ungraded items")
+					break
+				}
+			}
+		}
+	}
+}
+
+// grade scores one item from its reply item ri (nil when the judge left
+// it out: scored 0 and reported).
+func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
+	ci := r.companyIndex(rep.company)
+	name := r.in.Config.Systems[rep.sys].Name
+	g.done = true
+	if ri == nil {
+		r.problemf("%s %s %s: judge gave no %s verdict; scored 0", rep.company.ID, name, it.ID, st)
+		g.verdict = "no verdict"
+		return
+	}
+	g.reason = ri.Reason
+	switch st {
+	case StageAccuracy:
+		s, ok := VerdictScore(ri.Verdict)
+		if !ok {
+			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
+		}
+		g.score = s
+		g.judge = map[bool]string{true: "correct", false: "incorrect"}[s == 1]
+		g.verdict = g.judge
+		if r.opt.numeric && g.numeric != "" {
+			g.score = map[bool]float64{true: 1, false: 0}[g.numeric == "correct"]
+			g.verdict = g.numeric + " (numeric)"
+		}
+	case StageCoverage:
+		claims := r.claims[ci][it.ID]
+		n := 0
+		for k, c := range ri.Covered {
+			if k < len(claims) && c {
+				n++
+			}
+		}
+		if len(ri.Covered) != len(claims) {
+			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
+		}
+		g.score = float64(n) / float64(len(claims))
+		g.verdict = fmt.Sprintf("%d/%d claims", n, len(claims))
+	case StageGrading:
+		total := 0.0
+		for _, p := range r.criteria[ci][it.ID] {
+			total += p.Max
+		}
+		pts := 0.0
+		if ri.Points != nil {
+			pts = min(max(*ri.Points, 0), total)
+		} else {
+			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
+		}
+		g.score = pts / total
+		g.verdict = fmt.Sprintf("%s/%s points", trimFloat(pts), trimFloat(total))
+	}
+}
+
+func (r *run) companyIndex(c *Company) int {
+	for i := range r.in.Companies {
+		if &r.in.Companies[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,168 @@
+package hisrubric
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A Quantity is a number read from a cell, with its multiplier applied.
+type Quantity struct {
+	Value   float64
+	Percent bool // written with a percent sign; Value is in percent
+}
+
+var numRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+
+// multipliers in the order they are tried: longer words first.
+var multipliers = []struct {
+	word string
+	f    float64
+}{
+	{"trillions", 1e12}, {"trillion", 1e12}, {"triliun", 1e12}, {"tn", 1e12},
+	{"billions", 1e9}, {"billion", 1e9}, {"miliar", 1e9}, {"bn", 1e9}, {"b", 1e9},
+	{"millions", 1e6}, {"million", 1e6}, {"juta", 1e6}, {"mn", 1e6}, {"mm", 1e6}, {"m", 1e6},
+	{"thousands", 1e3}, {"thousand", 1e3}, {"ribu", 1e3}, {"k", 1e3},
+}
+
+// cjkMultipliers are checked as substrings, longest first.
+var cjkMultipliers = []struct {
+	word string
+	f    float64
+}{{"十亿", 1e9}, {"百万", 1e6}, {"千万", 1e7}, {"亿", 1e8}, {"萬", 1e4}, {"万", 1e4}, {"千", 1e3}}
+
+// ParseQuantity reads the one number in s, with sign (leading minus or
+// parentheses), thousands separators (comma, or dots in "1.234.567"),
+// decimal comma ("12,5"), percent sign and multiplier words (thousand,
+// million, billion, trillion and their abbreviations; 千 万 百万 亿; ribu
+// juta miliar triliun). Text with no number or several numbers (a date, a
+// range) is not a quantity.
+func ParseQuantity(s string) (Quantity, bool) {
+	if len(s) > 200 {
+		return Quantity{}, false
+	}
+	s = strings.ToLower(strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand").Replace(s))
+	locs := numRE.FindAllStringIndex(s, -1)
+	if len(locs) != 1 {
+		return Quantity{}, false
+	}
+	tok := s[locs[0][0]:locs[0][1]]
+	v, ok := parseNumber(tok)
+	if !ok {
+		return Quantity{}, false
+	}
+	prefix, suffix := s[:locs[0][0]], s[locs[0][1]:]
+	p := strings.TrimRight(strings.TrimFunc(prefix, func(r rune) bool {
+		return r == ' ' || r == '$' || r == '¥' || r == '£' || r == '€' || r >= 'a' && r <= 'z'
+	}), " ")
+	switch {
+	case strings.HasSuffix(p, "-"):
+		v = -v
+	case strings.HasSuffix(p, "(") && strings.HasPrefix(strings.TrimSpace(suffix), ")"):
+		v = -v
+	}
+	q := Quantity{Value: v}
+	if strings.Contains(suffix, "%") {
+		q.Percent = true
+		return q, true
+	}
+	for _, m := range cjkMultipliers {
+		if strings.Contains(suffix, m.word) {
+			q.Value *= m.f
+			return q, true
+		}
+	}
+	for _, w := range strings.FieldsFunc(suffix, func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+		for _, m := range multipliers {
+			if w == m.word {
+				q.Value *= m.f
+				return q, true
+			}
+		}
+	}
+	return q, true
+}
+
+// parseNumber reads digits with "," and "." separators.
+func parseNumber(tok string) (float64, bool) {
+	comma, dot := strings.Count(tok, ","), strings.Count(tok, ".")
+	switch {
+	case comma > 0 && dot > 0:
+		if strings.LastIndex(tok, ",") > strings.LastIndex(tok, ".") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, ".", ""), ",", ".")
+		} else {
+			tok = strings.ReplaceAll(tok, ",", "")
+		}
+	case comma > 0:
+		if groupsOfThree(tok, ",") {
+			tok = strings.ReplaceAll(tok, ",", "")
+		} else if comma == 1 {
+			tok = strings.ReplaceAll(tok, ",", ".")
+		} else {
+			return 0, false
+		}
+	case dot > 1:
+		if !groupsOfThree(tok, ".") {
+			return 0, false
+		}
+		tok = strings.ReplaceAll(tok, ".", "")
+	}
+	v, err := strconv.ParseFloat(tok, 64)
+	return v, err == nil && !math.IsInf(v, 0)
+}
+
+func groupsOfThree(tok, sep string) bool {
+	parts := strings.Split(tok, sep)
+	for _, p := range parts[1:] {
+		if len(p) != 3 {
+			return false
+		}
+	}
+	return len(parts[0]) >= 1 && len(parts[0]) <= 3
+}
+
+// A Tolerance says when two quantities are equal.
+type Tolerance struct {
+	Rel, Abs float64
+	// IgnoreSign compares absolute values (a loss written without its
+	// minus sign counts as right).
+	IgnoreSign bool
+}
+
+// DefaultTolerance is 1% relative or 0.005 absolute, signs compared.
+var DefaultTolerance = Tolerance{Rel: 0.01, Abs: 0.005}
+
+// NumericVerdict compares a predicted with a true answer: "correct",
+// "incorrect", or "" when either is not a single quantity. A percentage
+// compared with a plain number matches either as written (23.4% and
+// 23.4) or as a fraction (23.4% and 0.234).
+func NumericVerdict(pred, truth string, tol Tolerance) string {
+	p, ok1 := ParseQuantity(pred)
+	t, ok2 := ParseQuantity(truth)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	eq := tol.equal(p.Value, t.Value)
+	if p.Percent != t.Percent {
+		a, b := p.Value, t.Value
+		if p.Percent {
+			a /= 100
+		} else {
+			b /= 100
+		}
+		eq = eq || tol.equal(a, b)
+	}
+	if eq {
+		return "correct"
+	}
+	return "incorrect"
+}
+
+func (tol Tolerance) equal(a, b float64) bool {
+	if tol.IgnoreSign {
+		a, b = math.Abs(a), math.Abs(b)
+	}
+	d := math.Abs(a - b)
+	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
+}

@@ -1,0 +1,616 @@
+package hisrubric
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/stats"
+)
+
+// Bootstrap settings of the accuracy confidence intervals.
+const (
+	bootReps  = 1000 // resamples of reports
+	bootSeed  = 1    // fixed: intervals are part of the reproducible output
+	bootLevel = 0.95
+)
+
+// maxDisagreements caps the rows of the numeric_disagreements table.
+const maxDisagreements = 300
+
+// maxOutput caps a report's text in a drill-down.
+const maxOutput = 64 << 10
+
+// scores of one complete report, in points 0-100.
+type scores struct {
+	acc float64
+	cap map[Capability]float64
+	sec map[string]float64
+}
+
+func (r *run) score(rep *report) scores {
+	s := scores{cap: map[Capability]float64{}, sec: map[string]float64{}}
+	num, den := map[string]float64{}, map[string]float64{}
+	for i := range r.in.Items {
+		it := &r.in.Items[i]
+		w := r.opt.weights[it.Capability]
+		sec, _, _ := strings.Cut(it.Subsection, ".")
+		for _, k := range []string{"", "cap:" + string(it.Capability), "sec:" + sec} {
+			num[k] += w * rep.items[i].score
+			den[k] += w
+		}
+	}
+	pct := func(k string) float64 {
+		if den[k] == 0 {
+			return 0
+		}
+		return 100 * num[k] / den[k]
+	}
+	s.acc = pct("")
+	for _, c := range Capabilities {
+		s.cap[c] = pct("cap:" + string(c))
+	}
+	for _, sec := range r.in.Structure.Sections {
+		// Capped at 100 as in the paper (Figure 6); with marks over the
+		// section's own maximum the cap never binds.
+		s.sec[sec.ID] = min(pct("sec:"+sec.ID), 100)
+	}
+	return s
+}
+
+// structureScore is a report's structure score in [-1, 1] (normally 0 to 1).
+func (r *run) structureScore(rep *report) float64 {
+	if r.opt.fractional {
+		return rep.check.Fraction / float64(rep.check.Max)
+	}
+	return rep.check.Score / float64(rep.check.Max)
+}
+
+func (r *run) result() *analysis.Result {
+	in := r.in
+	res := &analysis.Result{Benchmark: Name, Title: "FinDeepResearch", Headline: "accuracy", Synthetic: r.synth, Missing: r.missing, Scores: map[string]float64{}}
+	nSys := len(in.Config.Systems)
+	per := make([][]*report, nSys) // complete reports per system
+	sc := map[*report]scores{}
+	for _, rep := range r.reports {
+		if rep.complete {
+			per[rep.sys] = append(per[rep.sys], rep)
+			sc[rep] = r.score(rep)
+		} else if rep.present {
+			r.problemf("%s %s: report not scored: %s", rep.company.ID, in.Config.Systems[rep.sys].Name, strings.Join(rep.why, "; "))
+		}
+	}
+	markets := r.markets()
+	meanBy := func(reps []*report, f func(*report) float64, keep func(*report) bool) (float64, int) {
+		var xs []float64
+		for _, rep := range reps {
+			if keep == nil || keep(rep) {
+				xs = append(xs, f(rep))
+			}
+		}
+		if len(xs) == 0 {
+			return 0, 0
+		}
+		return stats.Mean(xs), len(xs)
+	}
+	acc := func(rep *report) float64 { return sc[rep].acc }
+	overall := make([]float64, nSys)
+	defined := make([]bool, nSys)
+	for si := range in.Config.Systems {
+		reps := per[si]
+		if r.opt.byMarket {
+			var ms []float64
+			for _, m := range markets {
+				if v, n := meanBy(reps, acc, func(rep *report) bool { return rep.company.Market == m }); n > 0 {
+					ms = append(ms, v)
+				}
+			}
+			if len(ms) > 0 {
+				overall[si], defined[si] = stats.Mean(ms), true
+			}
+		} else if v, n := meanBy(reps, acc, nil); n > 0 {
+			overall[si], defined[si] = v, true
+		}
+	}
+	num := func(v float64, ok bool) analysis.Cell {
+		if !ok {
+			return analysis.Undefined("no scored reports")
+		}
+		return analysis.Number(v)
+	}
+	numN := func(v float64, n int) analysis.Cell { return num(v, n > 0) }
+	pctCol := func(name, title, doc string) analysis.Column {
+		return analysis.Column{Name: name, Title: title, Unit: "pts", Decimals: 1, Better: analysis.Higher, Doc: doc}
+	}
+	sysCol := analysis.Column{Name: "system", Doc: "evaluated system"}
+	groupCol := analysis.Column{Name: "group", Doc: "thinking, thinking+search or deep-research"}
+
+	// accuracy
+	accT := &analysis.Table{Benchmark: Name, Name: "accuracy", Title: "Information precision: accuracy score",
+		Caption: "Accuracy score (0-100): marks earned over full marks per report, averaged over each system's scored reports, with a 95% bootstrap interval over reports and tiers of overlapping intervals.",
+		Columns: []analysis.Column{sysCol, groupCol,
+			pctCol("accuracy", "Accuracy", "mean accuracy score"),
+			{Name: "ci_low", Title: "CI low", Decimals: 1, Doc: "2.5% bootstrap quantile"},
+			{Name: "ci_high", Title: "CI high", Decimals: 1, Doc: "97.5% bootstrap quantile"},
+			{Name: "tier", Decimals: 0, Doc: "tier: systems whose intervals overlap share one"},
+			{Name: "structure", Title: "Structure", Decimals: 3, Better: analysis.Higher, Doc: "mean structure score (0-1)"},
+			{Name: "reports", Decimals: 0, Doc: "scored reports"},
+			{Name: "unscored", Decimals: 0, Doc: "reports missing or not fully graded"},
+		},
+		Charts: []analysis.Chart{{ID: "accuracy_bars", Kind: analysis.Bar, Title: "Accuracy score with 95% interval", X: "system", Y: []string{"accuracy"}, Low: "ci_low", High: "ci_high", YName: "accuracy score"}},
+	}
+	lo, hi := make([]float64, nSys), make([]float64, nSys)
+	var tierIdx []int
+	for si := range in.Config.Systems {
+		reps := per[si]
+		if len(reps) == 0 {
+			continue
+		}
+		l, h, err := stats.Bootstrap(len(reps), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
+			s := 0.0
+			for _, i := range idx {
+				s += sc[reps[i]].acc
+			}
+			return s / float64(len(idx))
+		})
+		if err == nil {
+			lo[si], hi[si] = l, h
+			tierIdx = append(tierIdx, si)
+		}
+	}
+	tiers := map[int]int{}
+	if len(tierIdx) > 0 {
+		var l, h []float64
+		for _, si := range tierIdx {
+			l, h = append(l, lo[si]), append(h, hi[si])
+		}
+		for k, t := range stats.Tiers(l, h) {
+			tiers[tierIdx[k]] = t
+		}
+	}
+	for si, s := range in.Config.Systems {
+		reps := per[si]
+		_, hasCI := tiers[si]
+		ci := func(v float64) analysis.Cell {
+			if !hasCI {
+				return analysis.Undefined("no interval")
+			}
+			return analysis.Number(v)
+		}
+		tier := analysis.Undefined("no interval")
+		if hasCI {
+			tier = analysis.Int(tiers[si])
+		}
+		// Structure needs only the report, not the judge: all reports count.
+		var xs []float64
+		for _, rep := range r.reports {
+			if rep.sys == si && rep.present {
+				xs = append(xs, r.structureScore(rep))
+			}
+		}
+		stCell := analysis.Undefined("no reports")
+		if len(xs) > 0 {
+			stCell = analysis.Number(stats.Mean(xs))
+		}
+		accT.AddRow(analysis.Text(s.Name), analysis.Text(s.Group), num(overall[si], defined[si]), ci(lo[si]), ci(hi[si]), tier,
+			stCell, analysis.Int(len(reps)), analysis.Int(len(in.Companies)-len(reps)))
+		if defined[si] {
+			res.Scores[s.Name] = overall[si]
+		}
+	}
+	res.Ranking = sortedByScore(res.Scores)
+	if r.opt.byMarket {
+		accT.Notes = append(accT.Notes, "A system's accuracy is the mean of its market means (knob overall=markets).")
+	}
+
+	// markets
+	mCols := []analysis.Column{{Name: "method", Doc: "evaluated system"}, groupCol}
+	for _, m := range markets {
+		mCols = append(mCols, pctCol(m, m, "mean accuracy score over the market's companies"))
+	}
+	mCols = append(mCols, pctCol("overall", "Overall", "the system's accuracy score"))
+	mT := &analysis.Table{Benchmark: Name, Name: "markets", Title: "Accuracy score by market", Columns: mCols,
+		Caption: "Normalised accuracy score (0-100) per financial market; best bold, second underlined.",
+		Charts:  []analysis.Chart{{ID: "market_heatmap", Kind: analysis.Heatmap, Title: "Accuracy score: system x market", X: "method", Y: markets, XName: "system", YName: "market"}},
+	}
+	for si, s := range in.Config.Systems {
+		row := []analysis.Cell{analysis.Text(s.Name), analysis.Text(s.Group)}
+		for _, m := range markets {
+			row = append(row, numN(meanBy(per[si], acc, func(rep *report) bool { return rep.company.Market == m })))
+		}
+		mT.AddRow(append(row, num(overall[si], defined[si]))...)
+	}
+
+	// languages and industries
+	byAttr := func(name, title, plural string, keys []string, attr func(*Company) string) *analysis.Table {
+		cols := []analysis.Column{sysCol}
+		for _, k := range keys {
+			cols = append(cols, pctCol(k, k, "mean accuracy score over the "+name+"'s companies"))
+		}
+		t := &analysis.Table{Benchmark: Name, Name: plural, Title: "Accuracy score by " + title, Columns: cols,
+			Caption: "Accuracy score (0-100) by " + title + "."}
+		for si, s := range in.Config.Systems {
+			row := []analysis.Cell{analysis.Text(s.Name)}
+			for _, k := range keys {
+				row = append(row, numN(meanBy(per[si], acc, func(rep *report) bool { return attr(rep.company) == k })))
+			}
+			t.AddRow(row...)
+		}
+		return t
+	}
+	langs := r.present(func(c *Company) string { return c.Language }, Languages)
+	inds := r.present(func(c *Company) string { return c.Industry }, nil)
+
+	// capabilities and sections
+	capCols := []analysis.Column{sysCol}
+	for _, c := range Capabilities {
+		capCols = append(capCols, pctCol(string(c), strings.ToUpper(string(c)[:1])+string(c)[1:], "marks earned over full marks of the capability's items"))
+	}
+	capT := &analysis.Table{Benchmark: Name, Name: "capabilities", Title: "Accuracy score by capability", Columns: capCols,
+		Caption: "Accuracy score (0-100) normalised per capability.",
+		Charts:  []analysis.Chart{{ID: "capability_bars", Kind: analysis.Bar, Title: "Accuracy score by capability", X: "system", Y: capNames(), YName: "accuracy score"}}}
+	secCols := []analysis.Column{sysCol}
+	var secNames []string
+	for _, sec := range in.Structure.Sections {
+		n := "section_" + sec.ID
+		secNames = append(secNames, n)
+		secCols = append(secCols, pctCol(n, "S"+sec.ID+" "+sec.Title, "marks earned over full marks of the section's items, capped at 100"))
+	}
+	secT := &analysis.Table{Benchmark: Name, Name: "sections", Title: "Accuracy score by section", Columns: secCols,
+		Caption: "Accuracy score (0-100) normalised per section, capped at 100.",
+		Charts:  []analysis.Chart{{ID: "section_bars", Kind: analysis.Bar, Title: "Accuracy score by section", X: "system", Y: secNames, YName: "accuracy score"}}}
+	for si, s := range in.Config.Systems {
+		row := []analysis.Cell{analysis.Text(s.Name)}
+		for _, c := range Capabilities {
+			row = append(row, numN(meanBy(per[si], func(rep *report) float64 { return sc[rep].cap[c] }, nil)))
+		}
+		capT.AddRow(row...)
+		row = []analysis.Cell{analysis.Text(s.Name)}
+		for _, sec := range in.Structure.Sections {
+			row = append(row, numN(meanBy(per[si], func(rep *report) float64 { return sc[rep].sec[sec.ID] }, nil)))
+		}
+		secT.AddRow(row...)
+	}
+
+	res.Tables = []*analysis.Table{accT, mT, r.structureScores(), capT, secT,
+		byAttr("language", "language", "languages", langs, func(c *Company) string { return c.Language }),
+		byAttr("industry", "industry", "industries", inds, func(c *Company) string { return c.Industry }),
+		r.headline(res, capT, secT), r.structureTable(), r.deductions()}
+	res.Tables = append(res.Tables, r.numericTables()...)
+	res.Details = r.details(sc)
+	res.Problems = sortedKeys(r.problems)
+	return res
+}
+
+func capNames() []string {
+	var out []string
+	for _, c := range Capabilities {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// markets lists the markets of the companies: the paper's order first,
+// then others sorted.
+func (r *run) markets() []string {
+	return r.present(func(c *Company) string { return c.Market }, Markets)
+}
+
+// present lists the values of attr over the companies, those in order
+// first (in that order), then the rest sorted.
+func (r *run) present(attr func(*Company) string, order []string) []string {
+	seen := map[string]bool{}
+	for i := range r.in.Companies {
+		seen[attr(&r.in.Companies[i])] = true
+	}
+	var out []string
+	for _, x := range order {
+		if seen[x] {
+			out = append(out, x)
+			delete(seen, x)
+		}
+	}
+	return append(out, sortedKeys(seen)...)
+}
+
+func sortedByScore(m map[string]float64) []string {
+	names := sortedKeys(m)
+	sort.SliceStable(names, func(i, j int) bool { return m[names[i]] > m[names[j]] })
+	return names
+}
+
+func (r *run) structureScores() *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "structure_scores", Title: "Structural rigor: structure score",
+		Caption: fmt.Sprintf("Rule-based structure score per system, mean over its reports: +1 per section, subsection and table present and correct, -1 when wrong, over the maximum %d (not clipped at 0). The fractional variant scores a table found by the mean of its row-field and column coverage.", r.in.Structure.MaxScore()),
+		Columns: []analysis.Column{{Name: "system"},
+			{Name: "structure", Title: "Structure", Decimals: 3, Better: analysis.Higher, Doc: "binary structure score, raw / max"},
+			{Name: "fractional", Title: "Fractional", Decimals: 3, Better: analysis.Higher, Doc: "fractional structure score"},
+			{Name: "raw", Title: "Raw", Decimals: 1, Doc: fmt.Sprintf("mean binary raw score out of %d", r.in.Structure.MaxScore())},
+			{Name: "perfect", Decimals: 0, Doc: "reports with a perfect structure"},
+			{Name: "reports", Decimals: 0, Doc: "reports checked"}},
+		Charts: []analysis.Chart{{ID: "structure_bars", Kind: analysis.Bar, Title: "Structure score", X: "system", Y: []string{"structure", "fractional"}, YName: "structure score"}},
+	}
+	for si, s := range r.in.Config.Systems {
+		var bin, frac, raw []float64
+		perfect := 0
+		for _, rep := range r.reports {
+			if rep.sys != si || !rep.present {
+				continue
+			}
+			m := float64(rep.check.Max)
+			bin, frac, raw = append(bin, rep.check.Score/m), append(frac, rep.check.Fraction/m), append(raw, rep.check.Score)
+			if rep.check.Score == m {
+				perfect++
+			}
+		}
+		cell := func(xs []float64) analysis.Cell {
+			if len(xs) == 0 {
+				return analysis.Undefined("no reports")
+			}
+			return analysis.Number(stats.Mean(xs))
+		}
+		t.AddRow(analysis.Text(s.Name), cell(bin), cell(frac), cell(raw), analysis.Int(perfect), analysis.Int(len(bin)))
+	}
+	return t
+}
+
+func (r *run) deductions() *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "structure_deductions", Title: "Structure deductions",
+		Caption: "Every section, subsection and table that did not score +1, per report, with the reason.",
+		Columns: []analysis.Column{{Name: "system"}, {Name: "company"}, {Name: "element"}, {Name: "id"}, {Name: "title"},
+			{Name: "score", Decimals: 2, Doc: "binary score"}, {Name: "fraction", Decimals: 2, Doc: "fractional score"}, {Name: "line", Decimals: 0}, {Name: "reason"}}}
+	for _, rep := range r.reportsByTask() {
+		if !rep.present {
+			continue
+		}
+		for _, e := range rep.check.Elements {
+			if e.Score == 1 && e.Fraction == 1 {
+				continue
+			}
+			line := analysis.Undefined("missing")
+			if e.Line > 0 {
+				line = analysis.Int(e.Line)
+			}
+			t.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(e.Kind), analysis.Text(e.ID),
+				analysis.Text(e.Title), analysis.Number(e.Score), analysis.Number(e.Fraction), line, analysis.Text(e.Reason))
+		}
+	}
+	return t
+}
+
+// reportsByTask orders reports by company id, then system name.
+func (r *run) reportsByTask() []*report {
+	reps := slices.Clone(r.reports)
+	sort.SliceStable(reps, func(i, j int) bool {
+		a, b := reps[i], reps[j]
+		if a.company.ID != b.company.ID {
+			return a.company.ID < b.company.ID
+		}
+		return r.in.Config.Systems[a.sys].Name < r.in.Config.Systems[b.sys].Name
+	})
+	return reps
+}
+
+// headline picks the figures the paper states in its text.
+func (r *run) headline(res *analysis.Result, capT, secT *analysis.Table) *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "headline", Title: "Headline figures",
+		Caption: "The best (and second best) systems on the figures the paper states in its text.",
+		Columns: []analysis.Column{{Name: "figure"}, {Name: "method"}, {Name: "value", Decimals: 1, Unit: "pts"}}}
+	add := func(fig string, rank int, tab *analysis.Table, col string) {
+		if tab == nil {
+			return
+		}
+		c := tab.Col(col)
+		if c < 0 {
+			return
+		}
+		type kv struct {
+			name string
+			v    float64
+		}
+		var xs []kv
+		for _, row := range tab.Rows {
+			if row[c].IsNum {
+				xs = append(xs, kv{row[0].Text, row[c].Num})
+			}
+		}
+		sort.SliceStable(xs, func(i, j int) bool {
+			if xs[i].v != xs[j].v {
+				return xs[i].v > xs[j].v
+			}
+			return xs[i].name < xs[j].name
+		})
+		if rank < len(xs) {
+			t.AddRow(analysis.Text(fig), analysis.Text(xs[rank].name), analysis.Number(xs[rank].v))
+		} else {
+			t.AddRow(analysis.Text(fig), analysis.Text(""), analysis.Undefined("too few systems"))
+		}
+	}
+	acc := res.Table("accuracy")
+	add("overall_accuracy_best", 0, acc, "accuracy")
+	add("overall_accuracy_second", 1, acc, "accuracy")
+	for _, c := range Capabilities {
+		add(string(c)+"_best", 0, capT, string(c))
+	}
+	add("section6_best", 0, secT, "section_6")
+	add("section3_best", 0, secT, "section_3")
+	return t
+}
+
+// structureTable describes the benchmark as loaded, item by item as in
+// the paper's Table 1.
+func (r *run) structureTable() *analysis.Table {
+	in := r.in
+	t := &analysis.Table{Benchmark: Name, Name: "structure", Title: "Benchmark structure",
+		Caption: "The benchmark's structure as loaded from the inputs (paper, Table 1).",
+		Columns: []analysis.Column{{Name: "item"}, {Name: "value", Decimals: 0}}}
+	count := func(attr func(*Company) string) int { return len(r.present(attr, nil)) }
+	perMarket := map[string]int{}
+	for _, c := range in.Companies {
+		perMarket[c.Market]++
+	}
+	cpm := analysis.Undefined("markets differ in size")
+	if n := slices.Compact(slices.Sorted(func(yield func(int) bool) {
+		for _, k := range sortedKeys(perMarket) {
+			if !yield(perMarket[k]) {
+				return
+			}
+		}
+	})); len(n) == 1 {
+		cpm = analysis.Int(n[0])
+	}
+	marks := 0.0
+	for _, it := range in.Items {
+		marks += r.opt.weights[it.Capability]
+	}
+	subs := len(in.Structure.Subsections())
+	rows := []struct {
+		item string
+		v    analysis.Cell
+	}{
+		{"languages", analysis.Int(count(func(c *Company) string { return c.Language }))},
+		{"markets", analysis.Int(count(func(c *Company) string { return c.Market }))},
+		{"industries", analysis.Int(count(func(c *Company) string { return c.Industry }))},
+		{"companies", analysis.Int(len(in.Companies))},
+		{"companies_per_market", cpm},
+		{"major_sections", analysis.Int(len(in.Structure.Sections))},
+		{"subsections", analysis.Int(subs)},
+		{"markdown_tables", analysis.Int(subs)},
+		{"grading_items_per_report", analysis.Int(len(in.Items))},
+		{"full_marks_per_report", analysis.Number(marks)},
+		{"total_grading_items", analysis.Int(len(in.Items) * len(in.Companies))},
+		{"structure_score_max", analysis.Int(in.Structure.MaxScore())},
+	}
+	for _, x := range rows {
+		t.AddRow(analysis.Text(x.item), x.v)
+	}
+	return t
+}
+
+// numericTables compare the judge's verdicts on numeric items with the
+// deterministic numeric comparison.
+func (r *run) numericTables() []*analysis.Table {
+	sum := &analysis.Table{Benchmark: Name, Name: "numeric_check", Title: "Numeric comparison versus the judge",
+		Caption: fmt.Sprintf("Numeric items graded by the judge and compared deterministically (relative tolerance %g, absolute %g, multipliers normalised, signs %s).",
+			r.opt.tol.Rel, r.opt.tol.Abs, map[bool]string{true: "ignored", false: "compared"}[r.opt.tol.IgnoreSign]),
+		Columns: []analysis.Column{{Name: "system"},
+			{Name: "compared", Decimals: 0, Doc: "items both graded by the judge and comparable as numbers"},
+			{Name: "agree", Decimals: 0},
+			{Name: "judge_only", Decimals: 0, Doc: "judge correct, numeric comparison incorrect"},
+			{Name: "numeric_only", Decimals: 0, Doc: "numeric comparison correct, judge incorrect"},
+			{Name: "not_comparable", Decimals: 0, Doc: "judge-graded numeric items that are not a single quantity"},
+			{Name: "agreement", Unit: "%", Decimals: 1, Doc: "share of compared items that agree"},
+			{Name: "kappa", Decimals: 3, Doc: "Cohen's kappa between judge and numeric verdicts"}}}
+	dis := &analysis.Table{Benchmark: Name, Name: "numeric_disagreements", Title: "Where the numeric comparison disagrees with the judge",
+		Columns: []analysis.Column{{Name: "system"}, {Name: "company"}, {Name: "item"}, {Name: "prediction"}, {Name: "truth"}, {Name: "judge"}, {Name: "numeric"}}}
+	type counts struct{ agree, jOnly, nOnly, nc int }
+	cs := make([]counts, len(r.in.Config.Systems))
+	ja, na := make([][]string, len(cs)), make([][]string, len(cs))
+	total := 0
+	for _, rep := range r.reportsByTask() {
+		if !rep.present {
+			continue
+		}
+		c := &cs[rep.sys]
+		for i := range r.in.Items {
+			g := &rep.items[i]
+			if g.judge == "" || !r.in.Items[i].Numeric {
+				continue
+			}
+			if g.numeric == "" {
+				c.nc++
+				continue
+			}
+			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge), append(na[rep.sys], g.numeric)
+			switch {
+			case g.judge == g.numeric:
+				c.agree++
+				continue
+			case g.judge == "correct":
+				c.jOnly++
+			default:
+				c.nOnly++
+			}
+			total++
+			if total <= maxDisagreements {
+				it := &r.in.Items[i]
+				dis.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(it.ID),
+					analysis.Text(clip(g.answer.Text, 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge), analysis.Text(g.numeric))
+			}
+		}
+	}
+	if total > maxDisagreements {
+		dis.Notes = append(dis.Notes, fmt.Sprintf("First %d of %d disagreements, by company and system.", maxDisagreements, total))
+	}
+	for si, s := range r.in.Config.Systems {
+		c := cs[si]
+		n := c.agree + c.jOnly + c.nOnly
+		agr, kap := analysis.Undefined("nothing compared"), analysis.Undefined("nothing compared")
+		if n > 0 {
+			agr = analysis.Number(100 * float64(c.agree) / float64(n))
+			if k, err := stats.CohenKappa(ja[si], na[si]); err == nil {
+				kap = analysis.Number(k)
+			} else {
+				kap = analysis.Undefined(err.Error())
+			}
+		}
+		sum.AddRow(analysis.Text(s.Name), analysis.Int(n), analysis.Int(c.agree), analysis.Int(c.jOnly), analysis.Int(c.nOnly), analysis.Int(c.nc), agr, kap)
+	}
+	return []*analysis.Table{sum, dis}
+}
+
+// details are the per-report drill-downs: the report, the structure
+// deductions, and every item's answer, truth and verdict.
+func (r *run) details(sc map[*report]scores) []analysis.Detail {
+	var out []analysis.Detail
+	judge := r.in.Config.Judge.Name
+	for _, rep := range r.reportsByTask() {
+		c := rep.company
+		d := analysis.Detail{Task: c.ID, System: r.in.Config.Systems[rep.sys].Name,
+			Question: fmt.Sprintf("Research report on %s (%s, %s market, %s)", c.Name, c.Ticker, c.Market, languageNames[c.Language])}
+		if !rep.present {
+			d.Score = "missing"
+			out = append(out, d)
+			continue
+		}
+		d.Output = rep.text
+		if len(d.Output) > maxOutput {
+			d.Output = strings.ToValidUTF8(d.Output[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(rep.text))
+		}
+		st := fmt.Sprintf("structure %s/%d", trimFloat(rep.check.Score), rep.check.Max)
+		if s, ok := sc[rep]; ok {
+			d.Score = fmt.Sprintf("accuracy %.1f/100, %s", s.acc, st)
+		} else {
+			d.Score = "not scored (" + strings.Join(rep.why, "; ") + "), " + st
+		}
+		for _, e := range rep.check.Elements {
+			if e.Score != 1 {
+				d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: "structure check", Verdict: fmt.Sprintf("%s %s: %+g", e.Kind, e.ID, e.Score), Reasoning: e.Reason})
+			}
+		}
+		for i := range r.in.Items {
+			it := &r.in.Items[i]
+			g := &rep.items[i]
+			who := judge
+			if !g.answer.Found {
+				who = "extraction"
+			}
+			reason := fmt.Sprintf("answer: %s | truth: %s", clip(g.answer.Text, 300), clip(r.in.Truth[c.ID][it.ID].Answer, 300))
+			if g.numeric != "" {
+				reason += " | numeric: " + g.numeric
+			}
+			if g.reason != "" {
+				reason += " | judge: " + clip(g.reason, 300)
+			}
+			v := g.verdict
+			if v == "" {
+				v = "not graded"
+			}
+			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: fmt.Sprintf("%s [%s, %s]: %s", it.ID, it.Capability, it.Protocol, v), Reasoning: reason})
+		}
+		out = append(out, d)
+	}
+	return out
+}

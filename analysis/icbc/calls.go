@@ -1,0 +1,79 @@
+package icbc
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// Name is the benchmark's machine name.
+const Name = "icbcbench"
+
+// citeSuffix asks a system for the citation format ParseReport reads. The
+// authors' report prompt is not published; the question text is theirs.
+var citeSuffix = map[string]string{
+	"en": "\n\nCite your sources inline as [n] and end the report with a numbered reference list, one line per source: [n] title, URL, publish date (YYYY-MM-DD).",
+	"zh": "\n\n请在正文中以 [n] 标注引用来源，并在报告末尾给出编号参考文献列表，每行一条：[n] 标题、URL、发布日期（YYYY-MM-DD）。",
+}
+
+// SolverPrompt is the user message of an objective task: the question and
+// the language's answer-format suffix (the authors' template, with its
+// doubled braces undone).
+func SolverPrompt(o *Objective, p *Prompts) string {
+	return o.Question + "\n\n" + Format(p.Answer[o.Language], nil)
+}
+
+// JudgePrompt is the authors' judge prompt for one response.
+func JudgePrompt(o *Objective, p *Prompts, response string) string {
+	return Format(p.Judge[o.Language], map[string]string{
+		"question":       o.Question,
+		"response":       response,
+		"correct_answer": o.Answer.String(),
+	})
+}
+
+// ReportPrompt is the user message of a subjective task.
+func ReportPrompt(s *Subjective) string { return s.Question + citeSuffix[s.Language] }
+
+// RubricPrompt asks a judge to score report against rubric r, one score
+// per sub-dimension with a justification.
+func RubricPrompt(s *Subjective, r *Rubric, report string) string {
+	var b strings.Builder
+	b.WriteString("You are a senior financial research expert. Score the research report below strictly against the expert rubric. ")
+	b.WriteString("Give every sub-dimension listed under [sub-dimensions] a score between 0 and its maximum points, following the rubric's score bands, ")
+	b.WriteString("and justify each score with reference to the report's content.\n\n")
+	b.WriteString("[task]:\n" + s.Question + "\n\n[rubric]:\n" + s.Criteria + "\n\n[sub-dimensions]:\n")
+	for _, sd := range r.Subs() {
+		fmt.Fprintf(&b, "%s %s (max %g)\n", sd.ID, sd.Name, sd.Points)
+	}
+	b.WriteString("\n[report]:\n" + report + "\n\n")
+	b.WriteString(`Output only valid JSON: {"scores": [{"id": "1.1", "score": <number>, "justification": "<string>"}, ...]} with one entry per sub-dimension.`)
+	return b.String()
+}
+
+// CitationPrompt asks a judge whether each claim's cited source supports
+// it.
+func CitationPrompt(claims []Claim, refs []Reference) string {
+	byN := map[int]Reference{}
+	for _, r := range refs {
+		byN[r.N] = r
+	}
+	var b strings.Builder
+	b.WriteString("You check whether cited sources support the claims of a research report. For each claim, answer \"supported\" when the cited source states or directly implies it, ")
+	b.WriteString("\"unsupported\" when the source does not support or contradicts it, and \"unknown\" when the source cannot be accessed or judged.\n\n[claims]:\n")
+	for _, c := range claims {
+		r := byN[c.Ref]
+		fmt.Fprintf(&b, "%s: %s\n    source [%d]: %s %s\n", c.ID, c.Text, c.Ref, r.Title, r.URL)
+	}
+	b.WriteString(`
+Output only valid JSON: {"verdicts": [{"id": "C1", "verdict": "supported|unsupported|unknown", "reason": "<string>"}, ...]} with one entry per claim.`)
+	return b.String()
+}
+
+func call(m Model, user, task string, role results.Role, name string) results.Call {
+	return results.Call{
+		Prompt: results.Prompt{Provider: m.Provider, Model: m.Model, User: user, Params: m.Params},
+		Label:  results.Label{Benchmark: Name, Task: task, Role: role, Name: name},
+	}
+}

@@ -1,0 +1,371 @@
+package icbc
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/stats"
+)
+
+func sortFloats(x []float64) { slices.Sort(x) }
+
+func num(x float64) analysis.Cell {
+	if math.IsNaN(x) {
+		return analysis.Undefined("nothing scored")
+	}
+	return analysis.Number(x)
+}
+
+func notEvaluated(x float64) analysis.Cell {
+	if math.IsNaN(x) {
+		return analysis.Undefined("not evaluated")
+	}
+	return analysis.Number(x)
+}
+
+func pts(name, title, doc string) analysis.Column {
+	return analysis.Column{Name: name, Title: title, Unit: "pts", Decimals: 2, Better: analysis.Higher, Doc: doc}
+}
+
+var (
+	colSystem = analysis.Column{Name: "system", Title: "System"}
+	colGroup  = analysis.Column{Name: "group", Title: "Group", Doc: "closed: proprietary systems; open: open-source and agentic frameworks"}
+)
+
+func (r *run) tables() {
+	scores := map[string][]trackScore{}
+	for si := range r.systems {
+		for _, l := range langs {
+			o, s := r.track(l)
+			scores[l] = append(scores[l], r.score(si, o, s))
+		}
+	}
+	en, zh := scores["en"], scores["zh"]
+	delta, overall := r.bootstrap()
+
+	// Row order: closed before open, then by mean overall, then name.
+	order := make([]int, len(r.systems))
+	mean := make([]float64, len(r.systems))
+	for i := range order {
+		order[i] = i
+		mean[i] = (en[i].overall + zh[i].overall) / 2
+	}
+	byScore := func(a, b int) int {
+		x, y := mean[a], mean[b]
+		switch {
+		case math.IsNaN(x) && !math.IsNaN(y):
+			return 1
+		case !math.IsNaN(x) && math.IsNaN(y):
+			return -1
+		case x != y && !math.IsNaN(x):
+			return cmp.Compare(y, x)
+		}
+		return strings.Compare(r.systems[a].Name, r.systems[b].Name)
+	}
+	rank := slices.Clone(order)
+	slices.SortStableFunc(rank, byScore)
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(groupRank(r.systems[a].Group)-groupRank(r.systems[b].Group), byScore(a, b))
+	})
+	r.res.Scores = map[string]float64{}
+	var lo, hi []float64
+	for _, i := range rank {
+		if math.IsNaN(mean[i]) {
+			continue
+		}
+		r.res.Ranking = append(r.res.Ranking, r.systems[i].Name)
+		r.res.Scores[r.systems[i].Name] = mean[i]
+		lo, hi = append(lo, overall[i].lo), append(hi, overall[i].hi)
+	}
+	tier := map[int]int{}
+	if r.o.reps > 0 {
+		t := stats.Tiers(lo, hi)
+		k := 0
+		for _, i := range rank {
+			if !math.IsNaN(mean[i]) {
+				tier[i] = t[k]
+				k++
+			}
+		}
+	}
+
+	main := &analysis.Table{Benchmark: Name, Name: "main_results", Title: "ICBCBench main results",
+		Caption: "Objective, subjective and overall scores per language track (points). Overall = (Objective + Subjective) / 2; overall is the mean of the two tracks with its bootstrap interval over tasks.",
+		Columns: []analysis.Column{colSystem, colGroup,
+			pts("en_objective", "EN objective", "accuracy on English objective tasks"),
+			pts("en_subjective", "EN subjective", "expert x 0.8 + citation x 0.1 + source x 0.1 on English report tasks"),
+			pts("en_overall", "EN overall", ""),
+			pts("zh_objective", "ZH objective", ""), pts("zh_subjective", "ZH subjective", ""), pts("zh_overall", "ZH overall", ""),
+			pts("overall", "Overall", "mean of the EN and ZH overall scores"),
+			{Name: "overall_low", Title: "95% low", Unit: "pts", Decimals: 2},
+			{Name: "overall_high", Title: "95% high", Unit: "pts", Decimals: 2},
+			{Name: "tier", Title: "Tier", Doc: "systems whose intervals overlap their neighbour's share a tier"},
+		},
+		Charts: []analysis.Chart{{ID: "dimension_heatmap", Kind: analysis.Heatmap, Title: "Systems by track and dimension", X: "system",
+			Y: []string{"en_objective", "en_subjective", "en_overall", "zh_objective", "zh_subjective", "zh_overall"}}},
+	}
+	detail := map[string]*analysis.Table{}
+	for _, l := range langs {
+		L := strings.ToUpper(l)
+		detail[l] = &analysis.Table{Benchmark: Name, Name: l + "_detail", Title: "ICBCBench " + L + " track detail",
+			Caption: "Objective accuracy over text-only and all tasks; subjective components; blank components are not evaluated for the system (they count 0 in the subjective score).",
+			Columns: []analysis.Column{colSystem, colGroup,
+				pts("objective_text_only", "Objective text-only", ""), pts("objective_all", "Objective all", ""),
+				pts("expert", "Expert", "rubric score, averaged by the expert_average knob"),
+				pts("citation", "Citation", "citation consistency"), pts("source", "Source", "source quality"),
+				pts("overall", "Overall", ""),
+				pts("expert_all_tasks", "Expert (all tasks)", "mean over every scored report"),
+				pts("expert_positive_tasks", "Expert (tasks > 0)", "mean over reports scoring above 0, the authors' convention"),
+				pts("subjective", "Subjective", ""),
+			}}
+	}
+	cross := &analysis.Table{Benchmark: Name, Name: "cross_lingual", Title: "Cross-lingual delta",
+		Caption: "EN overall - ZH overall (positive: English-leaning) with a 95% paired bootstrap interval over tasks.",
+		Columns: []analysis.Column{colSystem, colGroup, pts("en_overall", "EN overall", ""), pts("zh_overall", "ZH overall", ""),
+			{Name: "delta", Title: "Delta", Unit: "pts", Decimals: 2}, {Name: "delta_low", Title: "95% low", Unit: "pts", Decimals: 2},
+			{Name: "delta_high", Title: "95% high", Unit: "pts", Decimals: 2}},
+		Charts: []analysis.Chart{{ID: "cross_lingual_mirror", Kind: analysis.Mirror, Title: "Overall score, EN (left) and ZH (right), with the delta",
+			X: "system", Y: []string{"en_overall", "zh_overall", "delta"}, XName: "Overall (pts)"}},
+	}
+	for _, i := range order {
+		sys := &r.systems[i]
+		e, z := en[i], zh[i]
+		tc := analysis.Undefined("no interval")
+		if t, ok := tier[i]; ok {
+			tc = analysis.Int(t)
+		}
+		main.AddRow(analysis.Text(sys.Name), analysis.Text(sys.Group), num(e.objAll), num(e.subjective), num(e.overall),
+			num(z.objAll), num(z.subjective), num(z.overall), num(mean[i]), num(overall[i].lo), num(overall[i].hi), tc)
+		for _, l := range langs {
+			t := scores[l][i]
+			detail[l].AddRow(analysis.Text(sys.Name), analysis.Text(sys.Group), num(t.objText), num(t.objAll), num(t.expert),
+				notEvaluated(t.citation), notEvaluated(t.source), num(t.overall), num(t.expertAll), num(t.expertPo), num(t.subjective))
+		}
+	}
+	crossOrder := slices.Clone(order)
+	slices.SortStableFunc(crossOrder, func(a, b int) int {
+		x, y := en[a].overall, en[b].overall
+		if x != y && !math.IsNaN(x) && !math.IsNaN(y) {
+			return cmp.Compare(y, x)
+		}
+		return strings.Compare(r.systems[a].Name, r.systems[b].Name)
+	})
+	for _, i := range crossOrder {
+		cross.AddRow(analysis.Text(r.systems[i].Name), analysis.Text(r.systems[i].Group), num(en[i].overall), num(zh[i].overall),
+			num(en[i].overall-zh[i].overall), num(delta[i].lo), num(delta[i].hi))
+	}
+	r.res.Tables = append(r.res.Tables, main, detail["en"], detail["zh"], r.calibration(en, zh, order), r.reliability(order),
+		r.domains(order), cross, r.humanConsistency(), r.rubricTable())
+	r.details()
+}
+
+func groupRank(g string) int {
+	switch g {
+	case "closed":
+		return 0
+	case "open":
+		return 1
+	}
+	return 2
+}
+
+func (r *run) predictions(si int) []stats.Prediction {
+	var p []stats.Prediction
+	for _, out := range r.objRes[si] {
+		if !out.missing && out.parsed {
+			p = append(p, stats.Prediction{Confidence: out.conf / 100, Correct: out.correct})
+		}
+	}
+	return p
+}
+
+func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "calibration", Title: "Accuracy and calibration error",
+		Caption: fmt.Sprintf("Objective tasks of both languages. Accuracy = mean of the EN and ZH objective scores; calibration error = HLE RMS calibration error (bins of %d, %s), in percent; ECE with %d equal-width bins.",
+			r.o.beta, map[bool]string{false: "every bin", true: "last bin skipped as in the original HLE code"}[r.o.skipLast], r.o.eceBins),
+		Columns: []analysis.Column{colSystem,
+			{Name: "accuracy", Title: "Accuracy", Unit: "%", Decimals: 2, Better: analysis.Higher},
+			{Name: "calibration_error", Title: "Calibration error", Unit: "%", Decimals: 2, Better: analysis.Lower},
+			{Name: "calibration_error_beta10", Title: "Calibration error (bins of 10)", Unit: "%", Decimals: 2, Better: analysis.Lower},
+			{Name: "ece", Title: "ECE", Unit: "%", Decimals: 2, Better: analysis.Lower},
+			{Name: "predictions", Title: "Predictions", Doc: "judged answers with a confidence"},
+		},
+		Charts: []analysis.Chart{{ID: "accuracy_calibration", Kind: analysis.Scatter, Title: "Accuracy vs calibration error",
+			X: "calibration_error", Y: []string{"accuracy"}, Label: "system", XName: "Calibration error (%)", YName: "Accuracy (%)",
+			Zone: &analysis.Zone{XMin: 0, XMax: 60, YMin: 30, YMax: 100, Label: "ideal zone: accuracy > 30%, calibration error < 60%"}}},
+	}
+	cell := func(x float64, err error) analysis.Cell {
+		if err != nil {
+			return analysis.Undefined(err.Error())
+		}
+		return analysis.Number(100 * x)
+	}
+	for _, i := range order {
+		p := r.predictions(i)
+		acc := (en[i].objAll + zh[i].objAll) / 2
+		t.AddRow(analysis.Text(r.systems[i].Name), num(acc),
+			cell(stats.CalibrationError(p, stats.Calibration{Beta: r.o.beta, SkipLast: r.o.skipLast})),
+			cell(stats.CalibrationError(p, stats.Calibration{Beta: 10, SkipLast: r.o.skipLast})),
+			cell(stats.ECE(p, r.o.eceBins)), analysis.Int(len(p)))
+	}
+	return t
+}
+
+func (r *run) reliability(order []int) *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "reliability", Title: "Reliability diagram",
+		Caption: "Accuracy (%) per equal-width confidence bin and system, both languages; ideal = the bin's mid confidence. Empty bins are blank."}
+	t.Columns = []analysis.Column{{Name: "bin", Title: "Confidence bin"}, {Name: "bin_mid", Title: "Bin mid", Unit: "%", Decimals: 1},
+		{Name: "ideal", Title: "Ideal", Unit: "%", Decimals: 1}}
+	ch := analysis.Chart{ID: "reliability_diagram", Kind: analysis.Line, Title: "Reliability diagram", X: "bin_mid", Y: []string{"ideal"},
+		XName: "Confidence (%)", YName: "Accuracy (%)"}
+	bins := make([][]stats.ReliabilityBin, len(order))
+	for k, i := range order {
+		name := r.systems[i].Name
+		t.Columns = append(t.Columns, analysis.Column{Name: name, Unit: "%", Decimals: 1})
+		ch.Y = append(ch.Y, name)
+		bins[k] = stats.Reliability(r.predictions(i), r.o.eceBins)
+	}
+	for b := range r.o.eceBins {
+		lo, hi := 100*float64(b)/float64(r.o.eceBins), 100*float64(b+1)/float64(r.o.eceBins)
+		row := []analysis.Cell{analysis.Text(fmt.Sprintf("%g-%g", lo, hi)), analysis.Number((lo + hi) / 2), analysis.Number((lo + hi) / 2)}
+		for k := range order {
+			if x := bins[k][b]; x.Count > 0 {
+				row = append(row, analysis.Number(100*x.Accuracy))
+			} else {
+				row = append(row, analysis.Undefined("empty bin"))
+			}
+		}
+		t.AddRow(row...)
+	}
+	t.Charts = []analysis.Chart{ch}
+	return t
+}
+
+func (r *run) domainOf(o *Objective) string {
+	prefix, _, _ := strings.Cut(o.ClassificationCode, "-")
+	for _, d := range r.in.Config.Domains {
+		if strings.EqualFold(d.Prefix, prefix) {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+func (r *run) domains(order []int) *analysis.Table {
+	doms := r.in.Config.Domains
+	count := map[string]int{}
+	for _, o := range r.obj {
+		d := r.domainOf(o)
+		if d == "" {
+			r.problem("%s: classification_code %q maps to no domain", objTask(o), o.ClassificationCode)
+			continue
+		}
+		count[d]++
+	}
+	var sizes []string
+	for _, d := range doms {
+		sizes = append(sizes, fmt.Sprintf("%s %d", d.Name, count[d.Name]))
+	}
+	t := &analysis.Table{Benchmark: Name, Name: "domains", Title: "Objective accuracy by domain",
+		Caption: "Accuracy (points) per domain over both languages; average = mean of the domain columns. Tasks per domain: " + strings.Join(sizes, ", ") + ".",
+		Notes:   []string{"The public file's classification_code prefixes give 28/25/20/7 tasks (banking/capital markets/insurance/others); the paper's table implies 28/24/20/8."},
+		Columns: []analysis.Column{colSystem, colGroup}}
+	ch := analysis.Chart{ID: "domain_bars", Kind: analysis.Bar, Title: "Objective accuracy by domain", X: "system", YName: "Accuracy (pts)"}
+	for _, d := range doms {
+		t.Columns = append(t.Columns, pts(d.Name, strings.ReplaceAll(d.Name, "_", " "), ""))
+		ch.Y = append(ch.Y, d.Name)
+	}
+	t.Columns = append(t.Columns, pts("average", "Average", "mean of the domain accuracies"))
+	t.Charts = []analysis.Chart{ch}
+	for _, i := range order {
+		row := []analysis.Cell{analysis.Text(r.systems[i].Name), analysis.Text(r.systems[i].Group)}
+		var accs []float64
+		for _, d := range doms {
+			var n, c float64
+			for ti, o := range r.obj {
+				if out := r.objRes[i][ti]; r.domainOf(o) == d.Name && !out.missing {
+					n++
+					if out.correct {
+						c++
+					}
+				}
+			}
+			a := pct(c, n)
+			row = append(row, num(a))
+			accs = append(accs, a)
+		}
+		row = append(row, num(stats.Mean(accs)))
+		t.AddRow(row...)
+	}
+	return t
+}
+
+func (r *run) rubricTable() *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "rubrics", Title: "Expert rubrics",
+		Caption: "Every rubric of the subjective file as parsed: dimensions, sub-dimensions, points, and the inconsistencies found (reported, not fixed).",
+		Columns: []analysis.Column{{Name: "id", Title: "Rubric"}, {Name: "language", Title: "Language"},
+			{Name: "dimensions", Title: "Dimensions"}, {Name: "sub_dimensions", Title: "Sub-dimensions"},
+			{Name: "points_total", Title: "Points", Decimals: 0, Doc: "sum of the dimensions' points"},
+			{Name: "sub_points_total", Title: "Sub-dimension points", Decimals: 0, Doc: "sum of the sub-dimensions' points: the most a judge can award"},
+			{Name: "problems", Title: "Problems"}}}
+	subs := slices.Clone(r.in.Subjectives)
+	slices.SortFunc(subs, func(a, b Subjective) int { return idLess(a.ID, b.ID) })
+	for _, s := range subs {
+		rb := r.rubrics[s.ID]
+		if rb == nil {
+			t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(0), analysis.Int(0),
+				analysis.Undefined("unparsed"), analysis.Undefined("unparsed"), analysis.Text("no dimension headings found"))
+			continue
+		}
+		t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(len(rb.Dimensions)), analysis.Int(len(rb.Subs())),
+			analysis.Number(rb.Total()), analysis.Number(rb.SubTotal()), analysis.Text(strings.Join(rb.Problems, "; ")))
+	}
+	return t
+}
+
+func (r *run) details() {
+	for si, sys := range r.systems {
+		for ti, o := range r.obj {
+			out := r.objRes[si][ti]
+			if out.answer.Err != nil || (out.answer.Text == "" && out.missing) {
+				continue
+			}
+			score := "incorrect"
+			switch {
+			case out.missing:
+				score = "not judged (missing judge reply)"
+			case !out.parsed:
+				score = "incorrect (judge response unparsable)"
+			case out.correct:
+				score = "correct"
+			}
+			d := analysis.Detail{Task: objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(out.answer.Text, 4000), Score: score}
+			if !out.missing {
+				v := analysis.Verdict{Judge: r.in.Config.ObjectiveJudge.Name, Reasoning: clip(out.verdict.Reasoning, 2000)}
+				if out.parsed {
+					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(out.verdict.Extracted, 200), out.conf)
+				} else {
+					v.Verdict, v.Reasoning = "unparsable", clip(out.judgeRaw, 2000)
+				}
+				d.Verdicts = []analysis.Verdict{v}
+			}
+			r.res.Details = append(r.res.Details, d)
+		}
+		for ti, s := range r.sub {
+			out := r.subRes[si][ti]
+			if out.missing {
+				continue
+			}
+			score := "not scored"
+			if !math.IsNaN(out.expert) {
+				score = fmt.Sprintf("expert %s/100", trimFloat(out.expert))
+			}
+			r.res.Details = append(r.res.Details, analysis.Detail{Task: subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
+				Output: clip(out.report, 6000), Score: score, Verdicts: out.verdicts})
+		}
+	}
+}

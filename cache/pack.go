@@ -1,0 +1,298 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Pack file layout (see docs/cache.md):
+//
+//	magic        8 bytes "FRPACK1\n"
+//	objects      one zstd frame per object, back to back
+//	index        one zstd frame (no dictionary) holding the pack index
+//	trailer      8-byte little-endian offset of the index frame, then "FRPKEND\n"
+//
+// The pack's name is the SHA-256 of the whole file.
+const (
+	packMagic    = "FRPACK1\n"
+	packEndMagic = "FRPKEND\n"
+	trailerLen   = 16
+	indexHeader  = "finrepro-pack-index/1\n"
+)
+
+// maxIndexBytes caps the uncompressed index of one pack.
+const maxIndexBytes = 256 << 20
+
+// objEntry locates one object inside a pack.
+type objEntry struct {
+	digest Digest
+	off    int64
+	clen   int64
+	rawLen int64
+}
+
+// recEntry is one exchange record: the request object has digest key.
+type recEntry struct {
+	key  Key
+	resp Digest
+	meta []byte // JSON of Meta
+}
+
+// packIndex is the decoded index of one pack.
+type packIndex struct {
+	dict Digest // zero: no dictionary
+	objs []objEntry
+	recs []recEntry
+}
+
+func (ix *packIndex) marshal() []byte {
+	b := []byte(indexHeader)
+	b = append(b, ix.dict[:]...)
+	b = binary.AppendUvarint(b, uint64(len(ix.objs)))
+	for _, o := range ix.objs {
+		b = append(b, o.digest[:]...)
+		b = binary.AppendUvarint(b, uint64(o.off))
+		b = binary.AppendUvarint(b, uint64(o.clen))
+		b = binary.AppendUvarint(b, uint64(o.rawLen))
+	}
+	b = binary.AppendUvarint(b, uint64(len(ix.recs)))
+	for _, r := range ix.recs {
+		b = append(b, r.key[:]...)
+		b = append(b, r.resp[:]...)
+		b = binary.AppendUvarint(b, uint64(len(r.meta)))
+		b = append(b, r.meta...)
+	}
+	return b
+}
+
+var errBadIndex = errors.New("malformed pack index")
+
+// parsePackIndex decodes an index; objects must lie in [8, indexOff).
+func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(indexHeader))
+	if !ok || len(rest) < 32 {
+		return nil, errBadIndex
+	}
+	ix := &packIndex{}
+	copy(ix.dict[:], rest)
+	rest = rest[32:]
+	uv := func() (int64, bool) {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 || v > 1<<62 {
+			return 0, false
+		}
+		rest = rest[n:]
+		return int64(v), true
+	}
+	n, ok := uv()
+	if !ok || n > int64(len(rest))/35 {
+		return nil, errBadIndex
+	}
+	ix.objs = make([]objEntry, 0, n)
+	for range n {
+		if len(rest) < 32 {
+			return nil, errBadIndex
+		}
+		var o objEntry
+		copy(o.digest[:], rest)
+		rest = rest[32:]
+		var ok1, ok2, ok3 bool
+		o.off, ok1 = uv()
+		o.clen, ok2 = uv()
+		o.rawLen, ok3 = uv()
+		if !ok1 || !ok2 || !ok3 || o.off < int64(len(packMagic)) || o.off+o.clen > indexOff || o.clen == 0 {
+			return nil, errBadIndex
+		}
+		ix.objs = append(ix.objs, o)
+	}
+	n, ok = uv()
+	if !ok || n > int64(len(rest))/65 {
+		return nil, errBadIndex
+	}
+	ix.recs = make([]recEntry, 0, n)
+	for range n {
+		if len(rest) < 64 {
+			return nil, errBadIndex
+		}
+		var r recEntry
+		copy(r.key[:], rest)
+		copy(r.resp[:], rest[32:])
+		rest = rest[64:]
+		m, ok := uv()
+		if !ok || m > int64(len(rest)) {
+			return nil, errBadIndex
+		}
+		r.meta = rest[:m:m]
+		rest = rest[m:]
+		ix.recs = append(ix.recs, r)
+	}
+	if len(rest) != 0 {
+		return nil, errBadIndex
+	}
+	return ix, nil
+}
+
+// readPackIndex reads and decodes the index of a pack of size bytes.
+func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
+	if size < int64(len(packMagic))+trailerLen {
+		return nil, errors.New("pack truncated")
+	}
+	var tr [trailerLen]byte
+	if _, err := f.ReadAt(tr[:], size-trailerLen); err != nil {
+		return nil, err
+	}
+	if string(tr[8:]) != packEndMagic {
+		return nil, errors.New("pack truncated or bad trailer")
+	}
+	off := int64(binary.LittleEndian.Uint64(tr[:8]))
+	if off < int64(len(packMagic)) || off >= size-trailerLen {
+		return nil, errors.New("bad index offset")
+	}
+	var magic [len(packMagic)]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil {
+		return nil, err
+	}
+	if string(magic[:]) != packMagic {
+		return nil, errors.New("not a pack file")
+	}
+	if size-trailerLen-off > maxIndexBytes {
+		return nil, errors.New("pack index too large")
+	}
+	frame := make([]byte, size-trailerLen-off)
+	if _, err := f.ReadAt(frame, off); err != nil {
+		return nil, err
+	}
+	raw, err := s.indexDec.DecodeAll(frame, nil)
+	if err != nil {
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	return parsePackIndex(raw, off)
+}
+
+// packWriter builds one pack in a temporary file.
+type packWriter struct {
+	f   *os.File
+	h   io.Writer // hashes what is written
+	sum interface{ Sum([]byte) []byte }
+	off int64
+	ix  packIndex
+}
+
+func (s *Store) newPackWriter(dict Digest) (*packWriter, error) {
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "pack-*")
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	pw := &packWriter{f: f, h: io.MultiWriter(f, h), sum: h}
+	pw.ix.dict = dict
+	if _, err := pw.h.Write([]byte(packMagic)); err != nil {
+		pw.abort()
+		return nil, err
+	}
+	pw.off = int64(len(packMagic))
+	return pw, nil
+}
+
+func (pw *packWriter) addObject(d Digest, frame []byte, rawLen int) error {
+	if _, err := pw.h.Write(frame); err != nil {
+		return err
+	}
+	pw.ix.objs = append(pw.ix.objs, objEntry{d, pw.off, int64(len(frame)), int64(rawLen)})
+	pw.off += int64(len(frame))
+	return nil
+}
+
+func (pw *packWriter) addRecord(r recEntry) { pw.ix.recs = append(pw.ix.recs, r) }
+
+func (pw *packWriter) abort() {
+	pw.f.Close()
+	os.Remove(pw.f.Name()) // best effort: a leftover temp file is removed by gc
+}
+
+// finish writes index and trailer, syncs the file and renames it into
+// place, then syncs its folder. It returns the pack's name.
+func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
+	frame := s.indexEnc.EncodeAll(pw.ix.marshal(), nil)
+	var tr [trailerLen]byte
+	binary.LittleEndian.PutUint64(tr[:8], uint64(pw.off))
+	copy(tr[8:], packEndMagic)
+	if _, err := pw.h.Write(frame); err != nil {
+		pw.abort()
+		return "", nil, err
+	}
+	if _, err := pw.h.Write(tr[:]); err != nil {
+		pw.abort()
+		return "", nil, err
+	}
+	if err := pw.f.Sync(); err != nil {
+		pw.abort()
+		return "", nil, err
+	}
+	if err := pw.f.Close(); err != nil {
+		os.Remove(pw.f.Name())
+		return "", nil, err
+	}
+	name := hex.EncodeToString(pw.sum.Sum(nil))
+	dst := s.packPath(name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		os.Remove(pw.f.Name())
+		return "", nil, err
+	}
+	if err := os.Rename(pw.f.Name(), dst); err != nil {
+		os.Remove(pw.f.Name())
+		return "", nil, err
+	}
+	if err := syncDir(filepath.Dir(dst)); err != nil {
+		return "", nil, err
+	}
+	return name, &pw.ix, nil
+}
+
+func (s *Store) packPath(name string) string {
+	return filepath.Join(s.dir, packsDir, name[:2], name+".pack")
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeFileAtomic writes b to path durably: temp file, fsync, rename,
+// fsync of the folder.
+func (s *Store) writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "file-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}

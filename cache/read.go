@@ -1,0 +1,255 @@
+package cache
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Keys returns every stored key, sorted.
+func (s *Store) Keys() ([]Key, error) {
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	keys := keysOf(s.recs)
+	s.mu.RUnlock()
+	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	return keys, nil
+}
+
+// eachWindow is how many exchanges Each decodes ahead in parallel; it
+// bounds Each's memory whatever the size of the store.
+const eachWindow = 64
+
+// Each calls fn with every exchange, sorted by key. An exchange whose data
+// is corrupt is skipped and recorded in Problems; Each then returns an
+// error wrapping ErrCorrupt after visiting the rest. An error from fn stops
+// the walk and is returned as is.
+func (s *Store) Each(fn func(Key, *Exchange) error) error {
+	keys, err := s.Keys()
+	if err != nil {
+		return err
+	}
+	var xs [eachWindow]*Exchange
+	var errs [eachWindow]error
+	bad := 0
+	for start := 0; start < len(keys); start += eachWindow {
+		chunk := keys[start:min(start+eachWindow, len(keys))]
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for i, k := range chunk {
+			g.Go(func() error {
+				s.mu.RLock()
+				r := s.recs[k]
+				s.mu.RUnlock()
+				xs[i], errs[i] = s.get(k, r)
+				return nil
+			})
+		}
+		g.Wait() // errors are kept per exchange
+		for i, k := range chunk {
+			if errs[i] != nil {
+				if !errors.Is(errs[i], ErrCorrupt) {
+					return errs[i]
+				}
+				bad++
+				s.mu.Lock()
+				s.problems = append(s.problems, Problem{Key: k, Msg: errs[i].Error()})
+				s.mu.Unlock()
+				continue
+			}
+			if err := fn(k, xs[i]); err != nil {
+				return err
+			}
+			xs[i] = nil
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("cache: each: %d exchanges unreadable: %w", bad, ErrCorrupt)
+	}
+	return nil
+}
+
+// Stats describe a store.
+type Stats struct {
+	Exchanges int   `json:"exchanges"`
+	Objects   int   `json:"objects"` // distinct objects (requests and responses)
+	Packs     int   `json:"packs"`
+	Dicts     int   `json:"dictionaries"`
+	RawBytes  int64 `json:"raw_bytes"` // requests, responses and meta as JSON, before deduplication and compression
+	// StoredBytes is the size of all pack and dictionary files.
+	StoredBytes int64   `json:"stored_bytes"`
+	Ratio       float64 `json:"ratio"` // RawBytes / StoredBytes
+	CostUSD     float64 `json:"cost_usd"`
+	// Conflicts counts keys recorded with more than one response.
+	Conflicts  int     `json:"conflicts"`
+	ByProvider []Count `json:"by_provider"`
+	ByModel    []Count `json:"by_model"`
+	BySource   []Count `json:"by_source"`
+}
+
+// A Count is the share of one provider, model or source.
+type Count struct {
+	Name      string  `json:"name"`
+	Exchanges int     `json:"exchanges"`
+	CostUSD   float64 `json:"cost_usd"`
+}
+
+// Stats counts the store's exchanges, objects and bytes without reading
+// any object.
+func (s *Store) Stats() (*Stats, error) {
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := &Stats{Exchanges: len(s.recs), Objects: len(s.objs), Dicts: len(s.dicts)}
+	by := [3]map[string]*Count{{}, {}, {}}
+	for k, r := range s.recs {
+		var m Meta
+		_ = json.Unmarshal(r.meta, &m) // a bad meta counts as empty here; verify reports it
+		if l := s.objs[Digest(k)]; len(l) > 0 {
+			st.RawBytes += l[0].rawLen - int64(len(KeySchema)+1)
+		}
+		if l := s.objs[r.resp]; len(l) > 0 {
+			st.RawBytes += l[0].rawLen
+		}
+		st.RawBytes += int64(len(r.meta))
+		st.CostUSD += m.CostUSD
+		if r.dup > 0 {
+			st.Conflicts += s.conflicting(k)
+		}
+		for i, name := range []string{m.Provider, m.Model, m.Source} {
+			c := by[i][name]
+			if c == nil {
+				c = &Count{Name: name}
+				by[i][name] = c
+			}
+			c.Exchanges++
+			c.CostUSD += m.CostUSD
+		}
+	}
+	for _, p := range s.packs {
+		st.Packs++
+		st.StoredBytes += p.size
+	}
+	for _, d := range s.dicts {
+		st.StoredBytes += int64(d.size)
+	}
+	if st.StoredBytes > 0 {
+		st.Ratio = float64(st.RawBytes) / float64(st.StoredBytes)
+	}
+	for i, dst := range []*[]Count{&st.ByProvider, &st.ByModel, &st.BySource} {
+		for _, c := range by[i] {
+			*dst = append(*dst, *c)
+		}
+		slices.SortFunc(*dst, func(a, b Count) int { return cmpString(a.Name, b.Name) })
+	}
+	return st, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// conflicting reports (0 or 1) whether key k has records with different
+// responses; it reads the indexes of the packs again only for such keys,
+// which are rare. s.mu is held for reading.
+func (s *Store) conflicting(k Key) int {
+	want := s.recs[k].resp
+	for _, p := range s.packs {
+		if p.recs == 0 {
+			continue
+		}
+		ix, _, err := s.loadPack(p.path)
+		if err != nil {
+			continue
+		}
+		for _, r := range ix.recs {
+			if r.key == k && r.resp != want {
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// Lookup returns the stored exchanges whose request has the provider and,
+// when model is not empty, the model (meta.model), sorted by key. It is
+// the source of "cache explain"'s nearest requests.
+func (s *Store) Lookup(provider, model string) ([]Key, error) {
+	keys, err := s.Keys()
+	if err != nil {
+		return nil, err
+	}
+	var out []Key
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, k := range keys {
+		var m Meta
+		if json.Unmarshal(s.recs[k].meta, &m) != nil {
+			continue
+		}
+		if m.Provider == provider && (model == "" || m.Model == model) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// relPath is the slash path of a store file, for problems.
+func relPath(parts ...string) string { return filepath.ToSlash(filepath.Join(parts...)) }
+
+func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
+
+// Dump writes every exchange as one JSONL line {"request": ...,
+// "response": ..., "meta": ...}, sorted by key: the form Load reads. The
+// request is in canonical form (without the schema line) and a response
+// that spans lines is compacted.
+func (s *Store) Dump(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var line []byte
+	err := s.Each(func(k Key, x *Exchange) error {
+		meta, err := json.Marshal(&x.Meta)
+		if err != nil {
+			return err
+		}
+		line = append(line[:0], `{"request":`...)
+		line = append(line, x.Request...)
+		line = append(line, `,"response":`...)
+		if bytes.ContainsAny(x.Response, "\r\n") {
+			var c bytes.Buffer
+			if err := json.Compact(&c, x.Response); err != nil {
+				return fmt.Errorf("cache: dump %s: %w", k.Str(), err)
+			}
+			line = append(line, c.Bytes()...)
+		} else {
+			line = append(line, x.Response...)
+		}
+		line = append(line, `,"meta":`...)
+		line = append(line, meta...)
+		line = append(line, "}\n"...)
+		_, err = bw.Write(line)
+		return err
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}

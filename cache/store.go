@@ -1,0 +1,562 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// StoreFormat is the content of a store's format file; a store of another
+// format is refused.
+const StoreFormat = "finrepro-cache/1\n"
+
+// Store layout.
+const (
+	formatFile = "FORMAT"
+	packsDir   = "packs" // packs/xx/<sha256 of file>.pack
+	dictsDir   = "dicts" // dicts/<sha256 of content>.dict
+	tmpDir     = "tmp"   // temporary files before their rename
+)
+
+// DefaultMaxObjectBytes bounds one object's uncompressed size (and so what
+// a hostile object can make the decoder allocate) when Options leaves it 0.
+const DefaultMaxObjectBytes = 256 << 20
+
+// VerifyEnv is the environment variable that turns on verify mode.
+const VerifyEnv = "FINREPRO_CACHE_VERIFY"
+
+// ErrCorrupt marks data that failed its hash or could not be decoded. It is
+// never served.
+var ErrCorrupt = errors.New("cache: corrupt data")
+
+// A ConflictError is a Put, in verify mode, of a response that differs
+// from the one stored under the same key.
+type ConflictError struct {
+	Key            Key
+	Stored, Posted Digest // response digests
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("cache: put %s: response %s differs from stored response %s (verify mode)", e.Key.Str(), e.Posted.Str(), e.Stored.Str())
+}
+
+// Options configure a Store.
+type Options struct {
+	// Verify makes a Put of a different response under a stored key an
+	// error. It is also on when FINREPRO_CACHE_VERIFY=1.
+	Verify bool
+	// MaxObjectBytes bounds the uncompressed size of one object;
+	// 0 means DefaultMaxObjectBytes.
+	MaxObjectBytes int64
+}
+
+// A Store is an opened cache folder. Its methods are safe for concurrent
+// use, and several processes may write the same folder at once.
+type Store struct {
+	dir string
+	opt Options
+
+	indexEnc *zstd.Encoder
+	indexDec *zstd.Decoder
+	plainDec *zstd.Decoder // objects of packs without a dictionary
+
+	mu        sync.RWMutex
+	packs     map[string]*pack
+	recs      map[Key]*rec
+	objs      map[Digest][]objLoc
+	dicts     map[Digest]*dict
+	writeDict *dict // nil: no dictionary yet
+	problems  []Problem
+	closed    bool
+}
+
+// pack is a pack file known to the store.
+type pack struct {
+	name string
+	path string
+	dict *dict
+	size int64
+	f    *os.File // opened on first read of a large pack
+	recs int
+}
+
+type objLoc struct {
+	p      *pack
+	off    int64
+	clen   int64
+	rawLen int64
+}
+
+type rec struct {
+	p    *pack
+	resp Digest
+	meta []byte
+	// dup counts other records of the same key (same or other response).
+	dup int
+}
+
+// dict is a compression dictionary with its coders.
+type dict struct {
+	digest Digest
+	size   int
+	enc    *zstd.Encoder
+	dec    *zstd.Decoder
+}
+
+// A Problem is one thing wrong in a store. Key is zero when the problem is
+// not about one exchange.
+type Problem struct {
+	Key  Key
+	Path string // slash path relative to the store
+	Msg  string
+}
+
+func (p Problem) String() string {
+	s := p.Path
+	if p.Key != (Key{}) {
+		s += ": key " + p.Key.String()
+	}
+	return s + ": " + p.Msg
+}
+
+// Open opens the store in dir, creating the folder when missing, and reads
+// the index of every pack. Packs that cannot be read are reported by
+// Problems and their exchanges are misses.
+func Open(dir string, opt Options) (*Store, error) {
+	if opt.MaxObjectBytes <= 0 {
+		opt.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if os.Getenv(VerifyEnv) == "1" {
+		opt.Verify = true
+	}
+	for _, d := range []string{dir, filepath.Join(dir, packsDir), filepath.Join(dir, dictsDir), filepath.Join(dir, tmpDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("cache: open: %w", err)
+		}
+	}
+	s := &Store{
+		dir:   dir,
+		opt:   opt,
+		packs: map[string]*pack{},
+		recs:  map[Key]*rec{},
+		objs:  map[Digest][]objLoc{},
+		dicts: map[Digest]*dict{},
+	}
+	if err := s.checkFormat(); err != nil {
+		return nil, err
+	}
+	var err error
+	s.indexEnc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("cache: open: %w", err)
+	}
+	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("cache: open: %w", err)
+	}
+	s.plainDec, err = s.newDecoder()
+	if err != nil {
+		return nil, fmt.Errorf("cache: open: %w", err)
+	}
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) checkFormat() error {
+	p := filepath.Join(s.dir, formatFile)
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
+			return fmt.Errorf("cache: open: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cache: open: %w", err)
+	}
+	if string(b) != StoreFormat {
+		return fmt.Errorf("cache: open: %s: got format %q, want %q", p, strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))
+	}
+	return nil
+}
+
+// Dir returns the store's folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the store's files. The store is unusable afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var first error
+	for _, p := range s.packs {
+		if p.f != nil {
+			if err := p.f.Close(); err != nil && first == nil {
+				first = fmt.Errorf("cache: close: %w", err)
+			}
+			p.f = nil
+		}
+	}
+	for _, d := range s.dicts {
+		d.enc.Close()
+		d.dec.Close()
+	}
+	s.indexEnc.Close()
+	s.indexDec.Close()
+	s.plainDec.Close()
+	return first
+}
+
+// Problems returns what went wrong reading pack indexes so far.
+func (s *Store) Problems() []Problem {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.problems)
+}
+
+// refresh reads the indexes of packs written since the last refresh (by
+// this or another process).
+func (s *Store) refresh() error {
+	names, err := s.listPacks()
+	if err != nil {
+		return fmt.Errorf("cache: read index: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range names {
+		if _, ok := s.packs[name]; ok {
+			continue
+		}
+		p := &pack{name: name, path: s.packPath(name)}
+		ix, size, err := s.loadPack(p.path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // removed by a concurrent gc
+			}
+			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+			s.packs[name] = p // do not retry it
+			continue
+		}
+		p.size = size
+		if err := s.addIndex(p, ix); err != nil {
+			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+		}
+		s.packs[name] = p
+	}
+	if s.writeDict == nil && len(s.dicts) > 0 {
+		s.writeDict = s.dicts[slices.MinFunc(keysOf(s.dicts), cmpDigest)]
+	}
+	return nil
+}
+
+func keysOf[K comparable, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func cmpDigest(a, b Digest) int { return bytes.Compare(a[:], b[:]) }
+
+func (s *Store) rel(p string) string {
+	r, err := filepath.Rel(s.dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(r)
+}
+
+// listPacks returns the names of all pack files, sorted.
+func (s *Store) listPacks() ([]string, error) {
+	root := filepath.Join(s.dir, packsDir)
+	fans, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, fan := range fans {
+		if !fan.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(root, fan.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			name, ok := strings.CutSuffix(e.Name(), ".pack")
+			if ok && isHexName(name) && name[:2] == fan.Name() {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func isHexName(s string) bool {
+	_, err := ParseDigest(s)
+	return err == nil
+}
+
+// loadPack reads the index of the pack at path.
+func (s *Store) loadPack(path string) (*packIndex, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	ix, err := s.readPackIndex(f, st.Size())
+	return ix, st.Size(), err
+}
+
+// addIndex adds a pack's entries to the in-memory index; s.mu is held.
+func (s *Store) addIndex(p *pack, ix *packIndex) error {
+	if ix.dict != (Digest{}) {
+		d, err := s.loadDict(ix.dict)
+		if err != nil {
+			return err
+		}
+		p.dict = d
+	}
+	for _, o := range ix.objs {
+		s.objs[o.digest] = append(s.objs[o.digest], objLoc{p, o.off, o.clen, o.rawLen})
+	}
+	for _, r := range ix.recs {
+		p.recs++
+		old, ok := s.recs[r.key]
+		if !ok {
+			s.recs[r.key] = &rec{p: p, resp: r.resp, meta: r.meta}
+			continue
+		}
+		// Several records of one key (concurrent writers): the smallest
+		// response digest wins, then the smallest pack name, so that every
+		// process resolves them alike.
+		nr := &rec{p: p, resp: r.resp, meta: r.meta, dup: old.dup + 1}
+		if c := cmpDigest(r.resp, old.resp); c < 0 || c == 0 && p.name < old.p.name {
+			s.recs[r.key] = nr
+		} else {
+			old.dup++
+		}
+	}
+	return nil
+}
+
+// loadDict reads and registers dictionary d; s.mu is held.
+func (s *Store) loadDict(d Digest) (*dict, error) {
+	if x, ok := s.dicts[d]; ok {
+		return x, nil
+	}
+	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("dictionary %s: %w", d.Str(), err)
+	}
+	if Digest(sha256.Sum256(b)) != d {
+		return nil, fmt.Errorf("dictionary %s: %w", d.Str(), ErrCorrupt)
+	}
+	x, err := s.newDict(d, b)
+	if err != nil {
+		return nil, err
+	}
+	s.dicts[d] = x
+	return x, nil
+}
+
+// dictID derives the zstd dictionary ID from the dictionary's digest.
+func dictID(d Digest) uint32 {
+	return 32768 + binary.LittleEndian.Uint32(d[:4])%(1<<31-32768)
+}
+
+func (s *Store) newDict(d Digest, content []byte) (*dict, error) {
+	id := dictID(d)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderDictRaw(id, content), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(encoderLevel))
+	if err != nil {
+		return nil, err
+	}
+	dec, err := s.newDecoder(zstd.WithDecoderDictRaw(id, content))
+	if err != nil {
+		return nil, err
+	}
+	return &dict{digest: d, size: len(content), enc: enc, dec: dec}, nil
+}
+
+func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
+	opts = append(opts, zstd.WithDecoderMaxMemory(uint64(s.opt.MaxObjectBytes)), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
+	return zstd.NewReader(nil, opts...)
+}
+
+// encoderLevel is the zstd level of objects.
+const encoderLevel = zstd.SpeedDefault
+
+// plainEncoder returns the shared dictionary-less encoder.
+var plainOnce sync.Once
+var plainEnc *zstd.Encoder
+
+func plainEncoder() *zstd.Encoder {
+	plainOnce.Do(func() {
+		// NewWriter cannot fail with these options.
+		plainEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(encoderLevel))
+	})
+	return plainEnc
+}
+
+// Has reports whether k is stored. It does not read the objects.
+func (s *Store) Has(k Key) (bool, error) {
+	s.mu.RLock()
+	_, ok := s.recs[k]
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return false, errors.New("cache: has: store closed")
+	}
+	if ok {
+		return true, nil
+	}
+	if err := s.refresh(); err != nil {
+		return false, err
+	}
+	s.mu.RLock()
+	_, ok = s.recs[k]
+	s.mu.RUnlock()
+	return ok, nil
+}
+
+// Get returns the exchange stored under k, ErrNotFound when there is none
+// and an error wrapping ErrCorrupt when its data fails its hash.
+func (s *Store) Get(k Key) (*Exchange, error) {
+	s.mu.RLock()
+	r, ok := s.recs[k]
+	s.mu.RUnlock()
+	if !ok {
+		if err := s.refresh(); err != nil {
+			return nil, err
+		}
+		s.mu.RLock()
+		r, ok = s.recs[k]
+		s.mu.RUnlock()
+		if !ok {
+			return nil, ErrNotFound
+		}
+	}
+	return s.get(k, r)
+}
+
+func (s *Store) get(k Key, r *rec) (*Exchange, error) {
+	req, err := s.readObject(Digest(k))
+	if err != nil {
+		return nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
+	}
+	js, ok := canonicalJSON(req)
+	if !ok {
+		return nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
+	}
+	resp, err := s.readObject(r.resp)
+	if err != nil {
+		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+	}
+	x := &Exchange{Request: js, Response: resp}
+	if err := json.Unmarshal(r.meta, &x.Meta); err != nil {
+		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	}
+	return x, nil
+}
+
+// readObject returns the content of object d, trying every copy until one
+// passes its hash. A copy that fails is recorded as a problem.
+func (s *Store) readObject(d Digest) ([]byte, error) {
+	s.mu.RLock()
+	locs := s.objs[d]
+	s.mu.RUnlock()
+	if len(locs) == 0 {
+		return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
+	}
+	var firstErr error
+	for _, l := range locs {
+		b, err := s.readAt(l, d)
+		if err == nil {
+			return b, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		s.mu.Lock()
+		s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
+		s.mu.Unlock()
+	}
+	return nil, firstErr
+}
+
+// largePack is the size above which a pack's file stays open between reads.
+const largePack = 1 << 20
+
+func (s *Store) readAt(l objLoc, d Digest) ([]byte, error) {
+	if l.rawLen > s.opt.MaxObjectBytes {
+		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
+	}
+	frame := make([]byte, l.clen)
+	if err := s.preadPack(l.p, frame, l.off); err != nil {
+		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
+	}
+	dec := s.decoder(l.p)
+	raw, err := dec.DecodeAll(frame, make([]byte, 0, l.rawLen))
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
+	}
+	if int64(len(raw)) != l.rawLen || Digest(sha256.Sum256(raw)) != d {
+		return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
+	}
+	return raw, nil
+}
+
+func (s *Store) decoder(p *pack) *zstd.Decoder {
+	if p.dict != nil {
+		return p.dict.dec
+	}
+	return s.plainDec
+}
+
+func (s *Store) preadPack(p *pack, b []byte, off int64) error {
+	if p.size >= largePack {
+		s.mu.Lock()
+		if p.f == nil {
+			f, err := os.Open(p.path)
+			if err != nil {
+				s.mu.Unlock()
+				return err
+			}
+			p.f = f
+		}
+		f := p.f
+		s.mu.Unlock()
+		_, err := f.ReadAt(b, off)
+		return err
+	}
+	f, err := os.Open(p.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.ReadAt(b, off)
+	return err
+}

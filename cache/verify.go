@@ -1,0 +1,174 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Verify re-reads the whole store and calls report with every problem: a
+// pack or dictionary whose bytes do not match its name, an unreadable
+// index, an object that fails to decode or to match its digest, an
+// exchange whose request or response is missing or corrupt, a bad meta,
+// keys recorded with different responses and stray files. It returns the
+// number of problems. Memory stays bounded by one pack's index and one
+// object, whatever the size of the store.
+func (s *Store) Verify(report func(Problem)) (int, error) {
+	n := 0
+	rep := func(p Problem) { n++; report(p) }
+	if err := s.refresh(); err != nil {
+		return n, err
+	}
+	// Dictionaries.
+	dicts, err := os.ReadDir(filepath.Join(s.dir, dictsDir))
+	if err != nil {
+		return n, fmt.Errorf("cache: verify: %w", err)
+	}
+	for _, e := range dicts {
+		path := relPath(dictsDir, e.Name())
+		name, ok := strings.CutSuffix(e.Name(), ".dict")
+		if !ok || !isHexName(name) || !e.Type().IsRegular() {
+			rep(Problem{Path: path, Msg: "stray file"})
+			continue
+		}
+		sum, _, err := hashFile(filepath.Join(s.dir, dictsDir, e.Name()))
+		if err != nil {
+			rep(Problem{Path: path, Msg: err.Error()})
+		} else if sum != name {
+			rep(Problem{Path: path, Msg: "content does not match its name (sha256 " + sum + ")"})
+		}
+	}
+	// Stray entries among the packs.
+	fans, err := os.ReadDir(filepath.Join(s.dir, packsDir))
+	if err != nil {
+		return n, fmt.Errorf("cache: verify: %w", err)
+	}
+	for _, fan := range fans {
+		if !fan.IsDir() {
+			rep(Problem{Path: relPath(packsDir, fan.Name()), Msg: "stray file"})
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(s.dir, packsDir, fan.Name()))
+		if err != nil {
+			return n, fmt.Errorf("cache: verify: %w", err)
+		}
+		for _, e := range ents {
+			name, ok := strings.CutSuffix(e.Name(), ".pack")
+			if !ok || !isHexName(name) || name[:2] != fan.Name() || !e.Type().IsRegular() {
+				rep(Problem{Path: relPath(packsDir, fan.Name(), e.Name()), Msg: "stray file"})
+			}
+		}
+	}
+	names, err := s.listPacks()
+	if err != nil {
+		return n, fmt.Errorf("cache: verify: %w", err)
+	}
+	// Who needs which object, to name keys in problems.
+	s.mu.RLock()
+	needers := map[Digest][]Key{}
+	for k, r := range s.recs {
+		needers[r.resp] = append(needers[r.resp], k)
+	}
+	s.mu.RUnlock()
+	for _, ks := range needers {
+		slices.SortFunc(ks, func(a, b Key) int { return cmpDigest(Digest(a), Digest(b)) })
+	}
+	present := map[Digest]bool{}
+	seenResp := map[Key]Digest{}
+	conflicts := map[Key]bool{}
+	for _, name := range names {
+		path := s.packPath(name)
+		rel := s.rel(path)
+		sum, size, err := hashFile(path)
+		if err != nil {
+			rep(Problem{Path: rel, Msg: err.Error()})
+			continue
+		}
+		if sum != name {
+			rep(Problem{Path: rel, Msg: "content does not match its name (sha256 " + sum + ")"})
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			rep(Problem{Path: rel, Msg: err.Error()})
+			continue
+		}
+		ix, err := s.readPackIndex(f, size)
+		if err != nil {
+			f.Close()
+			rep(Problem{Path: rel, Msg: "unreadable index, its exchanges are lost: " + err.Error()})
+			continue
+		}
+		p := &pack{name: name, path: path, size: size}
+		if ix.dict != (Digest{}) {
+			s.mu.Lock()
+			p.dict, err = s.loadDict(ix.dict)
+			s.mu.Unlock()
+			if err != nil {
+				f.Close()
+				rep(Problem{Path: rel, Msg: err.Error()})
+				continue
+			}
+		}
+		for _, o := range ix.objs {
+			present[o.digest] = true
+			_, err := s.readAt(objLoc{p, o.off, o.clen, o.rawLen}, o.digest)
+			if err != nil {
+				keys := needers[o.digest]
+				if len(keys) == 0 {
+					keys = []Key{Key(o.digest)}
+				}
+				for _, k := range keys {
+					rep(Problem{Key: k, Path: rel, Msg: err.Error()})
+				}
+			}
+		}
+		for _, r := range ix.recs {
+			var m Meta
+			if err := json.Unmarshal(r.meta, &m); err != nil {
+				rep(Problem{Key: r.key, Path: rel, Msg: "bad meta: " + err.Error()})
+			}
+			if old, ok := seenResp[r.key]; ok && old != r.resp && !conflicts[r.key] {
+				conflicts[r.key] = true
+				rep(Problem{Key: r.key, Path: rel, Msg: fmt.Sprintf("recorded with different responses %s and %s", old.Str(), r.resp.Str())})
+			}
+			seenResp[r.key] = r.resp
+		}
+		f.Close()
+	}
+	keys, err := s.Keys()
+	if err != nil {
+		return n, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, k := range keys {
+		r := s.recs[k]
+		if !present[Digest(k)] {
+			rep(Problem{Key: k, Path: s.rel(r.p.path), Msg: "request object missing"})
+		}
+		if !present[r.resp] {
+			rep(Problem{Key: k, Path: s.rel(r.p.path), Msg: "response object " + r.resp.Str() + " missing"})
+		}
+	}
+	return n, nil
+}
+
+func hashFile(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", n, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,255 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Sources of an exchange (Meta.Source).
+const (
+	SourceAPI    = "api"    // recorded from a provider
+	SourceImport = "import" // loaded from a file
+	SourceSim    = "sim"    // simulated
+)
+
+// packTarget is the uncompressed size at which a batch writes its pack:
+// large enough that one fsync serves many exchanges, small enough that a
+// crash loses little work.
+const packTarget = 32 << 20
+
+// Put stores x under the key of its request and returns the key. The
+// exchange is durable when Put returns. Storing a key again with the same
+// response does nothing; with another response it keeps the stored one,
+// or, in verify mode, returns a *ConflictError.
+func (s *Store) Put(x *Exchange) (Key, error) {
+	b := s.NewBatch()
+	k, _, err := b.Add(x)
+	if err != nil {
+		return k, err
+	}
+	if err := b.Flush(); err != nil {
+		return k, err
+	}
+	return k, nil
+}
+
+// A Batch adds many exchanges with one pack file and one fsync per 32 MB,
+// for bulk loads. Exchanges are durable after Flush. A Batch is not safe
+// for concurrent use; several batches (in one or many processes) are.
+type Batch struct {
+	s     *Store
+	items []item
+	raw   int
+	recs  []recEntry
+	keys  map[Key]Digest
+	objs  map[Digest]bool
+}
+
+type item struct {
+	d   Digest
+	raw []byte
+}
+
+// NewBatch returns an empty batch.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{s: s, keys: map[Key]Digest{}, objs: map[Digest]bool{}}
+}
+
+// Add queues x and returns its key and whether it is new. It flushes when
+// the batch is large. Errors for x itself (a bad request or meta, a
+// conflict) leave the batch usable.
+func (b *Batch) Add(x *Exchange) (Key, bool, error) {
+	if !json.Valid(x.Response) {
+		return Key{}, false, fmt.Errorf("cache: put: response: not valid JSON")
+	}
+	return b.add(x)
+}
+
+func (b *Batch) add(x *Exchange) (Key, bool, error) {
+	c, err := Canonical(x.Request)
+	if err != nil {
+		return Key{}, false, err
+	}
+	k := Key(sha256.Sum256(c))
+	meta, err := metaJSON(x, c)
+	if err != nil {
+		return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+	}
+	if int64(len(c)) > b.s.opt.MaxObjectBytes || int64(len(x.Response)) > b.s.opt.MaxObjectBytes {
+		return k, false, fmt.Errorf("cache: put %s: exchange larger than %d bytes", k.Str(), b.s.opt.MaxObjectBytes)
+	}
+	resp := Digest(sha256.Sum256(x.Response))
+	s := b.s
+	s.mu.RLock()
+	r, stored := s.recs[k]
+	var storedResp Digest
+	if stored {
+		storedResp = r.resp
+	}
+	haveReq := len(s.objs[Digest(k)]) > 0
+	haveResp := len(s.objs[resp]) > 0
+	s.mu.RUnlock()
+	if !stored {
+		storedResp, stored = b.keys[k]
+	}
+	if stored {
+		if storedResp != resp && s.opt.Verify {
+			return k, false, &ConflictError{Key: k, Stored: storedResp, Posted: resp}
+		}
+		return k, false, nil
+	}
+	b.keys[k] = resp
+	if !haveReq && !b.objs[Digest(k)] {
+		b.objs[Digest(k)] = true
+		b.items = append(b.items, item{Digest(k), c})
+		b.raw += len(c)
+	}
+	if !haveResp && !b.objs[resp] {
+		b.objs[resp] = true
+		b.items = append(b.items, item{resp, append([]byte(nil), x.Response...)})
+		b.raw += len(x.Response)
+	}
+	b.recs = append(b.recs, recEntry{key: k, resp: resp, meta: meta})
+	if b.raw >= packTarget {
+		if err := b.Flush(); err != nil {
+			return k, false, err
+		}
+	}
+	return k, true, nil
+}
+
+// metaJSON fills in what the meta leaves out from the request and encodes
+// it.
+func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
+	m := x.Meta
+	switch m.Source {
+	case SourceAPI, SourceImport, SourceSim:
+	default:
+		return nil, fmt.Errorf("meta.source: got %q, want api, import or sim", m.Source)
+	}
+	if m.Provider == "" || m.Model == "" {
+		js, _ := canonicalJSON(canon)
+		var req struct {
+			Provider string `json:"provider"`
+			Body     struct {
+				Model any `json:"model"`
+			} `json:"body"`
+		}
+		// The canonical encoding is valid JSON: this cannot fail.
+		_ = json.Unmarshal(js, &req)
+		if m.Provider == "" {
+			m.Provider = req.Provider
+		}
+		if s, ok := req.Body.Model.(string); ok && m.Model == "" {
+			m.Model = s
+		}
+	}
+	return json.Marshal(&m)
+}
+
+// Len returns the number of exchanges queued.
+func (b *Batch) Len() int { return len(b.recs) }
+
+// Flush writes the queued exchanges as one pack and makes them durable.
+func (b *Batch) Flush() error { return b.flushAny() }
+
+func (b *Batch) flushAny() error {
+	if len(b.recs) == 0 && len(b.items) == 0 {
+		return nil
+	}
+	s := b.s
+	s.mu.RLock()
+	d := s.writeDict
+	s.mu.RUnlock()
+	if d == nil && len(b.items) >= minDictSamples {
+		var err error
+		if d, err = s.trainDict(b.items); err != nil {
+			return fmt.Errorf("cache: flush: %w", err)
+		}
+	}
+	enc := plainEncoder()
+	var dd Digest
+	if d != nil {
+		enc, dd = d.enc, d.digest
+	}
+	frames := make([][]byte, len(b.items))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	const chunk = 16
+	for i := 0; i < len(b.items); i += chunk {
+		g.Go(func() error {
+			for j := i; j < min(i+chunk, len(b.items)); j++ {
+				frames[j] = enc.EncodeAll(b.items[j].raw, nil)
+			}
+			return nil
+		})
+	}
+	g.Wait() // the workers return no errors
+	pw, err := s.newPackWriter(dd)
+	if err != nil {
+		return fmt.Errorf("cache: flush: %w", err)
+	}
+	for i, it := range b.items {
+		if err := pw.addObject(it.d, frames[i], len(it.raw)); err != nil {
+			pw.abort()
+			return fmt.Errorf("cache: flush: %w", err)
+		}
+	}
+	for _, r := range b.recs {
+		pw.addRecord(r)
+	}
+	name, ix, err := s.finishPack(pw)
+	if err != nil {
+		return fmt.Errorf("cache: flush: %w", err)
+	}
+	s.mu.Lock()
+	p := &pack{name: name, path: s.packPath(name), size: pw.off}
+	if _, dup := s.packs[name]; !dup {
+		if err := s.addIndex(p, ix); err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("cache: flush: %w", err)
+		}
+		s.packs[name] = p
+	}
+	s.mu.Unlock()
+	if st, err := os.Stat(p.path); err == nil {
+		p.size = st.Size()
+	}
+	b.items, b.recs, b.raw = nil, nil, 0
+	clear(b.keys)
+	clear(b.objs)
+	return nil
+}
+
+// minDictSamples is the number of objects a first batch needs before the
+// store trains its dictionary from them.
+const minDictSamples = 64
+
+// trainDict builds a dictionary from a batch's objects, stores it durably
+// and makes it the store's dictionary for new packs.
+func (s *Store) trainDict(items []item) (*dict, error) {
+	content := buildDict(items)
+	d := Digest(sha256.Sum256(content))
+	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
+	if _, err := os.Stat(path); err != nil {
+		if err := s.writeFileAtomic(path, content); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x, err := s.loadDict(d)
+	if err != nil {
+		return nil, err
+	}
+	if s.writeDict == nil {
+		s.writeDict = x
+	}
+	return x, nil
+}

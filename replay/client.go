@@ -1,0 +1,850 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/results"
+)
+
+// A Mode says what the client does on a cache miss.
+type Mode string
+
+// Modes.
+const (
+	Offline Mode = "offline" // answer from the cache only; a miss is reported
+	Record  Mode = "record"  // call the provider on a miss and store the exchange
+	Refresh Mode = "refresh" // call again and store under the next free sample index
+)
+
+// ParseMode parses a mode name; "" is Offline.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", Offline:
+		return Offline, nil
+	case Record, Refresh:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("replay: unknown mode %q (want offline, record or refresh)", s)
+}
+
+// Config configures a Client.
+type Config struct {
+	// Mode is Offline when empty.
+	Mode Mode
+	// Providers override and extend DefaultProviders by name.
+	Providers map[string]ProviderConfig
+	// Sim answers provider kind "sim"; without it sim misses fail.
+	Sim *Sim
+	// Concurrency bounds requests in flight per provider when the
+	// provider sets no bound; 0 means DefaultConcurrency.
+	Concurrency int
+	// Clock gives the recorded_at time of new exchanges; nil leaves
+	// recorded_at empty.
+	Clock func() time.Time
+	// Prices prices misses and recorded exchanges; nil means
+	// DefaultPrices.
+	Prices *Prices
+	// Progress receives progress and warning lines; nil is quiet.
+	Progress io.Writer
+	// Getenv reads API keys; nil means os.Getenv.
+	Getenv func(string) string
+	// HTTP sends provider requests; nil means a client with default
+	// transport settings (per-attempt timeouts come from the provider).
+	HTTP *http.Client
+	// Seed seeds the retry jitter.
+	Seed uint64
+	// Sleep waits between attempts; nil waits for real. Tests inject it.
+	Sleep func(context.Context, time.Duration) error
+}
+
+// A Client answers calls from the cache and, when recording, from the
+// providers. It is safe for concurrent use.
+type Client struct {
+	store     *cache.Store
+	cfg       Config
+	providers map[string]ProviderConfig
+	prices    *Prices
+	getenv    func(string) string
+	http      *http.Client
+	sleep     func(context.Context, time.Duration) error
+	backoff   *backoff
+	prog      *progress
+
+	mu       sync.Mutex
+	sems     map[string]chan struct{}
+	limiters map[string]*limiter
+	secrets  []string
+	misses   map[cache.Key]Miss
+	failures []Failure
+	drift    map[[3]string]bool
+	drifts   []Drift
+	spent    float64
+	counts   Counts
+}
+
+// Counts count the distinct requests a client has seen, by outcome.
+type Counts struct {
+	Hits     int // answered from the cache
+	Recorded int // sent and stored
+	Missed   int // not stored, offline
+	Failed   int // could not be recorded
+}
+
+// New returns a client over store.
+func New(store *cache.Store, cfg Config) *Client {
+	c := &Client{
+		store:     store,
+		cfg:       cfg,
+		providers: mergeProviders(cfg.Providers),
+		prices:    cfg.Prices,
+		getenv:    cfg.Getenv,
+		http:      cfg.HTTP,
+		sleep:     cfg.Sleep,
+		backoff:   newBackoff(0, cfg.Seed),
+		sems:      map[string]chan struct{}{},
+		limiters:  map[string]*limiter{},
+		misses:    map[cache.Key]Miss{},
+		drift:     map[[3]string]bool{},
+	}
+	if c.cfg.Mode == "" {
+		c.cfg.Mode = Offline
+	}
+	if c.prices == nil {
+		c.prices = DefaultPrices()
+	}
+	if c.getenv == nil {
+		c.getenv = os.Getenv
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	c.prog = newProgress(cfg.Progress, c.redact)
+	// Every configured key value is a secret from the start, so that
+	// imports and error messages are checked too.
+	c.secrets = KeyValues(c.getenv, cfg.Providers)
+	return c
+}
+
+// A Miss is a request that is not stored, in offline mode.
+type Miss struct {
+	// Label is the first call that asked for it.
+	Label    results.Label
+	Key      string
+	Provider string
+	Model    string
+	// InputTokens and OutputTokens estimate the request's size.
+	InputTokens, OutputTokens int
+	// CostUSD estimates recording it; Priced is false when the model has
+	// no price.
+	CostUSD float64
+	Priced  bool
+	// Request is the request object.
+	Request json.RawMessage
+}
+
+// A MissError is the error of a reply whose request is not stored, in
+// offline mode.
+type MissError struct {
+	Key   string
+	Label results.Label
+}
+
+func (e *MissError) Error() string {
+	return fmt.Sprintf("replay: not in the cache: %.8s (%s)", e.Key, e.Label)
+}
+
+// A Cause classifies why a request could not be answered.
+type Cause string
+
+// Causes of failures. Those marked transient are retried.
+const (
+	CauseRateLimited Cause = "rate_limited"       // HTTP 429; transient
+	CauseServer      Cause = "server_error"       // HTTP 5xx; transient
+	CauseTimeout     Cause = "timeout"            // attempt timed out or HTTP 408; transient
+	CauseConnection  Cause = "connection"         // refused, reset or closed; transient
+	CauseTruncated   Cause = "truncated_body"     // body ended early; transient
+	CauseMalformed   Cause = "malformed_json"     // not the provider's JSON shape; transient
+	CauseHTTP        Cause = "http_error"         // other HTTP status: permanent
+	CauseAPIError    Cause = "api_error"          // an error object in a 200 body: permanent
+	CauseEmpty       Cause = "empty_completion"   // no output text: permanent
+	CauseRefusal     Cause = "refusal"            // the model refused: permanent
+	CauseNoKey       Cause = "missing_api_key"    // the key variable is unset
+	CauseSecret      Cause = "secret_in_exchange" // the exchange contains an API key
+	CauseRequest     Cause = "bad_request"        // the request object is invalid
+	CauseStore       Cause = "store_error"        // the cache refused the exchange
+	CauseCanceled    Cause = "canceled"           // the run was interrupted
+	CauseSim         Cause = "sim_error"          // the simulator could not answer
+)
+
+// transient reports whether a cause is worth another attempt.
+func (c Cause) transient() bool {
+	switch c {
+	case CauseRateLimited, CauseServer, CauseTimeout, CauseConnection, CauseTruncated, CauseMalformed:
+		return true
+	}
+	return false
+}
+
+// A Failure is a request that could not be recorded.
+type Failure struct {
+	Label    results.Label
+	Key      string
+	Provider string
+	Model    string
+	Cause    Cause
+	// Status is the last HTTP status, 0 when none.
+	Status   int
+	Attempts int
+	// Msg describes the last error, with secrets removed.
+	Msg string
+}
+
+// A CallError is the error of a reply whose recording failed.
+type CallError struct {
+	Cause  Cause
+	Status int
+	Msg    string
+}
+
+func (e *CallError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("replay: %s (HTTP %d): %s", e.Cause, e.Status, e.Msg)
+	}
+	return fmt.Sprintf("replay: %s: %s", e.Cause, e.Msg)
+}
+
+// A CauseCount is the number of failures with one cause.
+type CauseCount struct {
+	Cause Cause
+	Count int
+}
+
+// A Drift is a provider reporting another model than the requested one.
+type Drift struct {
+	Provider, Requested, Reported string
+}
+
+// Misses returns the requests that were not stored, one per key, sorted
+// by label and key.
+func (c *Client) Misses() []Miss {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Miss, 0, len(c.misses))
+	for _, m := range c.misses {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b Miss) int {
+		return cmpOr(strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
+	})
+	return out
+}
+
+// Failures returns the requests that could not be recorded, sorted by
+// cause, label and key.
+func (c *Client) Failures() []Failure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.failures)
+	slices.SortFunc(out, func(a, b Failure) int {
+		return cmpOr(strings.Compare(string(a.Cause), string(b.Cause)),
+			strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
+	})
+	return out
+}
+
+// FailureCounts returns the number of failures per cause, most frequent
+// first.
+func (c *Client) FailureCounts() []CauseCount {
+	return CountCauses(c.Failures())
+}
+
+// CountCauses counts failures per cause, most frequent first, ties by
+// cause name.
+func CountCauses(fs []Failure) []CauseCount {
+	n := map[Cause]int{}
+	for _, f := range fs {
+		n[f.Cause]++
+	}
+	var out []CauseCount
+	for c, k := range n {
+		out = append(out, CauseCount{c, k})
+	}
+	slices.SortFunc(out, func(a, b CauseCount) int {
+		return cmpOr(b.Count-a.Count, strings.Compare(string(a.Cause), string(b.Cause)))
+	})
+	return out
+}
+
+// Drifts returns every (provider, requested, reported) model mismatch seen
+// while recording, sorted.
+func (c *Client) Drifts() []Drift {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.drifts)
+	slices.SortFunc(out, func(a, b Drift) int {
+		return cmpOr(strings.Compare(a.Provider, b.Provider), strings.Compare(a.Requested, b.Requested),
+			strings.Compare(a.Reported, b.Reported))
+	})
+	return out
+}
+
+// Counts returns the outcome counts so far.
+func (c *Client) Counts() Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts
+}
+
+// SpentUSD returns the cost of the exchanges recorded by this client.
+func (c *Client) SpentUSD() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.spent
+}
+
+func cmpOr(cs ...int) int {
+	for _, c := range cs {
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// Answer answers calls in order (results.Answerer). Identical requests in
+// one batch are answered once.
+func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	reqs := make([]Request, len(calls))
+	errs := make([]error, len(calls))
+	for i, call := range calls {
+		pc, ok := c.providers[call.Prompt.Provider]
+		if !ok {
+			errs[i] = fmt.Errorf("replay: %s: unknown provider %q", call.Label, call.Prompt.Provider)
+			continue
+		}
+		r, err := requestOf(call.Prompt, pc.Kind)
+		if err != nil {
+			errs[i] = fmt.Errorf("%w (%s)", err, call.Label)
+			continue
+		}
+		r.Label = call.Label
+		reqs[i] = *r
+	}
+	return c.answer(ctx, reqs, errs)
+}
+
+// AnswerRequests answers request objects in order; a request with an empty
+// endpoint gets its provider's default.
+func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.Reply {
+	return c.answer(ctx, reqs, make([]error, len(reqs)))
+}
+
+// A job is one distinct request of a batch.
+type job struct {
+	req   Request
+	raw   []byte
+	key   cache.Key
+	pc    ProviderConfig
+	model string
+	idxs  []int
+	reply results.Reply
+}
+
+func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []results.Reply {
+	replies := make([]results.Reply, len(reqs))
+	var jobs []*job
+	byKey := map[cache.Key]*job{}
+	for i := range reqs {
+		if errs[i] != nil {
+			replies[i].Err = errs[i]
+			continue
+		}
+		j, err := c.newJob(reqs[i])
+		if err != nil {
+			replies[i].Err = err
+			continue
+		}
+		if prev := byKey[j.key]; prev != nil {
+			prev.idxs = append(prev.idxs, i)
+			continue
+		}
+		j.idxs = []int{i}
+		byKey[j.key] = j
+		jobs = append(jobs, j)
+	}
+	var pending []*job
+	for _, j := range jobs {
+		if c.cfg.Mode != Refresh && c.lookup(j) {
+			c.mu.Lock()
+			c.counts.Hits++
+			c.mu.Unlock()
+			continue
+		}
+		if c.cfg.Mode == Offline {
+			c.addMiss(j)
+			continue
+		}
+		pending = append(pending, j)
+	}
+	c.record(ctx, pending)
+	for _, j := range jobs {
+		for _, i := range j.idxs {
+			replies[i] = j.reply
+		}
+	}
+	return replies
+}
+
+// newJob checks a request and computes its key.
+func (c *Client) newJob(r Request) (*job, error) {
+	pc, ok := c.providers[r.Provider]
+	if !ok {
+		return nil, fmt.Errorf("replay: unknown provider %q", r.Provider)
+	}
+	if r.Endpoint == "" {
+		e, err := defaultEndpoint(pc.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %s: %w", r.Provider, err)
+		}
+		r.Endpoint = e
+	}
+	if err := checkEndpoint(r.Endpoint); err != nil {
+		return nil, fmt.Errorf("replay: %s: %w", r.Provider, err)
+	}
+	if r.Sample < 0 {
+		return nil, fmt.Errorf("replay: %s: negative sample %d", r.Provider, r.Sample)
+	}
+	if !json.Valid(r.Body) || len(bytes.TrimSpace(r.Body)) == 0 || bytes.TrimSpace(r.Body)[0] != '{' {
+		return nil, fmt.Errorf("replay: %s: body is not a JSON object", r.Provider)
+	}
+	j := &job{req: r, pc: pc}
+	j.model = modelOf(pc.Kind, &r)
+	if err := j.rekey(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// rekey encodes the request and computes its key.
+func (j *job) rekey() error {
+	raw, err := j.req.Encode()
+	if err != nil {
+		return fmt.Errorf("replay: encode request: %w", err)
+	}
+	key, err := cache.KeyOf(raw)
+	if err != nil {
+		return fmt.Errorf("replay: key: %w", err)
+	}
+	j.raw, j.key = raw, key
+	j.reply = results.Reply{Key: key.String()}
+	return nil
+}
+
+// lookup answers j from the cache and reports whether it could. A corrupt
+// entry counts as missing.
+func (c *Client) lookup(j *job) bool {
+	x, err := c.store.Get(j.key)
+	if err != nil {
+		if !errors.Is(err, cache.ErrNotFound) {
+			c.prog.warnf("cache entry %s unreadable, treated as missing: %v", j.key.Str(), err)
+		}
+		return false
+	}
+	o, err := parseOutput(j.pc.Kind, x.Response)
+	if err != nil {
+		j.reply.Err = &CallError{Cause: CauseMalformed, Msg: fmt.Sprintf("stored response %s: %v", j.key.Str(), err)}
+		return true
+	}
+	j.reply.Text = o.Text
+	j.reply.Model = o.Model
+	if x.Meta.ReportedModel != "" {
+		j.reply.Model = x.Meta.ReportedModel
+	}
+	j.reply.Source = x.Meta.Source
+	j.reply.RecordedAt = x.Meta.RecordedAt
+	return true
+}
+
+func (c *Client) addMiss(j *job) {
+	in, out := estimateRequest(j.req.Body)
+	cost, priced := c.prices.Cost(j.model, in, out)
+	if j.pc.Kind == KindSim {
+		cost, priced = 0, true
+	}
+	m := Miss{
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		InputTokens: in, OutputTokens: out, CostUSD: cost, Priced: priced, Request: j.raw,
+	}
+	c.mu.Lock()
+	if old, ok := c.misses[j.key]; !ok || m.Label.String() < old.Label.String() {
+		c.misses[j.key] = m
+	}
+	c.counts.Missed++
+	c.mu.Unlock()
+	j.reply.Err = &MissError{Key: j.key.String(), Label: j.req.Label}
+}
+
+// record sends the pending jobs, bounded per provider, and waits for all.
+func (c *Client) record(ctx context.Context, jobs []*job) {
+	if len(jobs) == 0 {
+		return
+	}
+	c.prog.start(len(jobs))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem := c.semaphore(j.req.Provider, j.pc)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				c.fail(j, &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}, 0)
+				c.prog.done(false, 0)
+				return
+			}
+			defer func() { <-sem }()
+			c.recordOne(ctx, j)
+		}()
+	}
+	wg.Wait()
+	c.prog.finish()
+}
+
+func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sems[name]
+	if !ok {
+		n := cmpOr(pc.Concurrency, c.cfg.Concurrency, DefaultConcurrency)
+		s = make(chan struct{}, max(n, 1))
+		c.sems[name] = s
+	}
+	return s
+}
+
+func (c *Client) limiter(name string, pc ProviderConfig) *limiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.limiters[name]
+	if !ok {
+		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: c.sleep}
+		c.limiters[name] = l
+	}
+	return l
+}
+
+// recordOne records one job: a free sample index in refresh mode, then
+// attempts with backoff, then the checks and the store.
+func (c *Client) recordOne(ctx context.Context, j *job) {
+	if c.cfg.Mode == Refresh {
+		if err := c.nextSample(j); err != nil {
+			c.fail(j, &CallError{Cause: CauseStore, Msg: err.Error()}, 0)
+			c.prog.done(false, 0)
+			return
+		}
+	}
+	apiKey := ""
+	if j.pc.Kind != KindSim && j.pc.KeyEnv != "" {
+		apiKey = c.getenv(j.pc.KeyEnv)
+		if apiKey == "" {
+			c.fail(j, &CallError{Cause: CauseNoKey, Msg: "environment variable " + j.pc.KeyEnv + " is not set"}, 0)
+			c.prog.done(false, 0)
+			return
+		}
+		c.addSecret(apiKey)
+	}
+	maxAttempts := cmpOr(j.pc.MaxAttempts, DefaultAttempts)
+	inTok, outTok := estimateRequest(j.req.Body)
+	var (
+		res     *attemptResult
+		lastErr *CallError
+	)
+	attempt := 0
+	for attempt < maxAttempts {
+		attempt++
+		if j.pc.Kind != KindSim {
+			if err := c.limiter(j.req.Provider, j.pc).wait(ctx, inTok+outTok); err != nil {
+				lastErr = &CallError{Cause: CauseCanceled, Msg: err.Error()}
+				break
+			}
+		}
+		res, lastErr = c.attempt(ctx, j, apiKey, attempt)
+		if lastErr == nil || !lastErr.Cause.transient() || attempt == maxAttempts {
+			break
+		}
+		d := c.backoff.delay(attempt, res.retryAfter)
+		c.prog.logf("retry %s %s in %v after %s (attempt %d of %d)", j.req.Provider, j.key.Str(),
+			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
+		if err := c.sleep(ctx, d); err != nil {
+			lastErr = &CallError{Cause: CauseCanceled, Msg: err.Error()}
+			break
+		}
+	}
+	if lastErr != nil {
+		c.fail(j, lastErr, attempt)
+		c.prog.done(false, 0)
+		return
+	}
+	cost, _ := c.prices.Cost(j.model, res.out.InputTokens, res.out.OutputTokens)
+	if j.pc.Kind == KindSim {
+		cost = 0
+	}
+	source := results.SourceAPI
+	if j.pc.Kind == KindSim {
+		source = results.SourceSim
+	}
+	meta := cache.Meta{
+		Provider: j.req.Provider, Model: j.model, ReportedModel: res.out.Model,
+		InputTokens: res.out.InputTokens, OutputTokens: res.out.OutputTokens, CostUSD: cost,
+		LatencyMS: res.latencyMS, Attempts: attempt, Source: source,
+	}
+	if c.cfg.Clock != nil {
+		meta.RecordedAt = c.cfg.Clock().UTC().Format(time.RFC3339)
+	}
+	if err := c.put(j, res.body, meta); err != nil {
+		c.prog.done(false, 0)
+		return
+	}
+	c.checkDrift(j, res.out.Model)
+	c.mu.Lock()
+	c.spent += cost
+	c.counts.Recorded++
+	c.mu.Unlock()
+	j.reply = results.Reply{
+		Text: res.out.Text, Model: res.out.Model, Source: source, Key: j.key.String(), RecordedAt: meta.RecordedAt,
+	}
+	c.prog.done(true, cost)
+}
+
+// nextSample moves j to the first sample index at or after its own that
+// is not stored.
+func (c *Client) nextSample(j *job) error {
+	for {
+		_, err := c.store.Get(j.key)
+		if errors.Is(err, cache.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		j.req.Sample++
+		if err := j.rekey(); err != nil {
+			return err
+		}
+	}
+}
+
+// snapshotSuffix matches the dated snapshot suffixes providers add to an
+// alias ("gpt-4o" answered as "gpt-4o-2024-08-06").
+var snapshotSuffix = regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4})$`)
+
+// Drifted reports whether a provider reporting model reported for a
+// request of model requested ran another model than asked: any other name
+// than the requested one or a dated snapshot of it. Unknown names (either
+// empty) are not drift.
+func Drifted(requested, reported string) bool {
+	if requested == "" || reported == "" || reported == requested {
+		return false
+	}
+	rest, ok := strings.CutPrefix(reported, requested)
+	return !ok || !snapshotSuffix.MatchString(rest)
+}
+
+func (c *Client) checkDrift(j *job, reported string) {
+	reported = strings.TrimPrefix(reported, "models/")
+	if !Drifted(j.model, reported) {
+		return
+	}
+	k := [3]string{j.req.Provider, j.model, reported}
+	c.mu.Lock()
+	seen := c.drift[k]
+	c.drift[k] = true
+	if !seen {
+		c.drifts = append(c.drifts, Drift{Provider: k[0], Requested: k[1], Reported: k[2]})
+	}
+	c.mu.Unlock()
+	if !seen {
+		c.prog.warnf("model drift: %s answered %q for requested model %q", j.req.Provider, reported, j.model)
+	}
+}
+
+func (c *Client) fail(j *job, e *CallError, attempts int) {
+	e.Msg = c.redact(e.Msg)
+	f := Failure{
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		Cause: e.Cause, Status: e.Status, Attempts: attempts, Msg: e.Msg,
+	}
+	c.mu.Lock()
+	c.failures = append(c.failures, f)
+	c.counts.Failed++
+	c.mu.Unlock()
+	c.prog.logf("failed %s %s (%s): %s", j.req.Provider, j.key.Str(), j.req.Label, e.Error())
+	j.reply = results.Reply{Key: j.key.String(), Err: e}
+}
+
+// An attemptResult is a successful attempt, or the Retry-After of a
+// failed one.
+type attemptResult struct {
+	body       []byte
+	out        *output
+	latencyMS  int64
+	retryAfter time.Duration
+}
+
+// MaxResponse caps a response body; a longer one is a failure.
+const MaxResponse = 64 << 20
+
+// attempt makes one call and checks its response.
+func (c *Client) attempt(ctx context.Context, j *job, apiKey string, n int) (*attemptResult, *CallError) {
+	res := &attemptResult{}
+	var body []byte
+	if j.pc.Kind == KindSim {
+		if c.cfg.Sim == nil {
+			return res, &CallError{Cause: CauseSim, Msg: "no simulator configured"}
+		}
+		s, err := c.cfg.Sim.respond(&j.req, j.raw, n)
+		if err != nil {
+			return res, &CallError{Cause: CauseSim, Msg: err.Error()}
+		}
+		body, res.latencyMS = s.body, s.latencyMS
+	} else {
+		var ce *CallError
+		body, ce = c.post(ctx, j, apiKey, res)
+		if ce != nil {
+			return res, ce
+		}
+	}
+	return res, c.check(j, body, res)
+}
+
+// post sends j over HTTP and returns a 200 body.
+func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptResult) ([]byte, *CallError) {
+	timeout := cmpOr64(j.pc.Timeout, DefaultTimeout)
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := strings.TrimRight(j.pc.BaseURL, "/") + "/" + j.req.Endpoint
+	hr, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(j.req.Body))
+	if err != nil {
+		return nil, &CallError{Cause: CauseRequest, Msg: err.Error()}
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	setAuth(hr.Header, j.pc.Kind, apiKey)
+	start := time.Now()
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return nil, c.netError(ctx, actx, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
+	res.latencyMS = time.Since(start).Milliseconds()
+	res.retryAfter = parseRetryAfter(resp.Header, time.Now())
+	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, &CallError{Cause: CauseTimeout, Status: resp.StatusCode, Msg: "reading body: " + err.Error()}
+		}
+		if ctx.Err() != nil {
+			return nil, &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}
+		}
+		return nil, &CallError{Cause: CauseTruncated, Status: resp.StatusCode, Msg: err.Error()}
+	}
+	if len(body) > MaxResponse {
+		return nil, &CallError{Cause: CauseHTTP, Status: resp.StatusCode, Msg: fmt.Sprintf("response larger than %d bytes", MaxResponse)}
+	}
+	switch st := resp.StatusCode; {
+	case st == http.StatusOK:
+		return body, nil
+	case st == http.StatusTooManyRequests:
+		return nil, &CallError{Cause: CauseRateLimited, Status: st, Msg: snippet(body)}
+	case st == http.StatusRequestTimeout:
+		return nil, &CallError{Cause: CauseTimeout, Status: st, Msg: snippet(body)}
+	case st >= 500:
+		return nil, &CallError{Cause: CauseServer, Status: st, Msg: snippet(body)}
+	default:
+		return nil, &CallError{Cause: CauseHTTP, Status: st, Msg: snippet(body)}
+	}
+}
+
+func cmpOr64(a, b time.Duration) time.Duration {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+// netError classifies a transport error.
+func (c *Client) netError(ctx, actx context.Context, err error) *CallError {
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		return &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}
+	case actx.Err() != nil, errors.As(err, &ne) && ne.Timeout():
+		return &CallError{Cause: CauseTimeout, Msg: err.Error()}
+	}
+	return &CallError{Cause: CauseConnection, Msg: err.Error()}
+}
+
+// snippet returns the start of an error body for messages.
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// check parses a 200 body and rejects what must not be stored.
+func (c *Client) check(j *job, body []byte, res *attemptResult) *CallError {
+	o, ce := checkBody(j.pc.Kind, body)
+	if ce != nil {
+		return ce
+	}
+	res.body, res.out = bytes.TrimSpace(body), o
+	return nil
+}
+
+// checkBody parses a 200 body of the given kind and rejects what must not
+// be stored: an error object, invalid JSON, another shape, a refusal or
+// an empty completion.
+func checkBody(kind Kind, body []byte) (*output, *CallError) {
+	body = bytes.TrimSpace(body)
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+		Type  string          `json:"type"`
+	}
+	if json.Unmarshal(body, &probe) == nil && (len(probe.Error) > 0 && string(probe.Error) != "null" || probe.Type == "error") {
+		return nil, &CallError{Cause: CauseAPIError, Status: http.StatusOK, Msg: snippet(body)}
+	}
+	if !json.Valid(body) {
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid JSON: " + snippet(body)}
+	}
+	o, err := parseOutput(kind, body)
+	if err != nil {
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error()}
+	}
+	if o.Refusal {
+		return nil, &CallError{Cause: CauseRefusal, Msg: o.RefusalReason}
+	}
+	if strings.TrimSpace(o.Text) == "" {
+		return nil, &CallError{Cause: CauseEmpty, Msg: "the response has no output text"}
+	}
+	return o, nil
+}

@@ -1,0 +1,451 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// A Kind is the API shape a provider speaks.
+type Kind string
+
+// Kinds of provider.
+const (
+	KindChat      Kind = "chat"      // OpenAI-compatible Chat Completions
+	KindResponses Kind = "responses" // OpenAI Responses
+	KindAnthropic Kind = "anthropic" // Anthropic Messages
+	KindGemini    Kind = "gemini"    // Gemini generateContent
+	KindSim       Kind = "sim"       // the built-in simulator (Chat Completions shape)
+)
+
+// A ProviderConfig says how to reach one provider.
+type ProviderConfig struct {
+	// Kind is the API shape.
+	Kind Kind
+	// BaseURL is the URL the request object's endpoint is appended to.
+	BaseURL string
+	// KeyEnv names the environment variable holding the API key; empty
+	// for servers that need none (vLLM, Ollama, llama.cpp).
+	KeyEnv string
+	// Concurrency bounds the requests in flight; 0 uses Config.Concurrency.
+	Concurrency int
+	// RPM and TPM limit requests and estimated tokens per minute; 0 means
+	// no limit.
+	RPM, TPM int
+	// Timeout bounds one attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxAttempts bounds the attempts per request; 0 means DefaultAttempts.
+	MaxAttempts int
+	// Backoff is the first retry delay, doubled on every retry up to
+	// MaxBackoff; 0 means DefaultBackoff.
+	Backoff time.Duration
+}
+
+// Defaults for ProviderConfig fields left zero.
+const (
+	DefaultTimeout     = 10 * time.Minute // deep-research answers can take minutes
+	DefaultAttempts    = 6                // about a minute of backoff before giving up
+	DefaultBackoff     = time.Second
+	MaxBackoff         = time.Minute // longest wait between attempts, Retry-After included
+	DefaultConcurrency = 4           // polite for a first tier account
+	// DefaultMaxTokens is the max_tokens sent to Anthropic, which requires
+	// one, when a prompt sets none.
+	DefaultMaxTokens = 4096
+)
+
+// DefaultProviders returns the built-in provider table.
+func DefaultProviders() map[string]ProviderConfig {
+	return map[string]ProviderConfig{
+		"openai":           {Kind: KindChat, BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
+		"openai-responses": {Kind: KindResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
+		"anthropic":        {Kind: KindAnthropic, BaseURL: "https://api.anthropic.com/v1", KeyEnv: "ANTHROPIC_API_KEY"},
+		"gemini":           {Kind: KindGemini, BaseURL: "https://generativelanguage.googleapis.com/v1beta", KeyEnv: "GEMINI_API_KEY"},
+		"deepseek":         {Kind: KindChat, BaseURL: "https://api.deepseek.com", KeyEnv: "DEEPSEEK_API_KEY"},
+		"kimi":             {Kind: KindChat, BaseURL: "https://api.moonshot.ai/v1", KeyEnv: "MOONSHOT_API_KEY"},
+		"qwen":             {Kind: KindChat, BaseURL: "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", KeyEnv: "DASHSCOPE_API_KEY"},
+		"doubao":           {Kind: KindChat, BaseURL: "https://ark.cn-beijing.volces.com/api/v3", KeyEnv: "ARK_API_KEY"},
+		"openrouter":       {Kind: KindChat, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY"},
+		"vllm":             {Kind: KindChat, BaseURL: "http://localhost:8000/v1"},
+		"ollama":           {Kind: KindChat, BaseURL: "http://localhost:11434/v1"},
+		"llamacpp":         {Kind: KindChat, BaseURL: "http://localhost:8080/v1"},
+		"sim":              {Kind: KindSim},
+	}
+}
+
+// mergeProviders returns the defaults overridden by each of extra in turn.
+func mergeProviders(extra ...map[string]ProviderConfig) map[string]ProviderConfig {
+	m := DefaultProviders()
+	for _, e := range extra {
+		maps.Copy(m, e)
+	}
+	return m
+}
+
+// A Request is a decoded request object: what the cache keys and what is
+// sent to the provider.
+type Request struct {
+	Provider string          `json:"provider"`
+	Endpoint string          `json:"endpoint"`
+	Body     json.RawMessage `json:"body"`
+	Sample   int             `json:"sample,omitempty"`
+	// Label says what the request is for, in reports; never stored.
+	Label results.Label `json:"-"`
+}
+
+// Encode returns the request object's JSON.
+func (r *Request) Encode() ([]byte, error) { return json.Marshal(r) }
+
+// defaultEndpoint is the endpoint of a provider kind when a request line
+// names none.
+func defaultEndpoint(kind Kind) (string, error) {
+	switch kind {
+	case KindChat, KindSim:
+		return "chat/completions", nil
+	case KindResponses:
+		return "responses", nil
+	case KindAnthropic:
+		return "messages", nil
+	case KindGemini:
+		return "", errors.New(`gemini requests need an endpoint "models/MODEL:generateContent"`)
+	}
+	return "", fmt.Errorf("provider kind %q has no default endpoint", kind)
+}
+
+// checkEndpoint rejects an endpoint that could leave the provider's base
+// URL or carry a query string (where keys hide).
+func checkEndpoint(e string) error {
+	switch {
+	case e == "":
+		return errors.New("empty endpoint")
+	case strings.HasPrefix(e, "/"), strings.Contains(e, ".."), strings.Contains(e, "://"),
+		strings.ContainsAny(e, "?#\\ \t\r\n"):
+		return fmt.Errorf("endpoint %q is not a plain relative path", e)
+	}
+	return nil
+}
+
+// RequestOf returns the request object prompt p becomes, for the provider
+// table made of the defaults overridden by providers. Its cache key is
+// cache.KeyOf of the result.
+func RequestOf(p results.Prompt, providers ...map[string]ProviderConfig) ([]byte, error) {
+	pc, ok := mergeProviders(providers...)[p.Provider]
+	if !ok {
+		return nil, fmt.Errorf("replay: unknown provider %q", p.Provider)
+	}
+	r, err := requestOf(p, pc.Kind)
+	if err != nil {
+		return nil, err
+	}
+	return r.Encode()
+}
+
+func requestOf(p results.Prompt, kind Kind) (*Request, error) {
+	if p.Model == "" {
+		return nil, fmt.Errorf("replay: %s prompt: empty model", p.Provider)
+	}
+	if p.Sample < 0 {
+		return nil, fmt.Errorf("replay: %s prompt: negative sample %d", p.Provider, p.Sample)
+	}
+	body, endpoint, err := bodyOf(p, kind)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
+	}
+	return &Request{Provider: p.Provider, Endpoint: endpoint, Body: b, Sample: p.Sample}, nil
+}
+
+// bodyOf builds the provider body of p. Maps marshal with sorted keys, so
+// the body is deterministic.
+func bodyOf(p results.Prompt, kind Kind) (map[string]any, string, error) {
+	body := map[string]any{}
+	setParams := func(dst map[string]any, rename map[string]string) error {
+		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
+			name := k
+			if r, ok := rename[k]; ok {
+				name = r
+			}
+			if _, dup := dst[name]; dup {
+				return fmt.Errorf("param %q clashes with a field the prompt sets", k)
+			}
+			dst[name] = p.Params[k]
+		}
+		return nil
+	}
+	switch kind {
+	case KindChat, KindSim:
+		var msgs []any
+		if p.System != "" {
+			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
+		}
+		msgs = append(msgs, map[string]any{"role": "user", "content": p.User})
+		body["model"] = p.Model
+		body["messages"] = msgs
+		return body, "chat/completions", setParams(body, nil)
+	case KindResponses:
+		body["model"] = p.Model
+		if p.System != "" {
+			body["instructions"] = p.System
+		}
+		body["input"] = p.User
+		return body, "responses", setParams(body, map[string]string{"max_tokens": "max_output_tokens"})
+	case KindAnthropic:
+		body["model"] = p.Model
+		if p.System != "" {
+			body["system"] = p.System
+		}
+		body["messages"] = []any{map[string]any{"role": "user", "content": p.User}}
+		if err := setParams(body, nil); err != nil {
+			return nil, "", err
+		}
+		if _, ok := body["max_tokens"]; !ok {
+			body["max_tokens"] = DefaultMaxTokens
+		}
+		return body, "messages", nil
+	case KindGemini:
+		if strings.ContainsAny(p.Model, "/:?#") {
+			return nil, "", fmt.Errorf("gemini model name %q has a path character", p.Model)
+		}
+		if p.System != "" {
+			body["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": p.System}}}
+		}
+		body["contents"] = []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": p.User}}}}
+		if len(p.Params) > 0 {
+			gc := map[string]any{}
+			if err := setParams(gc, map[string]string{
+				"max_tokens": "maxOutputTokens", "top_p": "topP", "top_k": "topK", "stop": "stopSequences",
+			}); err != nil {
+				return nil, "", err
+			}
+			body["generationConfig"] = gc
+		}
+		return body, "models/" + p.Model + ":generateContent", nil
+	}
+	return nil, "", fmt.Errorf("unknown provider kind %q", kind)
+}
+
+// modelOf returns the requested model of a request object.
+func modelOf(kind Kind, r *Request) string {
+	if kind == KindGemini {
+		m, _ := strings.CutPrefix(r.Endpoint, "models/")
+		m, _, _ = strings.Cut(m, ":")
+		return m
+	}
+	var b struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(r.Body, &b) // a body without a model gives ""; callers report that
+	return b.Model
+}
+
+// setAuth sets the provider's authentication headers for key.
+func setAuth(h http.Header, kind Kind, key string) {
+	switch kind {
+	case KindAnthropic:
+		h.Set("anthropic-version", "2023-06-01")
+		if key != "" {
+			h.Set("x-api-key", key)
+		}
+	case KindGemini:
+		if key != "" {
+			h.Set("x-goog-api-key", key)
+		}
+	default:
+		if key != "" {
+			h.Set("Authorization", "Bearer "+key)
+		}
+	}
+}
+
+// An output is what an adapter reads from a successful response body.
+type output struct {
+	Text          string
+	Model         string // reported model
+	InputTokens   int
+	OutputTokens  int
+	Refusal       bool
+	RefusalReason string
+}
+
+// errMalformed marks a response body that is not the provider's shape.
+var errMalformed = errors.New("malformed response")
+
+// parseOutput reads a response body of the given kind.
+func parseOutput(kind Kind, body []byte) (*output, error) {
+	var o output
+	switch kind {
+	case KindChat, KindSim:
+		var r struct {
+			Model   string `json:"model"`
+			Choices []struct {
+				Message struct {
+					Content *string `json:"content"`
+					Refusal *string `json:"refusal"`
+				} `json:"message"`
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage struct {
+				Prompt     int `json:"prompt_tokens"`
+				Completion int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := unmarshalObject(body, &r); err != nil {
+			return nil, err
+		}
+		if len(r.Choices) == 0 {
+			return nil, fmt.Errorf("%w: no choices", errMalformed)
+		}
+		c := r.Choices[0]
+		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Prompt, r.Usage.Completion
+		if c.Message.Content != nil {
+			o.Text = *c.Message.Content
+		}
+		switch {
+		case c.Message.Refusal != nil && *c.Message.Refusal != "":
+			o.Refusal, o.RefusalReason = true, *c.Message.Refusal
+		case c.FinishReason == "content_filter":
+			o.Refusal, o.RefusalReason = true, "finish_reason content_filter"
+		}
+	case KindResponses:
+		var r struct {
+			Model  string `json:"model"`
+			Status string `json:"status"`
+			Output []struct {
+				Type    string `json:"type"`
+				Content []struct {
+					Type    string `json:"type"`
+					Text    string `json:"text"`
+					Refusal string `json:"refusal"`
+				} `json:"content"`
+			} `json:"output"`
+			Usage struct {
+				Input  int `json:"input_tokens"`
+				Output int `json:"output_tokens"`
+			} `json:"usage"`
+		}
+		if err := unmarshalObject(body, &r); err != nil {
+			return nil, err
+		}
+		if r.Output == nil {
+			return nil, fmt.Errorf("%w: no output", errMalformed)
+		}
+		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Input, r.Usage.Output
+		var sb strings.Builder
+		for _, it := range r.Output {
+			if it.Type != "message" {
+				continue
+			}
+			for _, c := range it.Content {
+				switch c.Type {
+				case "output_text":
+					sb.WriteString(c.Text)
+				case "refusal":
+					o.Refusal, o.RefusalReason = true, c.Refusal
+				}
+			}
+		}
+		o.Text = sb.String()
+		if r.Status == "failed" {
+			return nil, fmt.Errorf("%w: status failed", errMalformed)
+		}
+	case KindAnthropic:
+		var r struct {
+			Type    string `json:"type"`
+			Model   string `json:"model"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StopReason string `json:"stop_reason"`
+			Usage      struct {
+				Input  int `json:"input_tokens"`
+				Output int `json:"output_tokens"`
+			} `json:"usage"`
+		}
+		if err := unmarshalObject(body, &r); err != nil {
+			return nil, err
+		}
+		if r.Type != "message" {
+			return nil, fmt.Errorf("%w: type %q, want \"message\"", errMalformed, r.Type)
+		}
+		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Input, r.Usage.Output
+		var sb strings.Builder
+		for _, c := range r.Content {
+			if c.Type == "text" {
+				sb.WriteString(c.Text)
+			}
+		}
+		o.Text = sb.String()
+		if r.StopReason == "refusal" {
+			o.Refusal, o.RefusalReason = true, "stop_reason refusal"
+		}
+	case KindGemini:
+		var r struct {
+			ModelVersion string `json:"modelVersion"`
+			Candidates   []struct {
+				Content struct {
+					Parts []struct {
+						Text    string `json:"text"`
+						Thought bool   `json:"thought"`
+					} `json:"parts"`
+				} `json:"content"`
+				FinishReason string `json:"finishReason"`
+			} `json:"candidates"`
+			PromptFeedback struct {
+				BlockReason string `json:"blockReason"`
+			} `json:"promptFeedback"`
+			Usage struct {
+				Prompt     int `json:"promptTokenCount"`
+				Candidates int `json:"candidatesTokenCount"`
+			} `json:"usageMetadata"`
+		}
+		if err := unmarshalObject(body, &r); err != nil {
+			return nil, err
+		}
+		o.Model, o.InputTokens, o.OutputTokens = r.ModelVersion, r.Usage.Prompt, r.Usage.Candidates
+		if r.PromptFeedback.BlockReason != "" {
+			o.Refusal, o.RefusalReason = true, "prompt blocked: "+r.PromptFeedback.BlockReason
+			return &o, nil
+		}
+		if len(r.Candidates) == 0 {
+			return nil, fmt.Errorf("%w: no candidates", errMalformed)
+		}
+		c := r.Candidates[0]
+		var sb strings.Builder
+		for _, p := range c.Content.Parts {
+			if !p.Thought {
+				sb.WriteString(p.Text)
+			}
+		}
+		o.Text = sb.String()
+		switch c.FinishReason {
+		case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
+			o.Refusal, o.RefusalReason = true, "finishReason "+c.FinishReason
+		}
+	default:
+		return nil, fmt.Errorf("unknown provider kind %q", kind)
+	}
+	return &o, nil
+}
+
+// unmarshalObject decodes a JSON object body, tolerating unknown fields
+// (providers add them all the time) but nothing else.
+func unmarshalObject(body []byte, v any) error {
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return fmt.Errorf("%w: not a JSON object", errMalformed)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	return nil
+}

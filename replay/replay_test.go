@@ -1,0 +1,639 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/results"
+)
+
+const fakeKey = "sk-test-FAKEKEY-0123456789abcdefXYZ"
+
+func openStore(t *testing.T) (*cache.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+// sleeps records the waits a client asked for, without waiting.
+type sleeps struct {
+	mu sync.Mutex
+	ds []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.ds = append(s.ds, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func getenv(name string) string {
+	if name == "FAKE_KEY" {
+		return fakeKey
+	}
+	return ""
+}
+
+func clientFor(t *testing.T, store *cache.Store, mode Mode, pcs map[string]ProviderConfig, log *bytes.Buffer) (*Client, *sleeps) {
+	t.Helper()
+	sl := &sleeps{}
+	cfg := Config{
+		Mode: mode, Providers: pcs, Getenv: getenv, Sleep: sl.sleep, Seed: 1,
+		Clock: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+	}
+	if log != nil {
+		cfg.Progress = log
+	}
+	return New(store, cfg), sl
+}
+
+func call(provider, model, user string) results.Call {
+	return results.Call{
+		Prompt: results.Prompt{Provider: provider, Model: model, System: "You are a careful analyst.", User: user,
+			Params: map[string]any{"temperature": 0, "max_tokens": 256}},
+		Label: results.Label{Benchmark: "icbcbench", Task: user, Role: results.RoleJudge, Name: model},
+	}
+}
+
+var kinds = []Kind{KindChat, KindResponses, KindAnthropic, KindGemini}
+
+func TestRequestOf(t *testing.T) {
+	p := results.Prompt{Provider: "x", Model: "m1", System: "sys", User: "hi <b>", Params: map[string]any{"temperature": 0.2, "max_tokens": 10}, Sample: 2}
+	tests := []struct {
+		kind Kind
+		want string
+	}{
+		{KindChat, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
+		{KindSim, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
+		{KindResponses, `{"provider":"x","endpoint":"responses","body":{"input":"hi \u003cb\u003e","instructions":"sys","max_output_tokens":10,"model":"m1","temperature":0.2},"sample":2}`},
+		{KindAnthropic, `{"provider":"x","endpoint":"messages","body":{"max_tokens":10,"messages":[{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","system":"sys","temperature":0.2},"sample":2}`},
+		{KindGemini, `{"provider":"x","endpoint":"models/m1:generateContent","body":{"contents":[{"parts":[{"text":"hi \u003cb\u003e"}],"role":"user"}],"generationConfig":{"maxOutputTokens":10,"temperature":0.2},"systemInstruction":{"parts":[{"text":"sys"}]}},"sample":2}`},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			got, err := RequestOf(p, map[string]ProviderConfig{"x": {Kind: tt.kind}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+	t.Run("anthropic default max_tokens", func(t *testing.T) {
+		got, err := RequestOf(results.Prompt{Provider: "anthropic", Model: "c", User: "u"})
+		if err != nil || !strings.Contains(string(got), `"max_tokens":4096`) {
+			t.Errorf("got %s, %v", got, err)
+		}
+	})
+	bad := []results.Prompt{
+		{Provider: "nope", Model: "m", User: "u"},
+		{Provider: "openai", User: "u"},
+		{Provider: "openai", Model: "m", User: "u", Sample: -1},
+		{Provider: "openai", Model: "m", User: "u", Params: map[string]any{"messages": 1}},
+		{Provider: "gemini", Model: "../m", User: "u"},
+	}
+	for _, p := range bad {
+		if _, err := RequestOf(p); err == nil {
+			t.Errorf("RequestOf(%+v): no error", p)
+		}
+	}
+}
+
+// TestOfflineNeverDials checks that offline mode reports misses with a
+// cost estimate and opens no connection, even with providers configured.
+func TestOfflineNeverDials(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	var conns int
+	var mu sync.Mutex
+	f.srv.Config.ConnState = func(net.Conn, http.ConnState) { mu.Lock(); conns++; mu.Unlock() }
+	dialed := false
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, n, a string) (net.Conn, error) {
+		dialed = true
+		return nil, errors.New("dial in offline mode")
+	}}}
+	c := New(store, Config{Providers: map[string]ProviderConfig{"openai": f.config()}, HTTP: hc, Getenv: getenv})
+	calls := []results.Call{call("openai", "gpt-4o", "q1"), call("openai", "gpt-4o", "q2"), call("openai", "gpt-4o", "q1"), call("sim", "s", "q")}
+	replies := c.Answer(context.Background(), calls)
+	for i, r := range replies {
+		var me *MissError
+		if !errors.As(r.Err, &me) {
+			t.Errorf("reply %d: err %v, want a MissError", i, r.Err)
+		}
+	}
+	if replies[0].Key != replies[2].Key {
+		t.Errorf("identical calls got keys %s and %s", replies[0].Key, replies[2].Key)
+	}
+	ms := c.Misses()
+	if len(ms) != 3 {
+		t.Fatalf("misses = %d, want 3 (deduplicated)", len(ms))
+	}
+	for _, m := range ms {
+		if m.Model == "gpt-4o" && (!m.Priced || m.CostUSD <= 0 || m.OutputTokens != 256 || m.InputTokens <= 0) {
+			t.Errorf("miss %+v: want a priced estimate with 256 output tokens", m)
+		}
+		if m.Label.Benchmark != "icbcbench" {
+			t.Errorf("miss label %+v", m.Label)
+		}
+	}
+	if dialed || conns != 0 || f.count() != 0 {
+		t.Errorf("offline mode connected: dialed=%v conns=%d calls=%d", dialed, conns, f.count())
+	}
+	if got := c.Counts(); got.Missed != 3 || got.Hits != 0 {
+		t.Errorf("counts %+v", got)
+	}
+}
+
+// TestRecordReplay records through each provider shape, then replays
+// offline without any call.
+func TestRecordReplay(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(string(k), func(t *testing.T) {
+			store, _ := openStore(t)
+			f := newFake(t, k, fakeKey)
+			pcs := map[string]ProviderConfig{"p": f.config()}
+			rec, _ := clientFor(t, store, Record, pcs, nil)
+			calls := []results.Call{call("p", "model-a", "first question"), call("p", "model-a", "second 问题")}
+			got := rec.Answer(context.Background(), calls)
+			for i, r := range got {
+				if r.Err != nil {
+					t.Fatalf("reply %d: %v", i, r.Err)
+				}
+				if want := "answer to: " + calls[i].Prompt.User; r.Text != want {
+					t.Errorf("reply %d text %q, want %q", i, r.Text, want)
+				}
+				if r.Source != results.SourceAPI || r.Synthetic() || r.Model != "model-a" || r.RecordedAt != "2026-01-02T03:04:05Z" {
+					t.Errorf("reply %d: %+v", i, r)
+				}
+			}
+			// The body the provider received is the body in the request object.
+			req, _ := RequestOf(calls[0].Prompt, pcs)
+			var ro Request
+			json.Unmarshal(req, &ro)
+			if !bytes.Equal(f.bodies[0], ro.Body) && !bytes.Equal(f.bodies[1], ro.Body) {
+				t.Errorf("sent bodies %s, want one to be %s", f.bodies, ro.Body)
+			}
+			key, _ := cache.KeyOf(req)
+			x, err := store.Get(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Meta.Source != "api" || x.Meta.InputTokens != 12 || x.Meta.OutputTokens != 7 || x.Meta.Attempts != 1 || x.Meta.Model != "model-a" {
+				t.Errorf("meta %+v", x.Meta)
+			}
+			n := f.count()
+			off, _ := clientFor(t, store, Offline, pcs, nil)
+			again := off.Answer(context.Background(), calls)
+			for i := range again {
+				if again[i] != got[i] {
+					t.Errorf("replay %d = %+v, want %+v", i, again[i], got[i])
+				}
+			}
+			if f.count() != n || off.Counts().Hits != 2 {
+				t.Errorf("replay called the provider or missed: calls %d -> %d, %+v", n, f.count(), off.Counts())
+			}
+		})
+	}
+}
+
+func text(s string) *string { return &s }
+
+// TestFaults drives every fault a provider throws through the recorder.
+func TestFaults(t *testing.T) {
+	ok := step{text: text("fine")}
+	tests := []struct {
+		name     string
+		kind     Kind
+		script   []step
+		cause    Cause // "" for success
+		attempts int
+		minSleep time.Duration // the longest wait must be at least this
+		timeout  time.Duration
+	}{
+		{"429 then ok honours Retry-After", KindChat, []step{{status: 429, header: map[string]string{"Retry-After": "7"}}, ok}, "", 2, 7 * time.Second, 0},
+		{"500 then ok", KindChat, []step{{status: 500}, ok}, "", 2, 0, 0},
+		{"anthropic 529 overloaded then ok", KindAnthropic, []step{{status: 529}, {status: 529}, ok}, "", 3, 0, 0},
+		{"gemini 503 always", KindGemini, []step{{status: 503}, {status: 503}, {status: 503}}, CauseServer, 3, 0, 0},
+		{"400 is permanent", KindChat, []step{{status: 400}, ok}, CauseHTTP, 1, 0, 0},
+		{"404 is permanent", KindResponses, []step{{status: 404}, ok}, CauseHTTP, 1, 0, 0},
+		{"malformed json then ok", KindChat, []step{{status: 200, body: `{"choices": [`}, ok}, "", 2, 0, 0},
+		{"malformed always", KindAnthropic, []step{{status: 200, body: `<html>bad gateway</html>`}, {status: 200, body: `{"type":"message"`}, {status: 200, body: `[]`}}, CauseMalformed, 3, 0, 0},
+		{"truncated body", KindChat, []step{{truncate: true, body: `{"id":"x","choices":[{"message":{"content":"hel`}, {truncate: true, body: `{`}, {truncate: true, body: `{`}}, CauseTruncated, 3, 0, 0},
+		{"connection reset then ok", KindGemini, []step{{reset: true}, ok}, "", 2, 0, 0},
+		{"timeout always", KindChat, []step{{sleep: time.Second}, {sleep: time.Second}, {sleep: time.Second}}, CauseTimeout, 3, 0, 30 * time.Millisecond},
+		{"timeout then ok", KindResponses, []step{{sleep: time.Second}, ok}, "", 2, 0, 30 * time.Millisecond},
+		{"empty completion", KindChat, []step{{text: text("  ")}, ok}, CauseEmpty, 1, 0, 0},
+		{"refusal chat", KindChat, []step{{refusal: true}, ok}, CauseRefusal, 1, 0, 0},
+		{"refusal responses", KindResponses, []step{{refusal: true}}, CauseRefusal, 1, 0, 0},
+		{"refusal anthropic", KindAnthropic, []step{{refusal: true}}, CauseRefusal, 1, 0, 0},
+		{"safety gemini", KindGemini, []step{{refusal: true}}, CauseRefusal, 1, 0, 0},
+		{"gemini prompt blocked", KindGemini, []step{{status: 200, body: `{"promptFeedback":{"blockReason":"SAFETY"}}`}}, CauseRefusal, 1, 0, 0},
+		{"error object in 200", KindChat, []step{{status: 200, body: `{"error":{"message":"upstream failed"}}`}}, CauseAPIError, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, _ := openStore(t)
+			f := newFake(t, tt.kind, fakeKey)
+			f.script = tt.script
+			pc := f.config()
+			pc.MaxAttempts = 3
+			if tt.timeout > 0 {
+				pc.Timeout = tt.timeout
+			}
+			c, sl := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, nil)
+			r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]
+			key, _ := cache.ParseKey(r.Key)
+			has, err := store.Has(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.count() != tt.attempts {
+				t.Errorf("provider saw %d attempts, want %d", f.count(), tt.attempts)
+			}
+			var longest time.Duration
+			for _, d := range sl.ds {
+				longest = max(longest, d)
+			}
+			if longest < tt.minSleep {
+				t.Errorf("longest wait %v, want at least %v", longest, tt.minSleep)
+			}
+			if len(sl.ds) != tt.attempts-1 {
+				t.Errorf("%d waits for %d attempts", len(sl.ds), tt.attempts)
+			}
+			if tt.cause == "" {
+				if r.Err != nil || r.Text != "fine" || !has {
+					t.Fatalf("reply %+v, stored %v", r, has)
+				}
+				x, _ := store.Get(key)
+				if x.Meta.Attempts != tt.attempts {
+					t.Errorf("meta attempts %d, want %d", x.Meta.Attempts, tt.attempts)
+				}
+				return
+			}
+			var ce *CallError
+			if !errors.As(r.Err, &ce) || ce.Cause != tt.cause {
+				t.Fatalf("err %v, want cause %s", r.Err, tt.cause)
+			}
+			if has {
+				t.Errorf("a failure was stored")
+			}
+			fs := c.Failures()
+			if len(fs) != 1 || fs[0].Cause != tt.cause || fs[0].Attempts != tt.attempts {
+				t.Errorf("failures %+v", fs)
+			}
+			if cc := c.FailureCounts(); len(cc) != 1 || cc[0] != (CauseCount{tt.cause, 1}) {
+				t.Errorf("counts %+v", cc)
+			}
+		})
+	}
+}
+
+// TestResume checks that a second recording calls only what the first
+// could not store.
+func TestResume(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	pcs := map[string]ProviderConfig{"p": f.config()}
+	var calls []results.Call
+	for i := range 10 {
+		calls = append(calls, call("p", "m", fmt.Sprintf("q%d", i)))
+	}
+	pcs["p"] = withConcurrency(f.config(), 1) // the script then hits calls in order
+	c1, _ := clientFor(t, store, Record, pcs, nil)
+	f.script = []step{{status: 400}, {status: 400}, {status: 403}}
+	r1 := c1.Answer(context.Background(), calls)
+	failed := 0
+	for _, r := range r1 {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if failed != 3 || c1.Counts().Recorded != 7 {
+		t.Fatalf("first run: %d failed, counts %+v", failed, c1.Counts())
+	}
+	n := f.count()
+	c2, _ := clientFor(t, store, Record, pcs, nil)
+	r2 := c2.Answer(context.Background(), calls)
+	for i, r := range r2 {
+		if r.Err != nil {
+			t.Errorf("second run reply %d: %v", i, r.Err)
+		}
+	}
+	if f.count()-n != 3 || c2.Counts().Hits != 7 || c2.Counts().Recorded != 3 {
+		t.Errorf("second run made %d calls (want 3), counts %+v", f.count()-n, c2.Counts())
+	}
+}
+
+func withConcurrency(pc ProviderConfig, n int) ProviderConfig {
+	pc.Concurrency = n
+	return pc
+}
+
+// TestRefresh checks that refresh stores the next sample and keeps the
+// first.
+func TestRefresh(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	pcs := map[string]ProviderConfig{"p": f.config()}
+	cl := []results.Call{call("p", "m", "q")}
+	rec, _ := clientFor(t, store, Record, pcs, nil)
+	first := rec.Answer(context.Background(), cl)[0]
+	f.script = []step{{text: text("second draw")}, {text: text("third draw")}}
+	for i, want := range []string{"second draw", "third draw"} {
+		ref, _ := clientFor(t, store, Refresh, pcs, nil)
+		r := ref.Answer(context.Background(), cl)[0]
+		if r.Err != nil || r.Text != want || r.Key == first.Key {
+			t.Fatalf("refresh %d: %+v", i, r)
+		}
+		p := cl[0].Prompt
+		p.Sample = i + 1
+		req, _ := RequestOf(p, pcs)
+		if k, _ := cache.KeyOf(req); k.String() != r.Key {
+			t.Errorf("refresh %d stored under %s, want sample %d key %s", i, r.Key, i+1, k)
+		}
+	}
+	off, _ := clientFor(t, store, Offline, pcs, nil)
+	if r := off.Answer(context.Background(), cl)[0]; r != first {
+		t.Errorf("sample 0 changed: %+v, want %+v", r, first)
+	}
+}
+
+// TestConcurrencyBound checks the per-provider bound on requests in flight.
+func TestConcurrencyBound(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.delay = 5 * time.Millisecond
+	pcs := map[string]ProviderConfig{"p": withConcurrency(f.config(), 3)}
+	c, _ := clientFor(t, store, Record, pcs, nil)
+	var calls []results.Call
+	for i := range 24 {
+		calls = append(calls, call("p", "m", fmt.Sprint(i)))
+	}
+	for _, r := range c.Answer(context.Background(), calls) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if f.maxInflight > 3 || f.maxInflight < 2 {
+		t.Errorf("max in flight %d, want 2..3", f.maxInflight)
+	}
+}
+
+// TestSecrets records with a known key, provokes a 401 that echoes it, and
+// searches the whole store (decompressed), the log, replies and failure
+// reports for it.
+func TestSecrets(t *testing.T) {
+	store, dir := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	var log bytes.Buffer
+	pcs := map[string]ProviderConfig{"p": withConcurrency(f.config(), 1)}
+	c, _ := clientFor(t, store, Record, pcs, &log)
+	f.script = []step{{status: 401, body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `"}}`}, {text: text("contains " + fakeKey)}}
+	calls := []results.Call{call("p", "m", "q1"), call("p", "m", "q2"), call("p", "m", "q3")}
+	replies := c.Answer(context.Background(), calls)
+	if cc := c.FailureCounts(); len(cc) != 2 || cc[0] != (CauseCount{CauseHTTP, 1}) || cc[1] != (CauseCount{CauseSecret, 1}) {
+		t.Errorf("failure counts %+v, want one http_error and one secret_in_exchange", cc)
+	}
+	if c.Counts().Recorded != 1 {
+		t.Errorf("counts %+v", c.Counts())
+	}
+	var out bytes.Buffer
+	out.Write(log.Bytes())
+	for _, r := range replies {
+		fmt.Fprintf(&out, "%+v %v\n", r, r.Err)
+	}
+	for _, fl := range c.Failures() {
+		fmt.Fprintf(&out, "%+v\n", fl)
+	}
+	if !strings.Contains(out.String(), Redacted) {
+		t.Errorf("no redaction in the log:\n%s", out.String())
+	}
+	if bytes.Contains(out.Bytes(), []byte(fakeKey)) {
+		t.Errorf("the key reached an output:\n%s", out.String())
+	}
+	scanStore(t, store, dir, replies, fakeKey)
+}
+
+// scanStore searches every file of the store, decompressing zstd frames,
+// and every exchange of the given replies for secret.
+func scanStore(t *testing.T, store *cache.Store, dir string, replies []results.Reply, secret string) {
+	t.Helper()
+	loadDicts(dir)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, part := range decompressAll(b) {
+			if bytes.Contains(part, []byte(secret)) {
+				t.Errorf("%s holds the secret", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replies {
+		k, err := cache.ParseKey(r.Key)
+		if err != nil {
+			continue
+		}
+		x, err := store.Get(k)
+		if err != nil {
+			continue
+		}
+		b, _ := json.Marshal(x)
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("exchange %s holds the secret", r.Key)
+		}
+	}
+}
+
+func TestDrift(t *testing.T) {
+	tests := []struct {
+		req, rep string
+		want     bool
+	}{
+		{"gpt-4o", "gpt-4o", false},
+		{"gpt-4o", "gpt-4o-2024-08-06", false},
+		{"claude-sonnet-4", "claude-sonnet-4-20250514", false},
+		{"gemini-1.5-pro", "gemini-1.5-pro-002", false},
+		{"gpt-4o", "gpt-4o-mini", true},
+		{"gpt-4o", "gpt-4o-mini-2024-07-18", true},
+		{"deepseek-chat", "deepseek-v3", true},
+		{"m", "", false},
+	}
+	for _, tt := range tests {
+		if got := Drifted(tt.req, tt.rep); got != tt.want {
+			t.Errorf("Drifted(%q, %q) = %v, want %v", tt.req, tt.rep, got, tt.want)
+		}
+	}
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.reported = "gpt-4o-mini-2024-07-18"
+	var log bytes.Buffer
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": f.config()}, &log)
+	rs := c.Answer(context.Background(), []results.Call{call("p", "gpt-4o", "a"), call("p", "gpt-4o", "b")})
+	if rs[0].Err != nil || rs[0].Model != "gpt-4o-mini-2024-07-18" {
+		t.Fatalf("%+v", rs[0])
+	}
+	if d := c.Drifts(); len(d) != 1 || d[0].Reported != "gpt-4o-mini-2024-07-18" {
+		t.Errorf("drifts %+v", d)
+	}
+	if n := strings.Count(log.String(), "model drift"); n != 1 {
+		t.Errorf("%d drift warnings, want 1:\n%s", n, log.String())
+	}
+	k, _ := cache.ParseKey(rs[0].Key)
+	if x, _ := store.Get(k); x == nil || x.Meta.ReportedModel != "gpt-4o-mini-2024-07-18" || x.Meta.CostUSD <= 0 {
+		t.Errorf("stored meta %+v", x)
+	}
+}
+
+func TestMissingKey(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	pc := f.config()
+	pc.KeyEnv = "UNSET_VARIABLE"
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, nil)
+	r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]
+	var ce *CallError
+	if !errors.As(r.Err, &ce) || ce.Cause != CauseNoKey || f.count() != 0 {
+		t.Errorf("err %v, calls %d", r.Err, f.count())
+	}
+}
+
+// TestLimiter drives the RPM and TPM windows with a fake clock.
+func TestLimiter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var waited []time.Duration
+	l := &limiter{rpm: 2, tpm: 100, now: func() time.Time { return now }, sleep: func(_ context.Context, d time.Duration) error {
+		waited = append(waited, d)
+		now = now.Add(d)
+		return nil
+	}}
+	ctx := context.Background()
+	for _, tokens := range []int{10, 10, 10} {
+		if err := l.wait(ctx, tokens); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	if len(waited) != 1 || waited[0] != 58*time.Second {
+		t.Errorf("rpm waits %v, want [58s]", waited)
+	}
+	waited = nil
+	l.rpm = 0
+	if err := l.wait(ctx, 95); err != nil {
+		t.Fatal(err)
+	}
+	if len(waited) != 1 {
+		t.Errorf("tpm waits %v, want one", waited)
+	}
+	waited = nil
+	if err := l.wait(ctx, 1000); err != nil { // larger than the budget: waits for an empty window
+		t.Fatal(err)
+	}
+	if len(waited) != 1 {
+		t.Errorf("oversized waits %v, want one", waited)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	a, b := newBackoff(time.Second, 7), newBackoff(time.Second, 7)
+	for retry := 1; retry <= 10; retry++ {
+		da, db := a.delay(retry, 0), b.delay(retry, 0)
+		if da != db {
+			t.Errorf("retry %d: %v and %v from the same seed", retry, da, db)
+		}
+		ceil := min(time.Second<<(retry-1), MaxBackoff)
+		if da < ceil/2 || da > ceil {
+			t.Errorf("retry %d: delay %v outside [%v, %v]", retry, da, ceil/2, ceil)
+		}
+	}
+	if d := a.delay(1, 30*time.Second); d != 30*time.Second {
+		t.Errorf("Retry-After 30s gave %v", d)
+	}
+	if d := a.delay(1, time.Hour); d != MaxBackoff {
+		t.Errorf("Retry-After 1h gave %v, want the cap", d)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("Retry-After", now.Add(90*time.Second).Format(http.TimeFormat))
+	if d := parseRetryAfter(h, now); d != 90*time.Second {
+		t.Errorf("HTTP-date Retry-After gave %v", d)
+	}
+	h = http.Header{"Retry-After-Ms": {"1500"}}
+	if d := parseRetryAfter(h, now); d != 1500*time.Millisecond {
+		t.Errorf("retry-after-ms gave %v", d)
+	}
+}
+
+func TestPrices(t *testing.T) {
+	p := DefaultPrices()
+	if p.Date == "" || len(p.Models) == 0 {
+		t.Fatal("empty default price table")
+	}
+	tests := []struct {
+		model string
+		want  string
+	}{
+		{"gpt-4o", "gpt-4o"}, {"gpt-4o-2024-08-06", "gpt-4o"}, {"gpt-4o-mini-2024-07-18", "gpt-4o-mini"}, {"unknown-model", ""},
+	}
+	for _, tt := range tests {
+		got, ok := p.Lookup(tt.model)
+		if want, wok := p.Models[tt.want]; ok != wok || got != want {
+			t.Errorf("Lookup(%q) = %v %v, want %v", tt.model, got, ok, want)
+		}
+	}
+	if c, _ := p.Cost("gpt-4o", 1e6, 1e6); c != 12.5 {
+		t.Errorf("cost %v, want 12.5", c)
+	}
+	if _, err := ParsePrices(strings.NewReader(`{"date":"2025-01-01","models":{"m":{"input":-1,"output":1}}}`), "p.json"); err == nil || !strings.Contains(err.Error(), "p.json") {
+		t.Errorf("negative price: %v", err)
+	}
+	if in, out := estimateRequest([]byte(`{"max_tokens": 300,"x":"abcdefgh"}`)); out != 300 || in <= 0 {
+		t.Errorf("estimate %d %d", in, out)
+	}
+}
+
+// dumpHash hashes every exchange of replies, in order.
+func dumpHash(t *testing.T, store *cache.Store, replies []results.Reply) [32]byte {
+	h := sha256.New()
+	for _, r := range replies {
+		fmt.Fprintf(h, "%s %q %v\n", r.Key, r.Text, r.Err)
+		if k, err := cache.ParseKey(r.Key); err == nil {
+			if x, err := store.Get(k); err == nil {
+				b, _ := json.Marshal(x)
+				h.Write(b)
+			}
+		}
+	}
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}

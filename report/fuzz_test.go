@@ -1,0 +1,151 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+var fuzzSeeds = []string{
+	"", "plain", "=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "'quoted", "a,b", `"q"`, "line\nbreak", "\r\n",
+	`\ { } $ & # ^ _ ~ %`, "--", "---", "<>|\"", "深度研究（金融）", "\x1b[31mred", "\xff\xfe", "\u2028", "𝔁𝔂", "\\.",
+	"</script><script>alert(1)</script>",
+}
+
+func textTable(s string) *analysis.Table {
+	t := &analysis.Table{Name: "fuzz", Columns: []analysis.Column{
+		{Name: "text"},
+		{Name: "score", Decimals: 1, Better: analysis.Higher},
+	}}
+	t.AddRow(analysis.Text(s), analysis.Number(1))
+	t.AddRow(analysis.Text("x"), analysis.Number(2))
+	return t
+}
+
+// FuzzCSVText checks that any text reads back from the CSV as written,
+// apart from the apostrophe before a formula, and never starts a formula.
+func FuzzCSVText(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		if err := WriteCSV(&b, textTable(s)); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatalf("CSV of %q does not read back: %v", s, err)
+		}
+		if len(recs) != 3 || len(recs[1]) != 2 {
+			t.Fatalf("CSV of %q reads back as %q", s, recs)
+		}
+		got := recs[1][0]
+		if got != "" && strings.ContainsRune("=+-@\t\r", rune(got[0])) {
+			t.Errorf("CSV field %q starts a formula", got)
+		}
+		// encoding/csv drops carriage returns inside quoted fields.
+		want := strings.ReplaceAll(CSVText(s), "\r", "")
+		if got != want {
+			t.Errorf("CSV field reads back as %q, want %q", got, want)
+		}
+		if strings.TrimPrefix(CSVText(s), "'") != s && CSVText(s) != s {
+			t.Errorf("CSVText(%q) = %q changes more than a leading apostrophe", s, CSVText(s))
+		}
+	})
+}
+
+// latexUnescapes maps what LaTeXText writes back to the text, longest
+// first.
+var latexUnescapes = []struct{ esc, text string }{
+	{`\textbackslash{}`, `\`}, {`\textasciicircum{}`, "^"}, {`\textasciitilde{}`, "~"}, {`\textless{}`, "<"},
+	{`\textgreater{}`, ">"}, {`\textbar{}`, "|"}, {`\textquotedbl{}`, `"`},
+	{`\{`, "{"}, {`\}`, "}"}, {`\$`, "$"}, {`\&`, "&"}, {`\#`, "#"}, {`\_`, "_"}, {`\%`, "%"}, {"-{}", "-"},
+}
+
+// FuzzLaTeXText checks that escaped text holds no active LaTeX character
+// outside an escape, and that undoing the escapes gives the text back
+// (control characters and invalid UTF-8 as spaces).
+func FuzzLaTeXText(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := LaTeXText(s)
+		var back strings.Builder
+	scan:
+		for i := 0; i < len(out); {
+			for _, u := range latexUnescapes {
+				if strings.HasPrefix(out[i:], u.esc) {
+					back.WriteString(u.text)
+					i += len(u.esc)
+					continue scan
+				}
+			}
+			c := out[i]
+			if strings.IndexByte(`\{}$&#^_~%<>|"`, c) >= 0 {
+				t.Fatalf("LaTeXText(%q) = %q: unescaped %q at %d", s, out, c, i)
+			}
+			if c < 0x20 || c == 0x7f {
+				t.Fatalf("LaTeXText(%q) = %q: control character at %d", s, out, i)
+			}
+			if c == '-' && i+1 < len(out) && out[i+1] == '-' {
+				t.Fatalf("LaTeXText(%q) = %q: ligature -- at %d", s, out, i)
+			}
+			back.WriteByte(c)
+			i++
+		}
+		if want := oneLine(s); back.String() != want {
+			t.Errorf("LaTeXText(%q) = %q unescapes to %q, want %q", s, out, back.String(), want)
+		}
+	})
+}
+
+// FuzzWriters checks every writer on any text: no error, valid JSON that
+// gives the text back, and terminal lines that fit and hold no control
+// character.
+func FuzzWriters(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tab := textTable(s)
+		var b bytes.Buffer
+		if err := WriteJSON(&b, tab); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Rows []map[string]any }
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatalf("JSON of %q: %v", s, err)
+		}
+		if got := doc.Rows[0]["text"]; got != strings.ToValidUTF8(s, "\uFFFD") && utf8Valid(s) {
+			t.Errorf("JSON text = %q, want %q", got, s)
+		}
+		b.Reset()
+		if err := WriteLaTeX(&b, tab); err != nil {
+			t.Fatal(err)
+		}
+		b.Reset()
+		const width = 40
+		if err := WriteTerminal(&b, tab, width); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if w := twwidth.WidthWithOptions(line, twwidth.Options{}); w > width {
+				t.Errorf("terminal line %q is %d wide", line, w)
+			}
+			if strings.IndexFunc(line, unicode.IsControl) >= 0 {
+				t.Errorf("terminal line %q holds a control character", line)
+			}
+		}
+	})
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// WriteLaTeX writes t as a LaTeX table for the booktabs package: caption
+// (title, then caption) above, \toprule/\midrule/\bottomrule, numbers
+// right-aligned with the column's decimals and a math minus, undefined
+// cells as "--", best values in \textbf and second-best in \underline, an
+// arrow in each marked column's header for its direction, and notes
+// under the tabular. All text passes through LaTeXText. CJK text needs a
+// CJK-capable engine (xeCJK with XeLaTeX, or ctex).
+func WriteLaTeX(w io.Writer, t *analysis.Table) error {
+	if err := check(t); err != nil {
+		return fmt.Errorf("report: latex: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	m, anyMark := marks(t)
+	spec := make([]byte, len(t.Columns))
+	for j := range t.Columns {
+		spec[j] = 'l'
+		if numeric(t, j) {
+			spec[j] = 'r'
+		}
+	}
+	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage{booktabs}\n", oneLine(t.Benchmark), oneLine(t.Name))
+	bw.WriteString("\\begin{table}[t]\n\\centering\n")
+	caption := LaTeXText(t.Title)
+	if t.Caption != "" {
+		if caption != "" {
+			caption += ". "
+		}
+		caption += LaTeXText(t.Caption)
+	}
+	if anyMark {
+		caption += " Best in bold, second best underlined."
+	}
+	fmt.Fprintf(bw, "\\caption{%s}\n", strings.TrimSpace(caption))
+	fmt.Fprintf(bw, "\\label{tab:%s}\n", label(t.Benchmark+":"+t.Name))
+	fmt.Fprintf(bw, "\\begin{tabular}{%s}\n\\toprule\n", spec)
+	for j, c := range t.Columns {
+		if j > 0 {
+			bw.WriteString(" & ")
+		}
+		bw.WriteString(LaTeXText(header(c)))
+		if hasMarks(m[j]) {
+			switch c.Better {
+			case analysis.Higher:
+				bw.WriteString(" $\\uparrow$")
+			case analysis.Lower:
+				bw.WriteString(" $\\downarrow$")
+			}
+		}
+	}
+	bw.WriteString(" \\\\\n\\midrule\n")
+	for i, r := range t.Rows {
+		for j, c := range r {
+			if j > 0 {
+				bw.WriteString(" & ")
+			}
+			var s string
+			switch {
+			case c.Undef:
+				s = "--"
+			case c.IsNum:
+				s = c.Format(t.Columns[j].Decimals)
+				if strings.HasPrefix(s, "-") {
+					s = "$-$" + s[1:]
+				}
+			default:
+				s = LaTeXText(c.Text)
+			}
+			switch m[j][i] {
+			case analysis.Best:
+				s = "\\textbf{" + s + "}"
+			case analysis.Second:
+				s = "\\underline{" + s + "}"
+			}
+			bw.WriteString(s)
+		}
+		bw.WriteString(" \\\\\n")
+	}
+	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
+	for i, n := range t.Notes {
+		fmt.Fprintf(bw, "\\par\\smallskip{\\footnotesize (%d) %s}\n", i+1, LaTeXText(n))
+	}
+	bw.WriteString("\\end{table}\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: latex: table %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// latexEscapes maps the characters LaTeX treats specially in text mode
+// (and those the default OT1 font encoding prints as other glyphs) to
+// commands that print them.
+var latexEscapes = map[rune]string{
+	'\\': `\textbackslash{}`,
+	'{':  `\{`,
+	'}':  `\}`,
+	'$':  `\$`,
+	'&':  `\&`,
+	'#':  `\#`,
+	'^':  `\textasciicircum{}`,
+	'_':  `\_`,
+	'~':  `\textasciitilde{}`,
+	'%':  `\%`,
+	'<':  `\textless{}`,
+	'>':  `\textgreater{}`,
+	'|':  `\textbar{}`,
+	'"':  `\textquotedbl{}`,
+}
+
+// LaTeXText escapes s for LaTeX text mode: the special characters
+// \ { } $ & # ^ _ ~ % (and < > | " which print wrongly in the default font
+// encoding) become commands, control characters and invalid UTF-8 become
+// spaces, and a hyphen before another hyphen is followed by {} so that
+// "--" stays two hyphens instead of a dash. Other characters, CJK
+// included, pass unchanged.
+func LaTeXText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for i, r := range s {
+		if e, ok := latexEscapes[r]; ok {
+			b.WriteString(e)
+			continue
+		}
+		b.WriteRune(r)
+		if r == '-' && i+1 < len(s) && s[i+1] == '-' {
+			b.WriteString("{}")
+		}
+	}
+	return b.String()
+}
+
+// label makes s a safe \label key: letters, digits, ':', '-' and '_'
+// pass, anything else becomes '-'.
+func label(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == ':', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, s)
+}

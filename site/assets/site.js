@@ -1,0 +1,126 @@
+// site.js: sortable tables and charts for the finrepro site. Chart options
+// come from <script type="application/json"> blocks and are only parsed,
+// never evaluated; ECharts draws every label as canvas text and tooltips in
+// richText mode, so no option text becomes HTML.
+"use strict";
+(function () {
+  var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
+
+  // Sortable tables: every header of a table.sortable holds a button; a
+  // click (or Enter, Space) sorts by that column, again to reverse. Cells
+  // with data-v sort by number, with "" (undefined) always last; other
+  // cells by text.
+  function sortKey(cell) {
+    if (!cell) return { miss: true };
+    var v = cell.getAttribute("data-v");
+    if (v !== null) {
+      if (v === "") return { miss: true };
+      return { num: parseFloat(v) };
+    }
+    return { text: cell.textContent.trim() };
+  }
+  function compare(a, b) {
+    if (a.miss || b.miss) return (a.miss ? 1 : 0) - (b.miss ? 1 : 0);
+    if (a.num !== undefined && b.num !== undefined) return a.num - b.num;
+    return String(a.text !== undefined ? a.text : a.num).localeCompare(String(b.text !== undefined ? b.text : b.num));
+  }
+  function sortBy(table, col, th) {
+    var asc = th.getAttribute("aria-sort") !== "ascending";
+    each(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows).map(function (r, i) {
+      return { row: r, key: sortKey(r.cells[col]), i: i };
+    });
+    rows.sort(function (a, b) {
+      if (a.key.miss || b.key.miss) return compare(a.key, b.key) || a.i - b.i;
+      return (asc ? compare(a.key, b.key) : compare(b.key, a.key)) || a.i - b.i;
+    });
+    rows.forEach(function (r) { body.appendChild(r.row); });
+  }
+  each(document.querySelectorAll("table.sortable"), function (table) {
+    if (!table.tHead) return;
+    each(table.tHead.rows[0].cells, function (th, col) {
+      var b = th.querySelector("button");
+      if (b) b.addEventListener("click", function () { sortBy(table, col, th); });
+    });
+  });
+
+  // Charts.
+  if (typeof echarts === "undefined") return;
+  var abs = function (v) { return typeof v === "number" ? Math.abs(v) : v; };
+  function prepare(opt) {
+    var ex = opt.finrepro || {};
+    delete opt.finrepro;
+    opt.tooltip = opt.tooltip || {};
+    opt.tooltip.renderMode = "richText";
+    opt.tooltip.confine = true;
+    // axis titles: the x title under the axis, the y title above it,
+    // left-aligned, so that neither is cut at the edge of the chart
+    var axes = function (a) { return a ? (Array.isArray(a) ? a : [a]) : []; };
+    axes(opt.xAxis).forEach(function (a) {
+      if (a.name) { a.nameLocation = "middle"; a.nameGap = 28; opt.grid.bottom = Math.max(opt.grid.bottom, 28); }
+    });
+    axes(opt.yAxis).forEach(function (a) {
+      if (a.name) { a.nameLocation = "end"; a.nameTextStyle = { align: "left" }; }
+    });
+    if (ex.range) {
+      opt.visualMap = { min: ex.range[0], max: ex.range[1], calculable: true, orient: "horizontal", left: "center", bottom: 0,
+        inRange: { color: ["#2166ac", "#f7f7f7", "#b2182b"] } };
+      opt.grid.bottom = 56;
+    }
+    if (ex.errorBars) {
+      var eb = ex.errorBars;
+      opt.series.push({
+        type: "custom", name: eb.name, data: eb.data, z: 10,
+        encode: { x: 0, y: [1, 2] },
+        renderItem: function (params, api) {
+          var x = api.value(0), lo = api.coord([x, api.value(1)]), hi = api.coord([x, api.value(2)]);
+          var band = api.size([1, 0])[0], w = band * 0.12;
+          // the first bar's centre: ECharts leaves 20% of the band as gap
+          // between categories and 30% of a bar's width between bars
+          var n = eb.series, bw = band * 0.8 / (n + 0.3 * (n - 1)), off = -band * 0.4 + bw / 2;
+          var cx = lo[0] + off, st = { stroke: "#1b1f24", lineWidth: 1.5 };
+          return { type: "group", children: [
+            { type: "line", shape: { x1: cx, y1: lo[1], x2: cx, y2: hi[1] }, style: st },
+            { type: "line", shape: { x1: cx - w / 2, y1: lo[1], x2: cx + w / 2, y2: lo[1] }, style: st },
+            { type: "line", shape: { x1: cx - w / 2, y1: hi[1], x2: cx + w / 2, y2: hi[1] }, style: st }
+          ] };
+        }
+      });
+    }
+    if (ex.mirror) {
+      var xa = Array.isArray(opt.xAxis) ? opt.xAxis[0] : opt.xAxis;
+      xa.axisLabel = xa.axisLabel || {};
+      xa.axisLabel.formatter = function (v) { return String(Math.abs(v)); };
+      if (opt.series[0]) opt.series[0].tooltip = { valueFormatter: abs };
+      if (ex.mirror.data) {
+        opt.series.push({ type: "scatter", name: ex.mirror.name, data: ex.mirror.data, symbol: "diamond", symbolSize: 12, z: 10,
+          itemStyle: { color: "#1b1f24" } });
+      }
+      opt.legend = opt.legend || {};
+      opt.legend.show = true;
+    }
+    if (ex.zone) {
+      var s = opt.series[0];
+      s.markArea = { silent: true, itemStyle: { color: "rgba(46, 160, 67, 0.15)" },
+        label: { show: true, position: "insideTopLeft" },
+        data: [[{ name: ex.zone.name, xAxis: ex.zone.x[0], yAxis: ex.zone.y[0] }, { xAxis: ex.zone.x[1], yAxis: ex.zone.y[1] }]] };
+    }
+    if (opt.series[0] && opt.series[0].type === "scatter" && !ex.mirror) {
+      opt.series[0].label = { show: true, position: "right", formatter: "{b}", fontSize: 11 };
+    }
+    return opt;
+  }
+  var drawn = [];
+  each(document.querySelectorAll("[data-chart]"), function (el) {
+    var src = document.getElementById(el.getAttribute("data-chart"));
+    if (!src) return;
+    var h = parseInt(el.getAttribute("data-height"), 10);
+    if (h > 0 && window.matchMedia && !window.matchMedia("(max-width: 40em)").matches) el.style.height = h + "px";
+    var chart = echarts.init(el, null, { renderer: "canvas" });
+    chart.setOption(prepare(JSON.parse(src.textContent)));
+    drawn.push(chart);
+  });
+  window.addEventListener("resize", function () { drawn.forEach(function (c) { c.resize(); }); });
+})();

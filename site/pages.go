@@ -1,0 +1,503 @@
+package site
+
+import (
+	"fmt"
+	"html/template"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// A page is what the layout template renders.
+type page struct {
+	Kind      string // template: index, benchmark, sensitivity, system, task
+	Path      string // slash path from the site root
+	Root      string // relative path from the page to the site root ("", "../")
+	Title     string
+	Synthetic bool
+	Nav       []link
+	Current   string // Href of the current page in Nav, relative to root
+
+	Index  *indexView
+	Bench  *benchView
+	Tables []*tableView // the sensitivity page
+	System *systemView
+	Task   *taskView
+}
+
+type link struct {
+	Href string // relative to the page
+	Text string
+	Note string
+}
+
+type tableView struct {
+	Anchor   string
+	Title    string
+	Caption  string
+	Headers  []headView
+	Rows     [][]cellView
+	Notes    []string
+	Charts   []chartView
+	Sortable bool
+}
+
+type headView struct {
+	Text, Unit, Doc string
+	Num             bool
+}
+
+type cellView struct {
+	Text  string
+	Sort  string // data-v: the number for sorting; "" for undefined
+	Title string // tooltip: the reason an undefined cell is undefined
+	Num   bool
+	Undef bool
+	Mark  analysis.Mark
+	Href  string // relative link
+	Row   bool   // a row header
+}
+
+type chartView struct {
+	DOMID  string
+	DataID string
+	Title  string
+	Kind   string
+	Height int
+	JSON   template.JS // escaped JSON (see chartOption)
+}
+
+type indexView struct {
+	Benchmarks  *tableView
+	Systems     *tableView
+	Comparisons []*tableView
+	Prov        []link // Text: field, Note: value
+	Settings    *tableView
+	Downloads   []link
+}
+
+type benchView struct {
+	Result      *analysis.Result
+	Tables      []*tableView
+	Comparisons []*tableView
+	Tasks       *tableView
+}
+
+type systemView struct {
+	Name       string
+	Summary    *tableView
+	Benchmarks []systemBench
+}
+
+type systemBench struct {
+	Title  string
+	Href   string
+	Name   string
+	Tables []*tableView
+	Tasks  []link
+}
+
+type taskView struct {
+	Benchmark string
+	BenchHref string
+	Task      string
+	Question  string
+	Entries   []taskEntry
+}
+
+type taskEntry struct {
+	System     string
+	SystemHref string
+	Score      string
+	Output     string
+	Truncated  bool
+	Verdicts   []verdictView
+}
+
+type verdictView struct {
+	Judge, Verdict, Reasoning string
+	Truncated                 bool
+}
+
+// pages returns every page of the site, in a fixed order.
+func (s *site) pages() []*page {
+	var out []*page
+	out = append(out, s.indexPage())
+	for _, r := range s.in.Results {
+		out = append(out, s.benchPage(r))
+	}
+	out = append(out, s.sensitivityPage())
+	for _, sys := range s.systems {
+		out = append(out, s.systemPage(sys))
+	}
+	for _, r := range s.in.Results {
+		out = append(out, s.taskPages(r)...)
+	}
+	return out
+}
+
+// newPage returns a page at p with the navigation filled in.
+func (s *site) newPage(kind, p, title string) *page {
+	root := strings.Repeat("../", strings.Count(p, "/"))
+	pg := &page{Kind: kind, Path: p, Root: root, Title: title, Synthetic: s.synthetic, Current: p}
+	pg.Nav = append(pg.Nav, link{Href: "index.html", Text: "Overview"})
+	for _, r := range s.in.Results {
+		pg.Nav = append(pg.Nav, link{Href: s.benchSlug[r.Benchmark] + ".html", Text: title0(r)})
+	}
+	pg.Nav = append(pg.Nav, link{Href: "sensitivity.html", Text: "Sensitivity"})
+	return pg
+}
+
+func title0(r *analysis.Result) string {
+	if r.Title != "" {
+		return r.Title
+	}
+	return r.Benchmark
+}
+
+func (s *site) indexPage() *page {
+	pg := s.newPage("index", "index.html", "finrepro leaderboard")
+	v := &indexView{}
+	// benchmarks
+	bt := &tableView{Anchor: "benchmarks", Title: "Benchmarks", Sortable: true,
+		Caption: "The benchmarks reproduced from this bundle, with the system ranked first on each headline table.",
+		Headers: []headView{{Text: "Benchmark"}, {Text: "Leader"}, {Text: "Systems", Num: true}, {Text: "Tasks", Num: true},
+			{Text: "Tables", Num: true}, {Text: "Missing replies", Num: true}, {Text: "Problems", Num: true}, {Text: "Data"}}}
+	for _, r := range s.in.Results {
+		leader := ""
+		if len(r.Ranking) > 0 {
+			leader = r.Ranking[0]
+		}
+		data := "recorded"
+		if r.Synthetic {
+			data = "SYNTHETIC"
+		}
+		bt.Rows = append(bt.Rows, []cellView{
+			{Text: title0(r), Href: s.benchSlug[r.Benchmark] + ".html", Row: true},
+			{Text: leader},
+			intCell(len(systemNames(r))), intCell(countTasks(r)), intCell(len(r.Tables)),
+			intCell(r.Missing), intCell(len(r.Problems)), {Text: data},
+		})
+	}
+	v.Benchmarks = bt
+	// systems across benchmarks
+	st := &tableView{Anchor: "systems", Title: "Systems across benchmarks", Sortable: true,
+		Caption: "Each system's headline rank in every benchmark it appears in, under the name that benchmark uses when it differs.",
+		Headers: []headView{{Text: "System"}, {Text: "Benchmarks", Num: true}}}
+	for _, r := range s.in.Results {
+		st.Headers = append(st.Headers, headView{Text: title0(r), Doc: "rank on the headline table", Num: true})
+	}
+	for _, sys := range s.systems {
+		row := []cellView{{Text: sys.Name, Href: "systems/" + sys.Slug + ".html", Row: true}, intCell(len(sys.Names))}
+		for _, r := range s.in.Results {
+			name, ok := sys.Names[r.Benchmark]
+			if !ok {
+				row = append(row, cellView{Text: "–", Num: true, Sort: ""})
+				continue
+			}
+			c := cellView{Num: true}
+			if rank := slices.Index(r.Ranking, name); rank >= 0 {
+				c.Text = "#" + itoa(rank+1) + " of " + itoa(len(r.Ranking))
+				c.Sort = itoa(rank + 1)
+			} else {
+				c.Text = "unranked"
+			}
+			if name != sys.Name {
+				c.Text += " (as " + name + ")"
+			}
+			row = append(row, c)
+		}
+		st.Rows = append(st.Rows, row)
+	}
+	v.Systems = st
+	for i, t := range s.in.Comparisons {
+		if _, ok := s.benchSlug[t.Benchmark]; !ok {
+			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), nil))
+		}
+	}
+	p := s.in.Provenance
+	synthetic := "no"
+	if s.synthetic {
+		synthetic = "yes: some or all replies come from the simulator"
+	}
+	v.Prov = []link{
+		{Text: "Bundle", Note: p.Bundle}, {Text: "Bundle SHA-256", Note: p.BundleSHA256},
+		{Text: "Producer", Note: p.Producer}, {Text: "finrepro version", Note: p.Version},
+		{Text: "Cache digest", Note: p.CacheDigest}, {Text: "Synthetic data", Note: synthetic},
+	}
+	if len(p.Settings) > 0 {
+		set := &tableView{Anchor: "settings", Title: "Settings", Caption: "The scoring settings of this run.",
+			Headers: []headView{{Text: "Setting"}, {Text: "Value"}}}
+		settings := slices.Clone(p.Settings)
+		slices.SortStableFunc(settings, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+		for _, kv := range settings {
+			set.Rows = append(set.Rows, []cellView{{Text: kv[0], Row: true}, {Text: kv[1]}})
+		}
+		v.Settings = set
+	}
+	downloads := slices.Clone(s.in.Downloads)
+	slices.Sort(downloads)
+	for _, d := range slices.Compact(downloads) {
+		v.Downloads = append(v.Downloads, link{Href: "../" + d, Text: d})
+	}
+	pg.Index = v
+	return pg
+}
+
+func intCell(n int) cellView { return cellView{Text: itoa(n), Sort: itoa(n), Num: true} }
+
+func countTasks(r *analysis.Result) int {
+	set := map[string]bool{}
+	for _, d := range r.Details {
+		set[d.Task] = true
+	}
+	return len(set)
+}
+
+func (s *site) benchPage(r *analysis.Result) *page {
+	slug := s.benchSlug[r.Benchmark]
+	pg := s.newPage("benchmark", slug+".html", title0(r))
+	v := &benchView{Result: r}
+	for i, t := range r.Tables {
+		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, "")))
+	}
+	for i, t := range s.in.Comparisons {
+		if t.Benchmark == r.Benchmark {
+			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), nil))
+		}
+	}
+	if len(r.Details) > 0 {
+		tt := &tableView{Anchor: "tasks", Title: "Tasks", Sortable: true,
+			Caption: "Every task with a drill-down page of each system's output and every judge's verdict.",
+			Headers: []headView{{Text: "Task"}, {Text: "Systems", Num: true}, {Text: "Question"}}}
+		for _, g := range groupTasks(r.Details) {
+			q, _ := cut(g[0].Question, 160)
+			tt.Rows = append(tt.Rows, []cellView{
+				{Text: g[0].Task, Href: s.taskHref(r.Benchmark, g[0].Task, ""), Row: true},
+				intCell(len(g)), {Text: q},
+			})
+		}
+		v.Tasks = tt
+	}
+	pg.Bench = v
+	return pg
+}
+
+func (s *site) taskHref(bench, task, root string) string {
+	return root + "tasks/" + s.benchSlug[bench] + "/" + s.taskSlug[bench].slug(task) + ".html"
+}
+
+// linker returns a function linking a table's row-header cells that name
+// a system of bench to the system's page.
+func (s *site) linker(bench, root string) func(string) string {
+	return func(text string) string {
+		if sys := s.canonical(bench, text); sys != nil {
+			return root + "systems/" + sys.Slug + ".html"
+		}
+		return ""
+	}
+}
+
+func (s *site) sensitivityPage() *page {
+	pg := s.newPage("sensitivity", "sensitivity.html", "Sensitivity")
+	for i, t := range s.in.Sensitivity {
+		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), nil))
+	}
+	return pg
+}
+
+func (s *site) systemPage(sys *system) *page {
+	pg := s.newPage("system", "systems/"+sys.Slug+".html", sys.Name)
+	v := &systemView{Name: sys.Name}
+	sum := &tableView{Anchor: "summary", Title: "Ranks", Sortable: true,
+		Caption: "The system's headline rank and score in each benchmark it appears in.",
+		Headers: []headView{{Text: "Benchmark"}, {Text: "Name there"}, {Text: "Rank", Num: true}, {Text: "Score", Num: true}}}
+	for _, r := range s.in.Results {
+		name, ok := sys.Names[r.Benchmark]
+		if !ok {
+			continue
+		}
+		rank := cellView{Text: "unranked", Num: true}
+		if i := slices.Index(r.Ranking, name); i >= 0 {
+			rank = cellView{Text: itoa(i+1) + " of " + itoa(len(r.Ranking)), Sort: itoa(i + 1), Num: true}
+		}
+		score := cellView{Text: "n/a", Num: true, Undef: true}
+		if x, ok := r.Scores[name]; ok && finite(x) {
+			score = cellView{Text: strconv.FormatFloat(x, 'f', 2, 64), Sort: strconv.FormatFloat(x, 'g', -1, 64), Num: true}
+		}
+		sum.Rows = append(sum.Rows, []cellView{
+			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, score})
+		sb := systemBench{Title: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Name: name}
+		for i, t := range r.Tables {
+			rows := rowsNaming(t, name)
+			if len(rows) == 0 {
+				continue
+			}
+			sub := *t
+			sub.Rows = rows
+			sub.Charts = nil
+			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil))
+		}
+		for _, g := range groupTasks(r.Details) {
+			for _, d := range g {
+				if d.System == name {
+					sb.Tasks = append(sb.Tasks, link{Href: s.taskHref(r.Benchmark, d.Task, "../"), Text: d.Task, Note: d.Score})
+				}
+			}
+		}
+		v.Benchmarks = append(v.Benchmarks, sb)
+	}
+	v.Summary = sum
+	pg.System = v
+	return pg
+}
+
+// rowsNaming returns the rows of t with a text cell equal to name.
+func rowsNaming(t *analysis.Table, name string) [][]analysis.Cell {
+	var rows [][]analysis.Cell
+	for _, r := range t.Rows {
+		if slices.ContainsFunc(r, func(c analysis.Cell) bool { return !c.IsNum && !c.Undef && c.Text == name }) {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// groupTasks groups details by task, tasks and systems sorted.
+func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
+	sorted := slices.Clone(ds)
+	slices.SortStableFunc(sorted, func(a, b analysis.Detail) int {
+		if c := strings.Compare(a.Task, b.Task); c != 0 {
+			return c
+		}
+		return strings.Compare(a.System, b.System)
+	})
+	var out [][]analysis.Detail
+	for i, d := range sorted {
+		if i == 0 || d.Task != sorted[i-1].Task {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], d)
+	}
+	return out
+}
+
+func (s *site) taskPages(r *analysis.Result) []*page {
+	var out []*page
+	for _, g := range groupTasks(r.Details) {
+		task := g[0].Task
+		p := s.taskHref(r.Benchmark, task, "")
+		pg := s.newPage("task", p, task+" – "+title0(r))
+		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task}
+		for _, d := range g {
+			if v.Question == "" {
+				v.Question, _ = truncate(d.Question)
+			}
+			e := taskEntry{System: d.System, Score: d.Score}
+			if sys := s.canonical(r.Benchmark, d.System); sys != nil {
+				e.SystemHref = "../../systems/" + sys.Slug + ".html"
+			}
+			e.Output, e.Truncated = truncate(d.Output)
+			for _, vd := range d.Verdicts {
+				vv := verdictView{Judge: vd.Judge, Verdict: vd.Verdict}
+				vv.Reasoning, vv.Truncated = truncate(vd.Reasoning)
+				e.Verdicts = append(e.Verdicts, vv)
+			}
+			v.Entries = append(v.Entries, e)
+		}
+		pg.Task = v
+		out = append(out, pg)
+	}
+	return out
+}
+
+// cut shortens text to n runes with an ellipsis.
+func cut(text string, n int) (string, bool) {
+	text = strings.Join(strings.Fields(text), " ")
+	r := []rune(text)
+	if len(r) <= n {
+		return text, false
+	}
+	return string(r[:n]) + "…", true
+}
+
+// tableView renders t for a page; anchor prefixes the table's chart IDs
+// so that they are unique on the page. link, when not nil, links row
+// header cells (the first column) to a page.
+func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string) *tableView {
+	v := &tableView{Anchor: anchor, Title: t.Title, Caption: t.Caption, Notes: t.Notes, Sortable: len(t.Rows) > 1}
+	if v.Title == "" {
+		v.Title = t.Name
+	}
+	marks := make([][]analysis.Mark, len(t.Columns))
+	for j, c := range t.Columns {
+		num := false
+		for _, r := range t.Rows {
+			num = num || r[j].IsNum || r[j].Undef
+		}
+		v.Headers = append(v.Headers, headView{Text: c.Header(), Unit: c.Unit, Doc: c.Doc, Num: num})
+		marks[j] = t.Marks(j)
+	}
+	for i, r := range t.Rows {
+		row := make([]cellView, len(r))
+		for j, c := range r {
+			cv := cellView{Text: c.Format(t.Columns[j].Decimals), Mark: marks[j][i], Row: j == 0}
+			switch {
+			case c.IsNum && !finite(c.Num):
+				cv.Text, cv.Undef, cv.Num, cv.Title = "n/a", true, true, "not a number"
+			case c.Undef:
+				cv.Undef, cv.Num, cv.Title = true, true, c.Text
+			case c.IsNum:
+				cv.Num = true
+				cv.Sort = strconv.FormatFloat(c.Num, 'g', -1, 64)
+			}
+			if j == 0 && linkRow != nil && !c.IsNum && !c.Undef {
+				cv.Href = linkRow(c.Text)
+			}
+			row[j] = cv
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	for _, c := range t.Charts {
+		opt, err := chartOption(t, c)
+		dom := anchor + "_" + c.ID
+		if err != nil {
+			s.fail(fmt.Errorf("benchmark %s: %w", t.Benchmark, err))
+			continue
+		}
+		h := 360
+		if c.Kind == analysis.Heatmap || c.Kind == analysis.Mirror {
+			h = max(h, 80+26*len(t.Rows))
+		}
+		v.Charts = append(v.Charts, chartView{DOMID: "chart_" + dom, DataID: "data_" + dom, Title: c.Title,
+			Kind: string(c.Kind), Height: h, JSON: template.JS(opt)})
+	}
+	return v
+}
+
+// HasCharts reports whether the page draws any chart, so that pages
+// without charts do not load the ECharts script.
+func (p *page) HasCharts() bool {
+	var tables []*tableView
+	if p.Bench != nil {
+		tables = append(tables, p.Bench.Tables...)
+		tables = append(tables, p.Bench.Comparisons...)
+	}
+	if p.Index != nil {
+		tables = append(tables, p.Index.Comparisons...)
+	}
+	tables = append(tables, p.Tables...)
+	if p.System != nil {
+		for _, b := range p.System.Benchmarks {
+			tables = append(tables, b.Tables...)
+		}
+	}
+	for _, t := range tables {
+		if len(t.Charts) > 0 {
+			return true
+		}
+	}
+	return false
+}

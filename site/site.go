@@ -1,0 +1,272 @@
+package site
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/report"
+)
+
+// MaxPage is the size no page may exceed; the shared ECharts script is
+// not a page.
+const MaxPage = 2 << 20
+
+// maxText caps one output or reasoning shown on a task page, so that a
+// task page with ten long reports stays under MaxPage; the bundle keeps
+// the full text.
+const maxText = 120 << 10
+
+// An Alias says that a system appears in one benchmark under another name
+// than its canonical one.
+type Alias struct {
+	System    string // canonical name, shown on the index and system pages
+	Benchmark string // benchmark machine name
+	Name      string // the name the benchmark uses
+}
+
+// An Input is everything the site shows.
+type Input struct {
+	// Results are one per benchmark, in display order.
+	Results []*analysis.Result
+	// Sensitivity are sweep tables, each with a heatmap of rank changes.
+	Sensitivity []*analysis.Table
+	// Comparisons are published-vs-computed verdict tables; each is shown
+	// on the page of its Benchmark, or on the index when it has none.
+	Comparisons []*analysis.Table
+	Provenance  report.Provenance
+	Aliases     []Alias
+	// Downloads are paths relative to the output root, the parent of the
+	// site folder ("xlsx/all.xlsx"), linked from the index.
+	Downloads []string
+}
+
+//go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js
+var assets embed.FS
+
+//go:embed templates/*.html
+var templates embed.FS
+
+// pageKinds are the page templates; each is parsed with layout.html.
+var pageKinds = []string{"index", "benchmark", "sensitivity", "system", "task"}
+
+var pageTemplates = func() map[string]*template.Template {
+	base := template.Must(template.New("").Funcs(template.FuncMap{
+		"mark": func(m analysis.Mark) int { return int(m) },
+	}).ParseFS(templates, "templates/layout.html"))
+	m := map[string]*template.Template{}
+	for _, k := range pageKinds {
+		m[k] = template.Must(template.Must(base.Clone()).ParseFS(templates, "templates/"+k+".html"))
+	}
+	return m
+}()
+
+// Write writes the site into dir: index.html, <benchmark>.html,
+// sensitivity.html, systems/<system>.html, tasks/<benchmark>/<task>.html
+// and assets/. Files are written in a fixed order with fixed content, so
+// that two runs give identical bytes.
+func Write(dir string, in Input) error {
+	files, err := build(in)
+	if err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("site: %w", err)
+		}
+		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+			return fmt.Errorf("site: %w", err)
+		}
+	}
+	return nil
+}
+
+// A file is one output file, by slash-separated path relative to the site
+// root.
+type file struct {
+	name string
+	data []byte
+}
+
+// build renders every file of the site in memory.
+func build(in Input) ([]file, error) {
+	s, err := newSite(in)
+	if err != nil {
+		return nil, err
+	}
+	var files []file
+	err = fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := assets.ReadFile(p)
+		files = append(files, file{p, b})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	pages := s.pages()
+	if s.err != nil {
+		return nil, s.err
+	}
+	for _, p := range pages {
+		var buf bytes.Buffer
+		if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
+			return nil, fmt.Errorf("page %s: %w", p.Path, err)
+		}
+		if buf.Len() > MaxPage {
+			return nil, fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
+		}
+		files = append(files, file{p.Path, buf.Bytes()})
+	}
+	return files, nil
+}
+
+// site is the Input indexed for rendering.
+type site struct {
+	in        Input
+	synthetic bool
+	benchSlug map[string]string // benchmark -> page stem
+	sysSlug   *slugger
+	taskSlug  map[string]*slugger // per benchmark
+	systems   []*system           // sorted by canonical name
+	err       error               // the first error met while rendering
+}
+
+// fail records the first error met while building pages.
+func (s *site) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// A system is a canonical system and the names it has per benchmark.
+type system struct {
+	Name  string
+	Slug  string
+	Names map[string]string // benchmark -> name there
+}
+
+func newSite(in Input) (*site, error) {
+	s := &site{in: in, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
+		sysSlug: newSlugger(), taskSlug: map[string]*slugger{}}
+	for i, r := range in.Results {
+		if r == nil {
+			return nil, fmt.Errorf("result %d is nil", i)
+		}
+		s.synthetic = s.synthetic || r.Synthetic
+		slug := sanitize(r.Benchmark)
+		if slug != r.Benchmark || slug == "index" || slug == "sensitivity" {
+			return nil, fmt.Errorf("result %d: benchmark name %q is not a plain [a-z0-9] name", i, r.Benchmark)
+		}
+		if _, dup := s.benchSlug[r.Benchmark]; dup {
+			return nil, fmt.Errorf("result %d: benchmark %s given twice", i, r.Benchmark)
+		}
+		s.benchSlug[r.Benchmark] = slug
+		tasks := map[string]bool{}
+		for _, d := range r.Details {
+			tasks[d.Task] = true
+		}
+		ts := newSlugger()
+		for _, t := range sortedKeys(tasks) {
+			ts.slug(t)
+		}
+		s.taskSlug[r.Benchmark] = ts
+	}
+	for _, p := range in.Downloads {
+		if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." ||
+			strings.ContainsAny(p, ":\\") {
+			return nil, fmt.Errorf("download %q is not a clean relative path", p)
+		}
+	}
+	// canonical systems
+	alias := map[[2]string]string{}
+	for _, a := range in.Aliases {
+		alias[[2]string{a.Benchmark, a.Name}] = a.System
+	}
+	byName := map[string]*system{}
+	for _, r := range in.Results {
+		for _, name := range systemNames(r) {
+			canon := name
+			if c, ok := alias[[2]string{r.Benchmark, name}]; ok {
+				canon = c
+			}
+			sys := byName[canon]
+			if sys == nil {
+				sys = &system{Name: canon, Names: map[string]string{}}
+				byName[canon] = sys
+			}
+			if prev, ok := sys.Names[r.Benchmark]; ok && prev != name {
+				return nil, fmt.Errorf("benchmark %s: names %q and %q both alias system %q", r.Benchmark, prev, name, canon)
+			}
+			sys.Names[r.Benchmark] = name
+		}
+	}
+	for _, name := range sortedKeys(byName) {
+		sys := byName[name]
+		sys.Slug = s.sysSlug.slug(name)
+		s.systems = append(s.systems, sys)
+	}
+	return s, nil
+}
+
+// systemNames lists the systems of a result, from its ranking, scores and
+// details, sorted.
+func systemNames(r *analysis.Result) []string {
+	set := map[string]bool{}
+	for _, n := range r.Ranking {
+		set[n] = true
+	}
+	for n := range r.Scores {
+		set[n] = true
+	}
+	for _, d := range r.Details {
+		set[d.System] = true
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// canonical returns the canonical system of a benchmark's system name.
+func (s *site) canonical(bench, name string) *system {
+	for _, sys := range s.systems {
+		if sys.Names[bench] == name {
+			return sys
+		}
+	}
+	return nil
+}
+
+// truncate cuts text to maxText bytes on a rune boundary and says so.
+func truncate(text string) (string, bool) {
+	if len(text) <= maxText {
+		return text, false
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut], true
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
