@@ -40,7 +40,8 @@ type CellDiff struct {
 
 // Compare compares every non-empty cell of a published table with the
 // computed table of the same name. Rows are matched on the published
-// table's first column, columns by name. A numeric cell is reproduced
+// table's first column (with the next ones when the first does not
+// identify a row alone), columns by name. A numeric cell is reproduced
 // when the computed value lies within tol of it; tol < 0 means half a unit
 // in the published value's last printed digit. Text cells must be equal.
 // computed may be nil.
@@ -57,35 +58,42 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 	if len(pub.Header) < 2 {
 		return notComparable("published table has no value columns")
 	}
-	key := pub.Header[0]
-	kc := computed.Col(key)
-	if kc < 0 {
-		return notComparable("computed table has no key column %q", key)
+	nk := keyColumns(pub)
+	kcols := make([]int, nk)
+	for i := range nk {
+		if kcols[i] = computed.Col(pub.Header[i]); kcols[i] < 0 {
+			return notComparable("computed table has no key column %q", pub.Header[i])
+		}
 	}
+	rowKey := func(cells []string) string { return strings.Join(cells, "\x00") }
 	rows := make(map[string][]Cell, len(computed.Rows))
 	for _, r := range computed.Rows {
-		rows[r[kc].Text] = r
+		var k []string
+		for _, kc := range kcols {
+			k = append(k, r[kc].Text)
+		}
+		rows[rowKey(k)] = r
 	}
 	cols := make([]int, len(pub.Header))
 	shared := 0
 	for i, h := range pub.Header {
 		cols[i] = computed.Col(h)
-		if i > 0 && cols[i] >= 0 {
+		if i >= nk && cols[i] >= 0 {
 			shared++
 		}
 	}
 	if shared == 0 {
-		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[1:], ", "))
+		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[nk:], ", "))
 	}
 	for _, prow := range pub.Rows {
-		crow, ok := rows[prow[0]]
-		for i := 1; i < len(prow); i++ {
+		crow, ok := rows[rowKey(prow[:nk])]
+		for i := nk; i < len(prow); i++ {
 			p := strings.TrimSpace(prow[i])
 			if p == "" || cols[i] < 0 {
 				continue
 			}
 			c.Compared++
-			d := CellDiff{Row: prow[0], Column: pub.Header[i], Published: p}
+			d := CellDiff{Row: strings.Join(prow[:nk], " / "), Column: pub.Header[i], Published: p}
 			if !ok {
 				d.Computed = "(no row)"
 				c.Cells = append(c.Cells, d)
@@ -128,6 +136,25 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		c.Verdict = Differs
 	}
 	return c
+}
+
+// keyColumns returns how many leading columns identify a published row:
+// the first column, extended by the next ones until no two rows share a
+// key (a tolerance table keyed by kind and applies_to, say).
+func keyColumns(pub *results.CSVTable) int {
+	for k := 1; k < len(pub.Header)-1; k++ {
+		seen := map[string]bool{}
+		unique := true
+		for _, r := range pub.Rows {
+			key := strings.Join(r[:k], "\x00")
+			unique = unique && !seen[key]
+			seen[key] = true
+		}
+		if unique {
+			return k
+		}
+	}
+	return max(1, len(pub.Header)-1)
 }
 
 // HalfUnit returns half a unit in the last printed digit of a decimal

@@ -58,3 +58,37 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("verdict %q, want reproduced: %+v", c.Verdict, c.Cells)
 	}
 }
+
+func TestCellFormat(t *testing.T) {
+	tests := []struct {
+		c    Cell
+		dec  int
+		want string
+	}{
+		{Number(62.5), 0, "63"},
+		{Number(-1.25), 1, "-1.3"},
+		{Number(-0.0001), 2, "0.00"},
+		{Number(58.575), 2, "58.58"},
+		{Undefined("n < 3"), 2, "n/a"},
+		{Text("x"), 2, "x"},
+	}
+	for _, tc := range tests {
+		if got := tc.c.Format(tc.dec); got != tc.want {
+			t.Errorf("Format(%v, %d) = %q, want %q", tc.c, tc.dec, got, tc.want)
+		}
+	}
+}
+
+func TestCompareCompositeKey(t *testing.T) {
+	pub, err := results.ReadCSV(strings.NewReader("kind,applies_to,epsilon\nunit,money,0.05\nunit,ratio,0.01\ncategory,rates,0.001\n"), "tolerances.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := &Table{Name: "tolerances", Columns: []Column{{Name: "kind"}, {Name: "applies_to"}, {Name: "epsilon", Decimals: 3}}}
+	computed.AddRow(Text("category"), Text("rates"), Number(0.001))
+	computed.AddRow(Text("unit"), Text("ratio"), Number(0.01))
+	computed.AddRow(Text("unit"), Text("money"), Number(0.05))
+	if c := Compare("b", pub, computed, -1); c.Verdict != Reproduced || c.Compared != 3 {
+		t.Fatalf("verdict %q, %d compared, cells %+v; want reproduced, 3", c.Verdict, c.Compared, c.Cells)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Better says which direction of a column is better, for best and
@@ -70,9 +71,9 @@ func Int(n int) Cell { return Cell{Num: float64(n), IsNum: true} }
 // Undefined returns an undefined numeric cell with the reason.
 func Undefined(reason string) Cell { return Cell{Text: reason, Undef: true} }
 
-// Format formats c with the given number of decimals: numbers with
-// strconv-style fixed notation, undefined cells as "n/a". Negative zero
-// prints as zero.
+// Format formats c with the given number of decimals: numbers in fixed
+// notation, rounded half away from zero (as Marks and spreadsheets round),
+// undefined cells as "n/a". Negative zero prints as zero.
 func (c Cell) Format(decimals int) string {
 	switch {
 	case c.Undef:
@@ -80,9 +81,9 @@ func (c Cell) Format(decimals int) string {
 	case !c.IsNum:
 		return c.Text
 	}
-	s := fmt.Sprintf("%.*f", decimals, c.Num)
-	if s[0] == '-' && math.Abs(c.Num) < 0.5*math.Pow(10, float64(-decimals)) {
-		s = s[1:]
+	s := fmt.Sprintf("%.*f", decimals, round(c.Num, decimals))
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
 	}
 	return s
 }
@@ -163,6 +164,7 @@ func (t *Table) Marks(col int) []Mark {
 	return marks
 }
 
+// round rounds x to decimals digits, halves away from zero.
 func round(x float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(x*p) / p

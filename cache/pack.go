@@ -186,6 +186,9 @@ type packWriter struct {
 }
 
 func (s *Store) newPackWriter(dict Digest) (*packWriter, error) {
+	if s.opt.ReadOnly {
+		return nil, errors.New("store opened read-only")
+	}
 	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "pack-*")
 	if err != nil {
 		return nil, err

@@ -52,6 +52,10 @@ func (s *Store) Each(fn func(Key, *Exchange) error) error {
 				s.mu.RLock()
 				r := s.recs[k]
 				s.mu.RUnlock()
+				if r == nil { // dropped by a concurrent gc's reload
+					xs[i], errs[i] = s.Get(k)
+					return nil
+				}
 				xs[i], errs[i] = s.get(k, r)
 				return nil
 			})

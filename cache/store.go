@@ -59,6 +59,9 @@ type Options struct {
 	// MaxObjectBytes bounds the uncompressed size of one object;
 	// 0 means DefaultMaxObjectBytes.
 	MaxObjectBytes int64
+	// ReadOnly opens an existing store without creating or changing any
+	// file (as bundle checks need); writes then fail.
+	ReadOnly bool
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -141,6 +144,12 @@ func Open(dir string, opt Options) (*Store, error) {
 		opt.Verify = true
 	}
 	for _, d := range []string{dir, filepath.Join(dir, packsDir), filepath.Join(dir, dictsDir), filepath.Join(dir, tmpDir)} {
+		if opt.ReadOnly {
+			if _, err := os.Stat(d); err != nil && (d == dir || !os.IsNotExist(err)) {
+				return nil, fmt.Errorf("cache: open: %w", err)
+			}
+			continue
+		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("cache: open: %w", err)
 		}
@@ -178,7 +187,7 @@ func Open(dir string, opt Options) (*Store, error) {
 func (s *Store) checkFormat() error {
 	p := filepath.Join(s.dir, formatFile)
 	b, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
+	if os.IsNotExist(err) && !s.opt.ReadOnly {
 		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
 			return fmt.Errorf("cache: open: %w", err)
 		}
@@ -287,6 +296,9 @@ func (s *Store) rel(p string) string {
 func (s *Store) listPacks() ([]string, error) {
 	root := filepath.Join(s.dir, packsDir)
 	fans, err := os.ReadDir(root)
+	if os.IsNotExist(err) && s.opt.ReadOnly {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

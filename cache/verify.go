@@ -27,7 +27,7 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 	}
 	// Dictionaries.
 	dicts, err := os.ReadDir(filepath.Join(s.dir, dictsDir))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		return n, fmt.Errorf("cache: verify: %w", err)
 	}
 	for _, e := range dicts {
@@ -46,7 +46,7 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 	}
 	// Stray entries among the packs.
 	fans, err := os.ReadDir(filepath.Join(s.dir, packsDir))
-	if err != nil {
+	if err != nil && !os.IsNotExist(err) {
 		return n, fmt.Errorf("cache: verify: %w", err)
 	}
 	for _, fan := range fans {

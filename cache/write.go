@@ -3,10 +3,12 @@ package cache
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -20,8 +22,8 @@ const (
 
 // packTarget is the uncompressed size at which a batch writes its pack:
 // large enough that one fsync serves many exchanges, small enough that a
-// crash loses little work.
-const packTarget = 32 << 20
+// crash loses little work. Tests lower it to make many packs.
+var packTarget = 32 << 20
 
 // Put stores x under the key of its request and returns the key. The
 // exchange is durable when Put returns. Storing a key again with the same
@@ -49,6 +51,14 @@ type Batch struct {
 	recs  []recEntry
 	keys  map[Key]Digest
 	objs  map[Digest]bool
+
+	// Objects are compressed in the background, chunk by chunk, while
+	// the caller parses more; frames[i] is items[i]'s frame.
+	dict   *dict // chosen at the first dispatch; nil: none
+	chosen bool
+	sent   int        // items dispatched for compression
+	chunks [][][]byte // compressed frames, chunk by chunk
+	g      *errgroup.Group
 }
 
 type item struct {
@@ -116,6 +126,9 @@ func (b *Batch) add(x *Exchange) (Key, bool, error) {
 		b.raw += len(x.Response)
 	}
 	b.recs = append(b.recs, recEntry{key: k, resp: resp, meta: meta})
+	if err := b.dispatch(false); err != nil {
+		return k, false, err
+	}
 	if b.raw >= packTarget {
 		if err := b.Flush(); err != nil {
 			return k, false, err
@@ -164,33 +177,15 @@ func (b *Batch) flushAny() error {
 		return nil
 	}
 	s := b.s
-	s.mu.RLock()
-	d := s.writeDict
-	s.mu.RUnlock()
-	if d == nil && len(b.items) >= minDictSamples {
-		var err error
-		if d, err = s.trainDict(b.items); err != nil {
-			return fmt.Errorf("cache: flush: %w", err)
-		}
+	if err := b.dispatch(true); err != nil {
+		return err
 	}
-	enc := plainEncoder()
+	b.g.Wait() // the workers return no errors
+	frames := slices.Concat(b.chunks...)
 	var dd Digest
-	if d != nil {
-		enc, dd = d.enc, d.digest
+	if b.dict != nil {
+		dd = b.dict.digest
 	}
-	frames := make([][]byte, len(b.items))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	const chunk = 16
-	for i := 0; i < len(b.items); i += chunk {
-		g.Go(func() error {
-			for j := i; j < min(i+chunk, len(b.items)); j++ {
-				frames[j] = enc.EncodeAll(b.items[j].raw, nil)
-			}
-			return nil
-		})
-	}
-	g.Wait() // the workers return no errors
 	pw, err := s.newPackWriter(dd)
 	if err != nil {
 		return fmt.Errorf("cache: flush: %w", err)
@@ -208,8 +203,11 @@ func (b *Batch) flushAny() error {
 	if err != nil {
 		return fmt.Errorf("cache: flush: %w", err)
 	}
-	s.mu.Lock()
 	p := &pack{name: name, path: s.packPath(name), size: pw.off}
+	if st, err := os.Stat(p.path); err == nil {
+		p.size = st.Size()
+	}
+	s.mu.Lock()
 	if _, dup := s.packs[name]; !dup {
 		if err := s.addIndex(p, ix); err != nil {
 			s.mu.Unlock()
@@ -218,14 +216,63 @@ func (b *Batch) flushAny() error {
 		s.packs[name] = p
 	}
 	s.mu.Unlock()
-	if st, err := os.Stat(p.path); err == nil {
-		p.size = st.Size()
-	}
 	b.items, b.recs, b.raw = nil, nil, 0
+	b.chunks, b.sent, b.g, b.chosen = nil, 0, nil, false
 	clear(b.keys)
 	clear(b.objs)
 	return nil
 }
+
+// compressChunk is the number of objects one background task compresses.
+const compressChunk = 16
+
+// dispatch starts compressing the queued objects in chunks; with all, also
+// a last partial chunk. The first dispatch picks the dictionary, training
+// it when the store has none and enough objects are queued.
+func (b *Batch) dispatch(all bool) error {
+	s := b.s
+	if !b.chosen {
+		if !all && len(b.items) < dictSamples {
+			return nil
+		}
+		s.mu.RLock()
+		b.dict = s.writeDict
+		s.mu.RUnlock()
+		if b.dict == nil && len(b.items) >= minDictSamples {
+			var err error
+			if b.dict, err = s.trainDict(b.items); err != nil {
+				return fmt.Errorf("cache: flush: %w", err)
+			}
+		}
+		b.chosen = true
+	}
+	if b.g == nil {
+		b.g = new(errgroup.Group)
+		b.g.SetLimit(runtime.GOMAXPROCS(0))
+	}
+	enc := plainEncoder()
+	if b.dict != nil {
+		enc = b.dict.enc
+	}
+	for b.sent < len(b.items) && (all || len(b.items)-b.sent >= compressChunk) {
+		lo, hi := b.sent, min(b.sent+compressChunk, len(b.items))
+		out := make([][]byte, hi-lo)
+		b.chunks = append(b.chunks, out)
+		in := b.items[lo:hi]
+		b.g.Go(func() error {
+			for i, it := range in {
+				out[i] = enc.EncodeAll(it.raw, nil)
+			}
+			return nil
+		})
+		b.sent = hi
+	}
+	return nil
+}
+
+// dictSamples is how many objects the first batch of a store without a
+// dictionary gathers before it trains one.
+const dictSamples = 256
 
 // minDictSamples is the number of objects a first batch needs before the
 // store trains its dictionary from them.
@@ -234,6 +281,9 @@ const minDictSamples = 64
 // trainDict builds a dictionary from a batch's objects, stores it durably
 // and makes it the store's dictionary for new packs.
 func (s *Store) trainDict(items []item) (*dict, error) {
+	if s.opt.ReadOnly {
+		return nil, errors.New("store opened read-only")
+	}
 	content := buildDict(items)
 	d := Digest(sha256.Sum256(content))
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")

@@ -32,6 +32,7 @@ func FinDeepForecast() Generator { return forecastGen{} }
 
 type forecastGen struct{}
 
+// Benchmark returns forecast.Benchmark.
 func (forecastGen) Benchmark() analysis.Benchmark { return forecast.Benchmark{} }
 
 // HostileForecastSystem is the demo's hostile system: its outputs carry
@@ -164,14 +165,17 @@ func (forecastGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 	for _, tl := range forecast.DefaultTolerances() {
 		fmt.Fprintf(&tol, "%s,%s,%s,%s\n", tl.Kind, tl.Key, tl.AppliesTo, strconv.FormatFloat(tl.Epsilon, 'g', -1, 64))
 	}
-	for name, b := range map[string][]byte{
-		forecast.ConfigFile:     append(cb, '\n'),
-		forecast.TasksJSONLFile: tb.Bytes(),
-		forecast.LogFile:        lb.Bytes(),
-		forecast.ToleranceFile:  []byte(tol.String()),
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{
+		{forecast.ConfigFile, append(cb, '\n')},
+		{forecast.TasksJSONLFile, tb.Bytes()},
+		{forecast.LogFile, lb.Bytes()},
+		{forecast.ToleranceFile, []byte(tol.String())},
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return nil, fmt.Errorf("findeepforecast: write %s: %w", name, err)
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			return nil, fmt.Errorf("findeepforecast: write %s: %w", f.name, err)
 		}
 	}
 	return o, nil
@@ -306,9 +310,9 @@ func fcTasks(opt Options) []*fcTask {
 	counts, pending, void := fcCounts(opt.Scale)
 	var out []*fcTask
 	n := 0
-	add := func(cell, week int, resolvable bool) *fcTask {
+	add := func(cell, week int) *fcTask {
 		n++
-		market := forecast.Markets[(n*5+week)%len(forecast.Markets)]
+		market := forecast.Markets[n%len(forecast.Markets)]
 		if opt.Scale == Full {
 			market = forecast.Markets[r.IntN(len(forecast.Markets))]
 		}
@@ -318,16 +322,21 @@ func fcTasks(opt Options) []*fcTask {
 	}
 	for c, k := range counts {
 		for range k {
-			t := add(c, fcWeek(r, c), true)
+			t := add(c, fcWeek(r, c))
 			fcResolve(r, t)
 		}
 	}
 	for i := range pending {
-		t := add(i%4, 10, false)
-		t.Evaluated = fcEvaluatedAt.Add(-5 * 24 * time.Hour).Format(time.RFC3339)
+		// Released in week 10 with t_e five days before the evaluation:
+		// the validity window is still open.
+		t := add(i%4, 10)
+		te := fcEvaluatedAt.Add(-5 * 24 * time.Hour)
+		old, _ := time.Parse(time.RFC3339, t.Evaluated)
+		t.Question = strings.Replace(t.Question, old.Format(fcDateLayout), te.Format(fcDateLayout), 1)
+		t.Evaluated = te.Format(time.RFC3339)
 	}
 	for i := range void {
-		t := add(i%4, 3+i%6, false)
+		t := add(i%4, 3+i%6)
 		// Half never resolve; the rest resolve 17 days after t_e: void with
 		// the default two-week window, resolved with three weeks.
 		if i%2 == 1 {
@@ -336,10 +345,13 @@ func fcTasks(opt Options) []*fcTask {
 			t.ResolvedAt = te.Add(17 * 24 * time.Hour).Format(time.RFC3339)
 		}
 	}
-	// One recurrent macro task resolves to exactly zero, to exercise the
-	// zero rule.
+	// The first resolved recurrent macro task becomes a PPI change that
+	// resolves to exactly zero, to exercise the zero rule.
 	for _, t := range out {
-		if t.cell == 3 && t.Truth != "" && t.Category == "other_macro" && strings.HasPrefix(t.Metric, "PPI") {
+		if t.cell == 3 && t.Truth != "" {
+			te, _ := time.Parse(time.RFC3339, t.Evaluated)
+			t.Metric, t.Category, t.Unit, t.eps = "PPI (MoM change)", "other_macro", "%", 0.01
+			t.Question = fmt.Sprintf("What will the %s of %s be in the release of %s (%s)? (synthetic demo task)", t.Metric, t.Market, te.Format(fcDateLayout), t.Unit)
 			t.y, t.Truth = 0, "0"
 			break
 		}
@@ -371,7 +383,7 @@ func fcMakeTask(r *rand.Rand, id string, cell, week int, market string) *fcTask 
 	t.ID, t.Week, t.Kind, t.Level, t.Market = id, week, c.kind, c.level, market
 	t.Generated, t.Deadline, t.Evaluated = tg.Format(time.RFC3339), td.Format(time.RFC3339), te.Format(time.RFC3339)
 	company := fmt.Sprintf("Synthetic %s Co %03d", market, 1+r.IntN(400))
-	date := te.Format("2 January 2006")
+	date := te.Format(fcDateLayout)
 	switch cell {
 	case 0:
 		t.Entity, t.Index = company, fcIndexes[market]
@@ -467,6 +479,9 @@ func fcResolve(r *rand.Rand, t *fcTask) {
 	t.ResolvedAt = at.Format(time.RFC3339)
 }
 
+// fcDateLayout is how task questions write dates.
+const fcDateLayout = "2 January 2006"
+
 var taskIDRE = regexp.MustCompile(`(?m)^Task ID: (\S+)$`)
 
 // Respond plays the system behind p.Model on the task named in p.User.
@@ -534,15 +549,17 @@ func (o *fcOracle) answer(r *rand.Rand, t *fcTask, ok bool) string {
 	case ok && t.y == 0:
 		v = (2*r.Float64() - 1) * 0.5 * t.eps
 	case ok:
-		v = t.y * (1 + (2*r.Float64()-1)*0.6*t.eps)
+		v = t.y * (1 + (2*r.Float64()-1)*0.95*t.eps)
 	default:
+		// Misses crowd just outside the tolerance, as near-misses do, so
+		// that the tolerance sweep has something to move.
 		sign := float64(1 - 2*r.IntN(2))
-		v = t.y * (1 + sign*(1.5+18.5*r.Float64())*t.eps)
+		u := r.Float64()
+		v = t.y * (1 + sign*(1.05+19*u*u)*t.eps)
 		if t.y == 0 {
-			v = sign * (1.5 + 10*r.Float64()) * t.eps
+			v = sign * (1.05 + 19*u*u) * t.eps
 		}
 	}
-	g := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	num := strconv.FormatFloat(v, 'g', 9, 64)
 	if t.Scale != 1e6 {
 		switch r.IntN(4) {
@@ -570,7 +587,6 @@ func (o *fcOracle) answer(r *rand.Rand, t *fcTask, ok bool) string {
 	case 4:
 		return fcFullWidth(num)
 	}
-	_ = g
 	return num
 }
 
@@ -617,7 +633,9 @@ func (o *fcOracle) hostile(r *rand.Rand, t *fcTask) string {
 		b.WriteString("\nFinal answer: " + o.answer(r, t, false) + "\n")
 		return b.String()
 	case 1:
-		b.WriteString("Final answer: \xff\xfe\x00 {\"answer\": [unterminated\n")
+		// Malformed: a replacement character (what invalid UTF-8 becomes in
+		// the store), a right-to-left override, a NUL and unterminated JSON.
+		b.WriteString("Final answer: \ufffd\u202e\x00 {\"answer\": [unterminated\n")
 		return b.String()
 	}
 	if t.index%3 == 0 {

@@ -766,6 +766,7 @@ func fdrPerturb(s string, f float64) string {
 var (
 	fdrSentenceRE = regexp.MustCompile(`[^.。]+[.。]`)
 	fdrTagRE      = regexp.MustCompile(`<[^>]*>`)
+	fdrStrip      = strings.NewReplacer(" ", "", ",", "", "\\", "", "*", "")
 )
 
 // fdrSplitSentences splits a generated ground truth into its sentences.
@@ -785,7 +786,7 @@ func fdrSplitSentences(s string) []string {
 // fdrNorm normalises text for the simulated judge's containment checks.
 func fdrNorm(s string) string {
 	s = fdrTagRE.ReplaceAllString(s, " ")
-	return strings.ToLower(strings.NewReplacer(" ", "", ",", "", "\\", "", "*", "").Replace(s))
+	return strings.ToLower(fdrStrip.Replace(s))
 }
 
 // judge plays the simulated judge: it checks containment of the ground

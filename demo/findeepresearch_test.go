@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/hisrubric"
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
+	"github.com/klauspost/compress/zstd"
 )
 
 // fdrOracleAnswerer answers calls straight from an oracle, as the sim
@@ -22,6 +25,10 @@ type fdrOracleAnswerer struct {
 	o     replay.Oracle
 	calls int
 	bytes int
+	// packed sums the exchanges compressed one by one, as the cache
+	// stores them, when enc is set.
+	enc    *zstd.Encoder
+	packed int
 }
 
 func (a *fdrOracleAnswerer) Answer(_ context.Context, calls []results.Call) []results.Reply {
@@ -37,6 +44,9 @@ func (a *fdrOracleAnswerer) Answer(_ context.Context, calls []results.Call) []re
 		out[i] = results.Reply{Text: text, Model: p.Model, Source: results.SourceSim, Err: err}
 		a.calls++
 		a.bytes += len(text) + len(p.User)
+		if a.enc != nil {
+			a.packed += len(a.enc.EncodeAll([]byte(p.User+text), nil))
+		}
 	}
 	return out
 }
@@ -66,7 +76,11 @@ func fdrHash(t testing.TB, res *analysis.Result) string {
 
 func TestFinDeepResearchSmall(t *testing.T) {
 	b, o := fdrBuild(t, Small)
-	a := &fdrOracleAnswerer{o: o}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &fdrOracleAnswerer{o: o, enc: enc}
 	res, err := hisrubric.Benchmark{}.Run(context.Background(), analysis.Input{Bundle: b, Answer: a})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +91,10 @@ func TestFinDeepResearchSmall(t *testing.T) {
 	if a.calls > 400 {
 		t.Errorf("%d exchanges, want at most 400 at small scale", a.calls)
 	}
-	t.Logf("%d exchanges, %d bytes of prompts and replies", a.calls, a.bytes)
+	t.Logf("%d exchanges, %d bytes of prompts and replies, %d compressed", a.calls, a.bytes, a.packed)
+	if a.packed > 1<<20 {
+		t.Errorf("%d bytes compressed, want under 1 MiB", a.packed)
+	}
 	for _, name := range []string{"accuracy", "markets", "structure_scores", "capabilities", "sections", "languages", "industries", "headline", "structure", "structure_deductions", "numeric_check"} {
 		tab := res.Table(name)
 		if tab == nil {
@@ -148,7 +165,157 @@ func TestFinDeepResearchSmall(t *testing.T) {
 	if fdrHash(t, res) != fdrHash(t, res2) {
 		t.Error("two runs differ")
 	}
+	t.Logf("%d problems", len(res.Problems))
+	for i, p := range res.Problems {
+		if i < 5 {
+			t.Log(p)
+		}
+	}
 	for _, row := range res.Table("accuracy").Rows {
 		t.Logf("%-32s acc %s structure %s", row[0].Text, row[2].Format(1), row[6].Format(3))
+	}
+}
+
+// fdrMemo answers from replies recorded once, so that a benchmark times
+// the analysis and not the simulator.
+type fdrMemo map[[32]byte]results.Reply
+
+func fdrMemoKey(p results.Prompt) [32]byte {
+	return sha256.Sum256([]byte(p.Model + "\x00" + p.System + "\x00" + p.User))
+}
+
+func (m fdrMemo) Answer(_ context.Context, calls []results.Call) []results.Reply {
+	out := make([]results.Reply, len(calls))
+	for i, c := range calls {
+		r, ok := m[fdrMemoKey(c.Prompt)]
+		if !ok {
+			r = results.Reply{Err: fmt.Errorf("not recorded")}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+type fdrRecorder struct {
+	a    results.Answerer
+	memo fdrMemo
+}
+
+func (r fdrRecorder) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	out := r.a.Answer(ctx, calls)
+	for i, c := range calls {
+		r.memo[fdrMemoKey(c.Prompt)] = out[i]
+	}
+	return out
+}
+
+// BenchmarkFinDeepResearchFull times the analysis of the full-scale demo
+// (64 companies, 17 systems, 247 items per report) from recorded replies
+// ("run") against loading the inputs alone ("load"), the baseline.
+func BenchmarkFinDeepResearchFull(b *testing.B) {
+	bundle, o := fdrBuild(b, Full)
+	memo := fdrMemo{}
+	res, err := hisrubric.Benchmark{}.Run(context.Background(), analysis.Input{Bundle: bundle, Answer: fdrRecorder{&fdrOracleAnswerer{o: o}, memo}})
+	if err != nil || res.Missing > 0 {
+		b.Fatal(err, res.Missing)
+	}
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := hisrubric.Load(bundle.Inputs(hisrubric.Name)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("run", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := (hisrubric.Benchmark{}).Run(context.Background(), analysis.Input{Bundle: bundle, Answer: memo}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestFinDeepResearchFullNearPublished checks that the full-scale demo
+// lands near the paper's market table: every method's overall within 4
+// points of the published mean of its eight markets.
+func TestFinDeepResearchFullNearPublished(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full scale")
+	}
+	b, o := fdrBuild(t, Full)
+	res, err := hisrubric.Benchmark{}.Run(context.Background(), analysis.Input{Bundle: b, Answer: &fdrOracleAnswerer{o: o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, err := fdrTargets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := res.Table("markets")
+	for _, row := range mk.Rows {
+		tg, ok := targets[row[0].Text]
+		if !ok {
+			continue
+		}
+		want := 0.0
+		for _, m := range fdrMarkets {
+			want += 100 * tg[m.code] / float64(len(fdrMarkets))
+		}
+		got := row[mk.Col("overall")].Num
+		t.Logf("%-32s published %5.1f demo %5.1f", row[0].Text, want, got)
+		if math.Abs(got-want) > 4 {
+			t.Errorf("%s: demo %.1f, published %.1f", row[0].Text, got, want)
+		}
+	}
+}
+
+// TestFinDeepResearchRecordReplay records the Small demo through the
+// recorder and the sim provider, then replays it offline: every request
+// must hit the cache and the result must equal the direct run's.
+func TestFinDeepResearchRecordReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a bundle")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	if _, err := Build(ctx, dir, Options{Scale: Small, Seed: 1}, []Generator{FinDeepResearch()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for _, f := range b.Manifest.Files {
+		size += f.Size
+	}
+	t.Logf("small demo bundle part: %d files, %d bytes", len(b.Manifest.Files), size)
+	if size > 1_500_000 {
+		t.Errorf("small bundle part is %d bytes, want well under 1.5 MB", size)
+	}
+	store, err := cache.Open(b.CachePath(), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	res, err := FinDeepResearch().Benchmark().Run(ctx, analysis.Input{Bundle: b, Answer: replay.New(store, replay.Config{Mode: replay.Offline})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Missing != 0 || !res.Synthetic {
+		t.Fatalf("offline replay: %d missing, synthetic %v", res.Missing, res.Synthetic)
+	}
+	db, o := fdrBuild(t, Small)
+	direct, err := hisrubric.Benchmark{}.Run(ctx, analysis.Input{Bundle: db, Answer: &fdrOracleAnswerer{o: o}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fdrHash(t, res) != fdrHash(t, direct) {
+		for i, tb := range res.Tables {
+			if fmt.Sprint(tb.Rows) != fmt.Sprint(direct.Tables[i].Rows) {
+				t.Errorf("table %s differs", tb.Name)
+			}
+		}
+		t.Fatal("replayed result differs from the direct run")
 	}
 }

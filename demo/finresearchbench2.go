@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -163,14 +162,14 @@ type frb2Sizes struct {
 	stabilityItems int
 	humanRate      float64 // share of rubric-report items in the human sample
 	faultRate      float64 // share of answers that skip a rubric
-	garbleRate     float64 // share of answers that are unparsable
+	garbleRate     float64 // share of stability reruns that are unparsable
 }
 
 func frb2SizesOf(s Scale) frb2Sizes {
 	if s == Full {
 		return frb2Sizes{queries: 104, rubrics: 138.94, stabilityItems: 48, humanRate: 0.028, faultRate: 0.003}
 	}
-	return frb2Sizes{queries: 8, rubrics: 20, stabilityItems: 6, humanRate: 0.15, faultRate: 0.03, garbleRate: 0.005}
+	return frb2Sizes{queries: 8, rubrics: 20, stabilityItems: 6, humanRate: 0.15, faultRate: 0.015, garbleRate: 0.2}
 }
 
 // frb2Rubric is a candidate rubric with its hidden nature.
@@ -424,7 +423,19 @@ func (w *frb2World) report(q, p int) string {
 	return b.String()
 }
 
-var frb2RubricLine = regexp.MustCompile(`(?m)^\[([A-Za-z0-9._:-]+)\] \(`)
+// rubricIDs returns the IDs of the prompt's rubric lines, "[ID] (...".
+func rubricIDs(user string) []string {
+	var ids []string
+	for line := range strings.Lines(user) {
+		if !strings.HasPrefix(line, "[") {
+			continue
+		}
+		if id, rest, ok := strings.Cut(line[1:], "] ("); ok && !strings.ContainsAny(id, " []") && rest != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
 
 // Respond answers a judge prompt: a label per rubric in the judge's style,
 // occasionally with a rubric skipped or an unparsable answer.
@@ -449,19 +460,21 @@ func (w *frb2World) Respond(pr results.Prompt) (string, error) {
 	}
 	var ids []string
 	var qr [][2]int
-	for _, m := range frb2RubricLine.FindAllStringSubmatch(pr.User, -1) {
-		x, ok := w.rubIdx[m[1]]
+	for _, id := range rubricIDs(pr.User) {
+		x, ok := w.rubIdx[id]
 		if !ok {
-			return "", fmt.Errorf("finresearchbench2 oracle: unknown rubric %q", m[1])
+			return "", fmt.Errorf("finresearchbench2 oracle: unknown rubric %q", id)
 		}
-		ids, qr = append(ids, m[1]), append(qr, x)
+		ids, qr = append(ids, id), append(qr, x)
 	}
 	if len(ids) == 0 {
 		return "", fmt.Errorf("finresearchbench2 oracle: no rubrics in prompt")
 	}
 	q := qr[0][0]
 	fault := w.u(60, j, q, p, pr.Sample)
-	if fault < w.sizes.garbleRate {
+	// Unparsable answers only in reruns: in a main run one would void
+	// every rubric of its query under unanimity.
+	if pr.Sample > 0 && fault < w.sizes.garbleRate {
 		return "I am unable to grade this report reliably; please resend it.", nil
 	}
 	skip := -1

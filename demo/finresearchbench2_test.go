@@ -195,19 +195,14 @@ func TestFRB2FullCalibration(t *testing.T) {
 // computed once.
 func fullRun(b *testing.B) (fstest.MapFS, recorded) {
 	fsys, w := frb2FS(Options{Scale: Full, Seed: 1}, false)
-	in, err := consensus.Load(fsys)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var calls []results.Call
-	_, err = consensus.RunFS(context.Background(), fsys, answererFunc(func(ctx context.Context, cs []results.Call) []results.Reply {
+	_, err := consensus.RunFS(context.Background(), fsys, answererFunc(func(ctx context.Context, cs []results.Call) []results.Reply {
 		calls = cs
 		return oracleAnswerer{w}.Answer(ctx, cs)
 	}), analysis.Settings{consensus.KnobBootstrap: "1"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	_ = in
 	return fsys, recorded{oracleAnswerer{w}.Answer(context.Background(), calls)}
 }
 

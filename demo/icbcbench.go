@@ -19,6 +19,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/icbc"
+	"github.com/finrepro/finrepro/analysis/stats"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -469,65 +470,55 @@ func (w *icbcWorld) assignCorrect(p *icbcProfile, objs []*icbc.Objective) {
 	}
 }
 
-// assignConfidence gives every answer an integer confidence whose mean is
-// the accuracy plus the published calibration error (with fewer than 100
-// answers the error is |mean confidence - accuracy|), correct answers
-// more confident than wrong ones.
+// assignConfidence gives every answer an integer confidence, correct
+// answers more confident than wrong ones, shifted so that the calibration
+// error in bins of icbcBeta lands on the published one (the published
+// errors exceed what a single bin allows, e.g. 58.75% accuracy with 46.23%
+// error, so the authors' figures use bins of 10).
 func (w *icbcWorld) assignConfidence(p *icbcProfile, objs []*icbc.Objective) {
-	n := float64(len(objs))
-	if n == 0 {
+	if len(objs) == 0 {
 		return
 	}
-	k := 0.0
-	for _, o := range objs {
-		if w.correct[[2]string{p.name, o.ID}] {
-			k++
-		}
-	}
-	m := 100*k/n + p.calErr
+	target := p.calErr / 100
 	if p.name == icbcHostile {
-		m = 95
+		target = 0.85
 	}
-	m = min(max(m, 0), 100)
-	gap := min(12.0, (100-m)/(1-k/n+1e-9), m/(k/n+1e-9))
-	c0 := m - gap*k/n
-	total := int(math.Round(m * n))
-	sum := 0
-	vals := make([]int, len(objs))
+	base := make([]float64, len(objs))
 	for i, o := range objs {
-		v := c0 + 8*(2*w.unit(p.name, o.ID, "conf")-1)
+		base[i] = 40 + 16*(2*w.unit(p.name, o.ID, "conf")-1)
 		if w.correct[[2]string{p.name, o.ID}] {
-			v += gap
-		}
-		vals[i] = int(math.Round(min(max(v, 0), 100)))
-		sum += vals[i]
-	}
-	order := make([]int, len(objs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Compare(w.hash(p.name, objs[a].ID, "adj"), w.hash(p.name, objs[b].ID, "adj"))
-	})
-	for pass := 0; sum != total && pass < 200; pass++ {
-		for _, i := range order {
-			switch {
-			case sum < total && vals[i] < 100:
-				vals[i]++
-				sum++
-			case sum > total && vals[i] > 0:
-				vals[i]--
-				sum--
-			}
-			if sum == total {
-				break
-			}
+			base[i] += 12
 		}
 	}
+	vals := make([]int, len(objs))
+	at := func(shift float64) float64 {
+		pred := make([]stats.Prediction, len(objs))
+		for i, o := range objs {
+			vals[i] = int(math.Round(min(max(base[i]+shift, 0), 100)))
+			pred[i] = stats.Prediction{Confidence: float64(vals[i]) / 100, Correct: w.correct[[2]string{p.name, o.ID}]}
+		}
+		e, _ := stats.CalibrationError(pred, stats.Calibration{Beta: icbcBeta})
+		return e
+	}
+	// The error grows with the shift once confidence exceeds accuracy.
+	lo, hi := -40.0, 100.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if at(mid) < target {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	at(hi)
 	for i, o := range objs {
 		w.conf[[2]string{p.name, o.ID}] = vals[i]
 	}
 }
+
+// icbcBeta is the calibration bin size the demo's confidences are tuned
+// for: the benchmark's default.
+const icbcBeta = 10
 
 // assignQuality sets each report's target expert score: the published
 // expert score of the system plus task noise that sums to zero over the
@@ -732,6 +723,9 @@ func (w *icbcWorld) humanScores(opt Options) []byte {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	for _, t := range tasks {
+		// Experts as a group judge a task more or less harshly than the
+		// LLM judges; each expert also has a bias and noise of their own.
+		shared := 20 * (2*w.unit(t.ID, "shared") - 1)
 		experts := 2 + int(w.hash(t.ID, "experts")%2)
 		for e := range experts {
 			expert := fmt.Sprintf("E%02d", 1+int(w.hash(t.ID, "expert", strconv.Itoa(e))%25))
@@ -741,7 +735,7 @@ func (w *icbcWorld) humanScores(opt Options) []byte {
 				if !ok {
 					continue
 				}
-				score := q + bias + 18*(2*w.unit(t.ID, expert, s, "noise")-1)
+				score := q + shared + bias + 22*(2*w.unit(t.ID, expert, s, "noise")-1)
 				score = math.Round(min(max(score, 0), 100))
 				enc.Encode(icbc.HumanScore{Task: t.ID, System: s, Expert: expert, Score: score}) // encoding a plain struct cannot fail
 			}
@@ -751,13 +745,12 @@ func (w *icbcWorld) humanScores(opt Options) []byte {
 }
 
 var (
-	reIcbcSub      = regexp.MustCompile(`(?m)^(\d+\.\d+) .* \(max ([0-9.]+)\)$`)
-	reIcbcBy       = regexp.MustCompile(`(?:Prepared by (.+?) \(synthetic|由 (.+?) 生成（合成)`)
-	reIcbcAnswer   = regexp.MustCompile(`(?m)^(?:Exact Answer|确切答案)\s*[:：]\s*(.*)$`)
-	reIcbcConf     = regexp.MustCompile(`(?m)^(?:Confidence|置信度)\s*[:：]\s*(\d+)`)
-	reIcbcClaim    = regexp.MustCompile(`(?m)^(C\d+): (.*)$`)
-	reIcbcChoice   = regexp.MustCompile(`^[A-H](?:,\s*[A-H])*$|^[A-H]+$`)
-	reIcbcNonAlnum = regexp.MustCompile(`[^a-z0-9.\-]+`)
+	reIcbcSub    = regexp.MustCompile(`(?m)^(\d+\.\d+) .* \(max ([0-9.]+)\)$`)
+	reIcbcBy     = regexp.MustCompile(`(?:Prepared by (.+?) \(synthetic|由 (.+?) 生成（合成)`)
+	reIcbcAnswer = regexp.MustCompile(`(?m)^(?:Exact Answer|确切答案)\s*[:：]\s*(.*)$`)
+	reIcbcConf   = regexp.MustCompile(`(?m)^(?:Confidence|置信度)\s*[:：]\s*(\d+)`)
+	reIcbcClaim  = regexp.MustCompile(`(?m)^(C\d+): (.*)$`)
+	reIcbcChoice = regexp.MustCompile(`^[A-H](?:,\s*[A-H])*$|^[A-H]+$`)
 )
 
 // between returns the text of s between the first a and the next b.
@@ -816,7 +809,7 @@ func (w *icbcWorld) solve(sys string, o *icbc.Objective) string {
 	key := [2]string{sys, o.ID}
 	ans := w.wrongAnswer(sys, o)
 	if w.correct[key] {
-		ans = o.Answer.String()
+		ans = strings.Join(strings.Fields(o.Answer.String()), " ")
 	}
 	conf := w.conf[key]
 	if sys == icbcHostile {
@@ -848,7 +841,11 @@ func (w *icbcWorld) hostileAnswer(o *icbc.Objective, ans string, conf int) strin
 	return fmt.Sprintf("Explanation: <iframe src=\"javascript:alert(1)\"></iframe> synthetic\nExact Answer: %s\nConfidence: %d%%", ans, conf)
 }
 
-func norm(s string) string { return reIcbcNonAlnum.ReplaceAllString(strings.ToLower(s), "") }
+// norm is how the simulated judge compares answers: case and white space
+// do not matter.
+func norm(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(strings.ReplaceAll(s, `\n`, " "))), "")
+}
 
 func (w *icbcWorld) judgeObjective(prompt string) string {
 	zh := strings.Contains(prompt, "您的判断结果")

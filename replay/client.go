@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,7 @@ type Client struct {
 	drift    map[[3]string]bool
 	drifts   []Drift
 	spent    float64
+	avoided  float64
 	counts   Counts
 }
 
@@ -159,6 +161,17 @@ type Miss struct {
 	Request json.RawMessage
 }
 
+// String formats m as "label: provider model key KEY8, ~IN in + ~OUT out
+// tokens, $COST".
+func (m Miss) String() string {
+	price := "no price"
+	if m.Priced {
+		price = fmt.Sprintf("$%.4f", m.CostUSD)
+	}
+	return fmt.Sprintf("%s: %s %s key %.8s, ~%d in + ~%d out tokens, %s",
+		LabelText(m.Label), m.Provider, m.Model, m.Key, m.InputTokens, m.OutputTokens, price)
+}
+
 // A MissError is the error of a reply whose request is not stored, in
 // offline mode.
 type MissError struct {
@@ -167,7 +180,7 @@ type MissError struct {
 }
 
 func (e *MissError) Error() string {
-	return fmt.Sprintf("replay: not in the cache: %.8s (%s)", e.Key, e.Label)
+	return fmt.Sprintf("replay: not in the cache: %.8s (%s)", e.Key, LabelText(e.Label))
 }
 
 // A Cause classifies why a request could not be answered.
@@ -214,6 +227,17 @@ type Failure struct {
 	Attempts int
 	// Msg describes the last error, with secrets removed.
 	Msg string
+}
+
+// String formats f as "label: provider model key KEY8: cause (HTTP n),
+// attempts n: message".
+func (f Failure) String() string {
+	st := ""
+	if f.Status != 0 {
+		st = fmt.Sprintf(" (HTTP %d)", f.Status)
+	}
+	return fmt.Sprintf("%s: %s %s key %.8s: %s%s, attempts %d: %s",
+		LabelText(f.Label), f.Provider, f.Model, f.Key, f.Cause, st, f.Attempts, f.Msg)
 }
 
 // A CallError is the error of a reply whose recording failed.
@@ -312,6 +336,14 @@ func (c *Client) Counts() Counts {
 	return c.counts
 }
 
+// AvoidedUSD returns the recorded cost of the exchanges answered from the
+// cache: the API spend a replay avoided.
+func (c *Client) AvoidedUSD() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.avoided
+}
+
 // SpentUSD returns the cost of the exchanges recorded by this client.
 func (c *Client) SpentUSD() float64 {
 	c.mu.Lock()
@@ -334,14 +366,15 @@ func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Rep
 	reqs := make([]Request, len(calls))
 	errs := make([]error, len(calls))
 	for i, call := range calls {
+		reqs[i] = Request{Provider: call.Prompt.Provider, Label: call.Label}
 		pc, ok := c.providers[call.Prompt.Provider]
 		if !ok {
-			errs[i] = fmt.Errorf("replay: %s: unknown provider %q", call.Label, call.Prompt.Provider)
+			errs[i] = fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), call.Prompt.Provider)
 			continue
 		}
 		r, err := requestOf(call.Prompt, pc.Kind)
 		if err != nil {
-			errs[i] = fmt.Errorf("%w (%s)", err, call.Label)
+			errs[i] = fmt.Errorf("%w (%s)", err, LabelText(call.Label))
 			continue
 		}
 		r.Label = call.Label
@@ -373,12 +406,12 @@ func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []res
 	byKey := map[cache.Key]*job{}
 	for i := range reqs {
 		if errs[i] != nil {
-			replies[i].Err = errs[i]
+			replies[i].Err = c.badRequest(reqs[i], errs[i])
 			continue
 		}
 		j, err := c.newJob(reqs[i])
 		if err != nil {
-			replies[i].Err = err
+			replies[i].Err = c.badRequest(reqs[i], err)
 			continue
 		}
 		if prev := byKey[j.key]; prev != nil {
@@ -389,9 +422,10 @@ func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []res
 		byKey[j.key] = j
 		jobs = append(jobs, j)
 	}
+	hit := c.lookupAll(jobs)
 	var pending []*job
-	for _, j := range jobs {
-		if c.cfg.Mode != Refresh && c.lookup(j) {
+	for i, j := range jobs {
+		if hit[i] {
 			c.mu.Lock()
 			c.counts.Hits++
 			c.mu.Unlock()
@@ -410,6 +444,17 @@ func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []res
 		}
 	}
 	return replies
+}
+
+// badRequest records a request that could not be built or keyed as a
+// failure with cause bad_request, so that reports list it.
+func (c *Client) badRequest(r Request, err error) error {
+	ce := &CallError{Cause: CauseRequest, Msg: c.redact(err.Error())}
+	c.mu.Lock()
+	c.failures = append(c.failures, Failure{Label: r.Label, Provider: r.Provider, Cause: CauseRequest, Msg: ce.Msg})
+	c.counts.Failed++
+	c.mu.Unlock()
+	return ce
 }
 
 // newJob checks a request and computes its key.
@@ -457,6 +502,28 @@ func (j *job) rekey() error {
 	return nil
 }
 
+// lookupAll looks every job up in the cache, in parallel (reads are
+// independent), and reports which were answered. Refresh mode looks
+// nothing up.
+func (c *Client) lookupAll(jobs []*job) []bool {
+	hit := make([]bool, len(jobs))
+	if c.cfg.Mode == Refresh {
+		return hit
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			hit[i] = c.lookup(j)
+		}()
+	}
+	wg.Wait()
+	return hit
+}
+
 // lookup answers j from the cache and reports whether it could. A corrupt
 // entry counts as missing.
 func (c *Client) lookup(j *job) bool {
@@ -467,9 +534,12 @@ func (c *Client) lookup(j *job) bool {
 		}
 		return false
 	}
-	o, err := parseOutput(j.pc.Kind, x.Response)
-	if err != nil {
-		j.reply.Err = &CallError{Cause: CauseMalformed, Msg: fmt.Sprintf("stored response %s: %v", j.key.Str(), err)}
+	o, ce := checkBody(j.pc.Kind, x.Response)
+	if ce != nil {
+		// Only checked responses are recorded, but a store can be loaded
+		// from elsewhere: an unusable one is an error, not a miss.
+		ce.Msg = "stored response " + j.key.Str() + ": " + ce.Msg
+		j.reply.Err = ce
 		return true
 	}
 	j.reply.Text = o.Text
@@ -479,6 +549,9 @@ func (c *Client) lookup(j *job) bool {
 	}
 	j.reply.Source = x.Meta.Source
 	j.reply.RecordedAt = x.Meta.RecordedAt
+	c.mu.Lock()
+	c.avoided += x.Meta.CostUSD
+	c.mu.Unlock()
 	return true
 }
 
@@ -545,7 +618,9 @@ func (c *Client) limiter(name string, pc ProviderConfig) *limiter {
 	defer c.mu.Unlock()
 	l, ok := c.limiters[name]
 	if !ok {
-		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: c.sleep}
+		// The limiter keeps real time even when tests inject Sleep: its
+		// window must advance.
+		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: sleepCtx}
 		c.limiters[name] = l
 	}
 	return l
@@ -590,6 +665,10 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		if lastErr == nil || !lastErr.Cause.transient() || attempt == maxAttempts {
 			break
 		}
+		if j.pc.Kind == KindSim {
+			// The simulator has no server to spare: retry at once.
+			continue
+		}
 		d := c.backoff.delay(attempt, res.retryAfter)
 		c.prog.logf("retry %s %s in %v after %s (attempt %d of %d)", j.req.Provider, j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
@@ -603,7 +682,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		c.prog.done(false, 0)
 		return
 	}
-	cost, _ := c.prices.Cost(j.model, res.out.InputTokens, res.out.OutputTokens)
+	cost := c.cost(j.model, res.out)
 	if j.pc.Kind == KindSim {
 		cost = 0
 	}
@@ -632,6 +711,16 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		Text: res.out.Text, Model: res.out.Model, Source: source, Key: j.key.String(), RecordedAt: meta.RecordedAt,
 	}
 	c.prog.done(true, cost)
+}
+
+// cost prices an answer by the model the provider reported, which is the
+// one it bills, else by the requested one.
+func (c *Client) cost(requested string, o *output) float64 {
+	if v, ok := c.prices.Cost(o.Model, o.InputTokens, o.OutputTokens); ok {
+		return v
+	}
+	v, _ := c.prices.Cost(requested, o.InputTokens, o.OutputTokens)
+	return v
 }
 
 // nextSample moves j to the first sample index at or after its own that
@@ -696,7 +785,7 @@ func (c *Client) fail(j *job, e *CallError, attempts int) {
 	c.failures = append(c.failures, f)
 	c.counts.Failed++
 	c.mu.Unlock()
-	c.prog.logf("failed %s %s (%s): %s", j.req.Provider, j.key.Str(), j.req.Label, e.Error())
+	c.prog.logf("failed %s %s (%s): %s", j.req.Provider, j.key.Str(), LabelText(j.req.Label), e.Error())
 	j.reply = results.Reply{Key: j.key.String(), Err: e}
 }
 
@@ -825,20 +914,12 @@ func (c *Client) check(j *job, body []byte, res *attemptResult) *CallError {
 // be stored: an error object, invalid JSON, another shape, a refusal or
 // an empty completion.
 func checkBody(kind Kind, body []byte) (*output, *CallError) {
-	body = bytes.TrimSpace(body)
-	var probe struct {
-		Error json.RawMessage `json:"error"`
-		Type  string          `json:"type"`
-	}
-	if json.Unmarshal(body, &probe) == nil && (len(probe.Error) > 0 && string(probe.Error) != "null" || probe.Type == "error") {
-		return nil, &CallError{Cause: CauseAPIError, Status: http.StatusOK, Msg: snippet(body)}
-	}
-	if !json.Valid(body) {
-		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid JSON: " + snippet(body)}
-	}
-	o, err := parseOutput(kind, body)
+	o, err := parseOutput(kind, bytes.TrimSpace(body))
 	if err != nil {
-		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error()}
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error() + ": " + snippet(body)}
+	}
+	if o.APIError != "" {
+		return nil, &CallError{Cause: CauseAPIError, Status: http.StatusOK, Msg: o.APIError}
 	}
 	if o.Refusal {
 		return nil, &CallError{Cause: CauseRefusal, Msg: o.RefusalReason}

@@ -97,7 +97,7 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 			return results.Errorf(inputName, line, "url", "%q does not start with /v1/", b.URL)
 		}
 		r := Request{Provider: provider, Endpoint: ep, Body: b.Body, Sample: sampleOfID(b.CustomID)}
-		r.Label = results.Label{Task: b.CustomID, Name: "batch"}
+		r.Label = results.Label{Benchmark: inputName, Task: strconv.Itoa(line), Role: RoleRequest, Name: b.CustomID}
 		j, err := c.newJob(r)
 		if err != nil {
 			return results.Errorf(inputName, line, "", "%v", err)
@@ -127,7 +127,7 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 			c.fail(j, ce, 1)
 			return nil
 		}
-		cost, _ := c.prices.Cost(j.model, o.InputTokens, o.OutputTokens)
+		cost := c.cost(j.model, o)
 		meta := cache.Meta{
 			Provider: provider, Model: j.model, ReportedModel: o.Model,
 			InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: cost * BatchDiscount,

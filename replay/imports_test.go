@@ -135,7 +135,7 @@ func TestParseRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Provider != "openai" || rs[1].Provider != "deepseek" || rs[1].Sample != 2 || rs[1].Label.Task != "line 3" {
+	if len(rs) != 2 || rs[0].Provider != "openai" || rs[1].Provider != "deepseek" || rs[1].Sample != 2 || LabelText(rs[1].Label) != "reqs.jsonl:3" {
 		t.Errorf("got %+v", rs)
 	}
 	bad := []struct{ in, field string }{
@@ -234,4 +234,16 @@ func FuzzParsePrices(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestStrings(t *testing.T) {
+	l := results.Label{Benchmark: "icbcbench", Task: "en-03", Role: results.RoleJudge, Name: "gpt-4o"}
+	m := Miss{Label: l, Key: "3fa2c1d0aaaa", Provider: "openai", Model: "gpt-4o", InputTokens: 1200, OutputTokens: 256, CostUSD: 0.0056, Priced: true}
+	if got, want := m.String(), "icbcbench task en-03 judge gpt-4o: openai gpt-4o key 3fa2c1d0, ~1200 in + ~256 out tokens, $0.0056"; got != want {
+		t.Errorf("Miss.String() = %q, want %q", got, want)
+	}
+	f := Failure{Label: results.Label{Benchmark: "reqs.jsonl", Task: "4", Role: RoleRequest}, Key: "abcdef0123", Provider: "p", Model: "m", Cause: CauseHTTP, Status: 400, Attempts: 1, Msg: "bad"}
+	if got, want := f.String(), "reqs.jsonl:4: p m key abcdef01: http_error (HTTP 400), attempts 1: bad"; got != want {
+		t.Errorf("Failure.String() = %q, want %q", got, want)
+	}
 }

@@ -275,6 +275,16 @@ type output struct {
 	OutputTokens  int
 	Refusal       bool
 	RefusalReason string
+	// APIError is the error object of a body that carries one.
+	APIError string
+}
+
+// apiError returns the error of a body's "error" member, if it has one.
+func apiError(e json.RawMessage) *output {
+	if len(e) == 0 || string(e) == "null" {
+		return nil
+	}
+	return &output{APIError: snippet(e)}
 }
 
 // errMalformed marks a response body that is not the provider's shape.
@@ -298,9 +308,13 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Prompt     int `json:"prompt_tokens"`
 				Completion int `json:"completion_tokens"`
 			} `json:"usage"`
+			Error json.RawMessage `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
+		}
+		if e := apiError(r.Error); e != nil {
+			return e, nil
 		}
 		if len(r.Choices) == 0 {
 			return nil, fmt.Errorf("%w: no choices", errMalformed)
@@ -332,9 +346,13 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Input  int `json:"input_tokens"`
 				Output int `json:"output_tokens"`
 			} `json:"usage"`
+			Error json.RawMessage `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
+		}
+		if e := apiError(r.Error); e != nil {
+			return e, nil
 		}
 		if r.Output == nil {
 			return nil, fmt.Errorf("%w: no output", errMalformed)
@@ -371,9 +389,16 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Input  int `json:"input_tokens"`
 				Output int `json:"output_tokens"`
 			} `json:"usage"`
+			Error json.RawMessage `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
+		}
+		if e := apiError(r.Error); e != nil || r.Type == "error" {
+			if e == nil {
+				e = &output{APIError: snippet(body)}
+			}
+			return e, nil
 		}
 		if r.Type != "message" {
 			return nil, fmt.Errorf("%w: type %q, want \"message\"", errMalformed, r.Type)
@@ -408,9 +433,13 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Prompt     int `json:"promptTokenCount"`
 				Candidates int `json:"candidatesTokenCount"`
 			} `json:"usageMetadata"`
+			Error json.RawMessage `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
+		}
+		if e := apiError(r.Error); e != nil {
+			return e, nil
 		}
 		o.Model, o.InputTokens, o.OutputTokens = r.ModelVersion, r.Usage.Prompt, r.Usage.Candidates
 		if r.PromptFeedback.BlockReason != "" {

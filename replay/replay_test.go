@@ -210,6 +210,9 @@ func TestRecordReplay(t *testing.T) {
 					t.Errorf("replay %d = %+v, want %+v", i, again[i], got[i])
 				}
 			}
+			if off.AvoidedUSD() != 0 { // model-a has no price
+				t.Errorf("avoided $%v", off.AvoidedUSD())
+			}
 			if f.count() != n || off.Counts().Hits != 2 {
 				t.Errorf("replay called the provider or missed: calls %d -> %d, %+v", n, f.count(), off.Counts())
 			}
@@ -241,8 +244,8 @@ func TestFaults(t *testing.T) {
 		{"malformed always", KindAnthropic, []step{{status: 200, body: `<html>bad gateway</html>`}, {status: 200, body: `{"type":"message"`}, {status: 200, body: `[]`}}, CauseMalformed, 3, 0, 0},
 		{"truncated body", KindChat, []step{{truncate: true, body: `{"id":"x","choices":[{"message":{"content":"hel`}, {truncate: true, body: `{`}, {truncate: true, body: `{`}}, CauseTruncated, 3, 0, 0},
 		{"connection reset then ok", KindGemini, []step{{reset: true}, ok}, "", 2, 0, 0},
-		{"timeout always", KindChat, []step{{sleep: time.Second}, {sleep: time.Second}, {sleep: time.Second}}, CauseTimeout, 3, 0, 30 * time.Millisecond},
-		{"timeout then ok", KindResponses, []step{{sleep: time.Second}, ok}, "", 2, 0, 30 * time.Millisecond},
+		{"timeout always", KindChat, []step{{sleep: 5 * time.Second}, {sleep: 5 * time.Second}, {sleep: 5 * time.Second}}, CauseTimeout, 3, 0, 200 * time.Millisecond},
+		{"timeout then ok", KindResponses, []step{{sleep: 5 * time.Second}, ok}, "", 2, 0, 200 * time.Millisecond},
 		{"empty completion", KindChat, []step{{text: text("  ")}, ok}, CauseEmpty, 1, 0, 0},
 		{"refusal chat", KindChat, []step{{refusal: true}, ok}, CauseRefusal, 1, 0, 0},
 		{"refusal responses", KindResponses, []step{{refusal: true}}, CauseRefusal, 1, 0, 0},
@@ -509,8 +512,17 @@ func TestDrift(t *testing.T) {
 		t.Errorf("%d drift warnings, want 1:\n%s", n, log.String())
 	}
 	k, _ := cache.ParseKey(rs[0].Key)
-	if x, _ := store.Get(k); x == nil || x.Meta.ReportedModel != "gpt-4o-mini-2024-07-18" || x.Meta.CostUSD <= 0 {
-		t.Errorf("stored meta %+v", x)
+	x, _ := store.Get(k)
+	if x == nil || x.Meta.ReportedModel != "gpt-4o-mini-2024-07-18" || x.Meta.CostUSD <= 0 {
+		t.Fatalf("stored meta %+v", x)
+	}
+	if spent := c.SpentUSD(); spent != 2*x.Meta.CostUSD {
+		t.Errorf("spent $%v, want twice $%v", spent, x.Meta.CostUSD)
+	}
+	off, _ := clientFor(t, store, Offline, map[string]ProviderConfig{"p": f.config()}, nil)
+	off.Answer(context.Background(), []results.Call{call("p", "gpt-4o", "a"), call("p", "gpt-4o", "b")})
+	if off.AvoidedUSD() != c.SpentUSD() {
+		t.Errorf("replay avoided $%v, recording spent $%v", off.AvoidedUSD(), c.SpentUSD())
 	}
 }
 
@@ -636,4 +648,93 @@ func dumpHash(t *testing.T, store *cache.Store, replies []results.Reply) [32]byt
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s
+}
+
+// TestScanStoreSees checks that the store scan of TestSecrets can fail: a
+// marker in a stored response is found in the decompressed files.
+func TestScanStoreSees(t *testing.T) {
+	store, dir := openStore(t)
+	const marker = "marker-4f1d2a9c-text-that-must-be-found"
+	x := &cache.Exchange{
+		Request:  json.RawMessage(`{"provider":"openai","endpoint":"chat/completions","body":{"model":"m"}}`),
+		Response: json.RawMessage(`{"choices":[{"message":{"content":"` + strings.Repeat("pad ", 50) + marker + `"}}]}`),
+		Meta:     cache.Meta{Provider: "openai", Model: "m", Source: "api"},
+	}
+	if _, err := store.Put(x); err != nil {
+		t.Fatal(err)
+	}
+	loadDicts(dir)
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			for _, part := range decompressAll(b) {
+				found = found || bytes.Contains(part, []byte(marker))
+			}
+		}
+		return nil
+	})
+	if !found {
+		t.Fatal("the store scan does not see stored text")
+	}
+}
+
+// TestStoredUnusable checks that a stored refusal, loaded from elsewhere,
+// replays as an error and not as an empty answer or a miss.
+func TestStoredUnusable(t *testing.T) {
+	store, _ := openStore(t)
+	cl := call("openai", "m", "q")
+	req, _ := RequestOf(cl.Prompt)
+	x := &cache.Exchange{Request: req, Response: json.RawMessage(`{"model":"m","choices":[{"message":{"content":null,"refusal":"no"}}]}`),
+		Meta: cache.Meta{Provider: "openai", Model: "m", Source: "import"}}
+	if _, err := store.Put(x); err != nil {
+		t.Fatal(err)
+	}
+	c := New(store, Config{})
+	r := c.Answer(context.Background(), []results.Call{cl})[0]
+	var ce *CallError
+	if !errors.As(r.Err, &ce) || ce.Cause != CauseRefusal || len(c.Misses()) != 0 {
+		t.Errorf("reply %+v, misses %d", r, len(c.Misses()))
+	}
+}
+
+// TestKeyIgnoresTransport checks that base URL, key variable, timeouts and
+// retry settings never change a request object.
+func TestKeyIgnoresTransport(t *testing.T) {
+	p := call("p", "m", "q").Prompt
+	a, _ := RequestOf(p, map[string]ProviderConfig{"p": {Kind: KindChat, BaseURL: "https://a/v1", KeyEnv: "A"}})
+	b, _ := RequestOf(p, map[string]ProviderConfig{"p": {Kind: KindChat, BaseURL: "http://b", KeyEnv: "B", Timeout: time.Second, MaxAttempts: 2, RPM: 5}})
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s != %s", a, b)
+	}
+	p.Sample = 1
+	c, _ := RequestOf(p, map[string]ProviderConfig{"p": {Kind: KindChat}})
+	if bytes.Equal(a, c) {
+		t.Error("sample does not change the request")
+	}
+}
+
+func TestProgressTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, func(s string) string { return strings.ReplaceAll(s, "secret-value", Redacted) })
+	p.tty = true
+	p.start(4)
+	p.done(true, 0.5)
+	p.logf("a line with secret-value")
+	p.done(false, 0)
+	p.finish()
+	out := b.String()
+	for _, want := range []string{"\r[=======", "2/4", "failed 1", "$0.5000", "a line with " + Redacted + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal output %q lacks %q", out, want)
+		}
+	}
+	if strings.Contains(out, "secret-value") || !strings.HasSuffix(out, "\n") {
+		t.Errorf("terminal output %q", out)
+	}
+	q := newProgress(nil, nil) // quiet: every method is a no-op
+	q.start(1)
+	q.done(true, 0)
+	q.logf("x")
+	q.finish()
 }

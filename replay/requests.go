@@ -3,11 +3,24 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/finrepro/finrepro/results"
 )
+
+// RoleRequest is the label role of a request read from a requests file:
+// the label's Benchmark is the file and its Task the line number.
+const RoleRequest results.Role = "request"
+
+// LabelText formats a label for messages: "file:line" for a request from
+// a requests file, the label's String otherwise.
+func LabelText(l results.Label) string {
+	if l.Role == RoleRequest {
+		return l.Benchmark + ":" + l.Task
+	}
+	return l.String()
+}
 
 // A requestLine is one line of a requests file.
 type requestLine struct {
@@ -47,7 +60,7 @@ func ParseRequests(r io.Reader, file, defaultProvider string) ([]Request, error)
 			}
 			q.Sample = *l.Sample
 		}
-		q.Label = results.Label{Benchmark: file, Task: fmt.Sprintf("line %d", line), Role: "request", Name: q.Provider}
+		q.Label = results.Label{Benchmark: file, Task: strconv.Itoa(line), Role: RoleRequest, Name: q.Provider}
 		out = append(out, q)
 		return nil
 	})

@@ -51,7 +51,10 @@ func runSim(t *testing.T, calls []results.Call, perm []int, conc int) ([]results
 	c := New(store, Config{
 		Mode: Record, Sim: NewSim(42, echo, simModels), Concurrency: conc, Seed: 9,
 		Clock: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) },
-		Sleep: func(ctx context.Context, d time.Duration) error { return nil },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			t.Errorf("the simulator slept %v", d)
+			return nil
+		},
 	})
 	got := c.Answer(context.Background(), shuffled)
 	out := make([]results.Reply, len(calls))

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -41,11 +40,18 @@ func Value(c analysis.Cell, decimals int) float64 {
 // that parses back to it, in the notation encoding/json uses (exponent
 // only below 1e-6 or from 1e21 up).
 func FormatNumber(c analysis.Cell, decimals int) string {
-	b, err := json.Marshal(Value(c, decimals))
-	if err != nil {
-		// Value is finite (cells are never NaN or infinite), and
-		// json.Marshal fails on nothing else for a float64.
-		return "0"
+	v := Value(c, decimals)
+	format := byte('f')
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(make([]byte, 0, 24), v, format, -1, 64)
+	if format == 'e' {
+		// Like encoding/json: 1e-07 becomes 1e-7.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
 	}
 	return string(b)
 }
@@ -116,9 +122,10 @@ func numeric(t *analysis.Table, j int) bool {
 	return len(t.Rows) > 0
 }
 
-// oneLine makes s printable on one line: invalid UTF-8 and control
+// oneLine makes s printable on one line: invalid UTF-8, control
 // characters (including tabs, newlines and the escape that starts a
-// terminal control sequence) become spaces.
+// terminal control sequence), line and paragraph separators and
+// bidirectional controls (which reorder what follows) become spaces.
 func oneLine(s string) string {
 	if isPlain(s) {
 		return s
@@ -131,7 +138,7 @@ func oneLine(s string) string {
 				continue
 			}
 		}
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
 			b.WriteByte(' ')
 			continue
 		}

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/finrepro/finrepro/analysis"
 )
 
 var fuzzSeeds = []string{
 	"", "plain", "=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "'quoted", "a,b", `"q"`, "line\nbreak", "\r\n",
-	`\ { } $ & # ^ _ ~ %`, "--", "---", "<>|\"", "深度研究（金融）", "\x1b[31mred", "\xff\xfe", "\u2028", "𝔁𝔂", "\\.",
+	`\ { } $ & # ^ _ ~ %`, "--", "---", "<>|\"", "深度研究（金融）", "\x1b[31mred", "\xff\xfe", "\u2028", "\u202eevil", "𝔁𝔂", "\\.",
 	"</script><script>alert(1)</script>",
 }
 
@@ -125,7 +128,7 @@ func FuzzWriters(f *testing.F) {
 		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 			t.Fatalf("JSON of %q: %v", s, err)
 		}
-		if got := doc.Rows[0]["text"]; got != strings.ToValidUTF8(s, "\uFFFD") && utf8Valid(s) {
+		if got := doc.Rows[0]["text"]; utf8.ValidString(s) && got != s {
 			t.Errorf("JSON text = %q, want %q", got, s)
 		}
 		b.Reset()
@@ -141,11 +144,68 @@ func FuzzWriters(f *testing.F) {
 			if w := twwidth.WidthWithOptions(line, twwidth.Options{}); w > width {
 				t.Errorf("terminal line %q is %d wide", line, w)
 			}
-			if strings.IndexFunc(line, unicode.IsControl) >= 0 {
+			if strings.IndexFunc(line, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) >= 0 {
 				t.Errorf("terminal line %q holds a control character", line)
 			}
 		}
 	})
 }
 
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+// FuzzWorkbookText checks that any text reads back from a workbook as
+// written (what XML cannot carry as U+FFFD) and never as a formula.
+func FuzzWorkbookText(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 1000 {
+			return // Excel truncates cells at 32767 characters; keep inputs small
+		}
+		var b bytes.Buffer
+		if err := WriteWorkbook(&b, s, []*analysis.Table{textTable(s)}, Provenance{Bundle: s}); err != nil {
+			t.Fatal(err)
+		}
+		wb, err := excelize.OpenReader(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wb.Close()
+		sheet := wb.GetSheetList()[2]
+		got, err := wb.GetCellValue(sheet, "A2", excelize.Options{RawCellValue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := xmlText(s); got != want {
+			t.Errorf("cell reads back as %q, want %q", got, want)
+		}
+		if fm, _ := wb.GetCellFormula(sheet, "A2"); fm != "" {
+			t.Errorf("text %q became formula %q", s, fm)
+		}
+	})
+}
+
+// FuzzFormatNumber checks FormatNumber against encoding/json and that it
+// reads back to Value.
+func FuzzFormatNumber(f *testing.F) {
+	for _, x := range []float64{0, -0.0, 1, -1.25, 58.2549, 1e-7, 1e21, 1.7976931348623157e308, 5e-324} {
+		f.Add(x, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, x float64, d uint8) {
+		c := analysis.Number(x)
+		if !c.IsNum {
+			return
+		}
+		decimals := int(d % (maxDecimals + 1))
+		got := FormatNumber(c, decimals)
+		want, err := json.Marshal(Value(c, decimals))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("FormatNumber(%v, %d) = %s, encoding/json gives %s", x, decimals, got, want)
+		}
+		if v, err := strconv.ParseFloat(got, 64); err != nil || v != Value(c, decimals) || got[0] == '-' && v == 0 {
+			t.Errorf("FormatNumber(%v, %d) = %s reads back as %v (%v), want %v", x, decimals, got, v, err, Value(c, decimals))
+		}
+	})
+}

@@ -20,6 +20,7 @@ func WriteLaTeX(w io.Writer, t *analysis.Table) error {
 	if err := check(t); err != nil {
 		return fmt.Errorf("report: latex: %w", err)
 	}
+	// Writes to bw keep their first error, which Flush returns.
 	bw := bufio.NewWriter(w)
 	m, anyMark := marks(t)
 	spec := make([]byte, len(t.Columns))
@@ -33,15 +34,20 @@ func WriteLaTeX(w io.Writer, t *analysis.Table) error {
 	bw.WriteString("\\begin{table}[t]\n\\centering\n")
 	caption := LaTeXText(t.Title)
 	if t.Caption != "" {
+		if caption != "" && !strings.ContainsAny(caption[len(caption)-1:], ".:;!?") {
+			caption += "."
+		}
 		if caption != "" {
-			caption += ". "
+			caption += " "
 		}
 		caption += LaTeXText(t.Caption)
 	}
 	if anyMark {
 		caption += " Best in bold, second best underlined."
 	}
-	fmt.Fprintf(bw, "\\caption{%s}\n", strings.TrimSpace(caption))
+	if caption = strings.TrimSpace(caption); caption != "" {
+		fmt.Fprintf(bw, "\\caption{%s}\n", caption)
+	}
 	fmt.Fprintf(bw, "\\label{tab:%s}\n", label(t.Benchmark+":"+t.Name))
 	fmt.Fprintf(bw, "\\begin{tabular}{%s}\n\\toprule\n", spec)
 	for j, c := range t.Columns {

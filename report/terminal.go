@@ -37,6 +37,7 @@ func WriteTerminal(w io.Writer, t *analysis.Table, width int) error {
 	if err := check(t); err != nil {
 		return fmt.Errorf("report: terminal: %w", err)
 	}
+	// Writes to bw keep their first error, which Flush returns.
 	bw := bufio.NewWriter(w)
 	if t.Title != "" {
 		writeWrapped(bw, oneLine(t.Title), width)
@@ -55,11 +56,15 @@ func WriteTerminal(w io.Writer, t *analysis.Table, width int) error {
 			align[j] = tw.AlignRight
 		}
 	}
+	marked := make([]bool, len(t.Columns))
+	for j := range marked {
+		marked[j] = hasMarks(m[j])
+	}
 	for i, r := range t.Rows {
 		cells[i] = make([]string, len(r))
 		for j, c := range r {
 			s := strings.TrimSpace(oneLine(c.Format(t.Columns[j].Decimals)))
-			if hasMarks(m[j]) {
+			if marked[j] {
 				switch m[j][i] {
 				case analysis.Best:
 					s += bestSuffix

@@ -47,7 +47,7 @@ const (
 	// Column widths, in characters, are the widest cell's display width
 	// plus a margin, within these bounds.
 	minColWidth, maxColWidth, colMargin = 8, 60, 2
-	// synthetic is the first row of the README and Provenance sheets of
+	// syntheticBanner is the first row of the README and Provenance sheets of
 	// a workbook holding synthetic data.
 	syntheticBanner = "SYNTHETIC DATA: some or all results come from simulated replies, not from real model outputs; they show how finrepro works, not how the systems perform."
 	readmeSheet     = "README"
@@ -69,21 +69,21 @@ const (
 func WriteWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Provenance) error {
 	for _, t := range tables {
 		if err := check(t); err != nil {
-			return fmt.Errorf("report: workbook %s: %w", title, err)
+			return fmt.Errorf("report: workbook %q: %w", title, err)
 		}
 	}
 	f := excelize.NewFile()
 	defer f.Close() // an in-memory file: Close only drops temporary state
 	f.SetZipWriter(newSortedZip)
 	if err := buildWorkbook(f, title, tables, prov); err != nil {
-		return fmt.Errorf("report: workbook %s: %w", title, err)
+		return fmt.Errorf("report: workbook %q: %w", title, err)
 	}
 	// The content types list extensions in map order once a part with a
 	// new extension is added; sort them so the bytes are stable.
 	d := f.ContentTypes.Defaults
 	sort.Slice(d, func(i, j int) bool { return d[i].Extension < d[j].Extension })
 	if err := f.Write(w); err != nil {
-		return fmt.Errorf("report: workbook %s: %w", title, err)
+		return fmt.Errorf("report: workbook %q: %w", title, err)
 	}
 	return nil
 }
@@ -134,9 +134,9 @@ type sheetWriter struct {
 	err   error
 }
 
-// line writes texts to the next row with style (0 for none) and returns
-// the row number.
-func (s *sheetWriter) line(style int, texts ...string) int {
+// line writes texts to the next row, from column A, with style (0 for
+// none); empty texts leave their cells empty.
+func (s *sheetWriter) line(style int, texts ...string) {
 	s.row++
 	for j, v := range texts {
 		if s.err != nil {
@@ -151,7 +151,6 @@ func (s *sheetWriter) line(style int, texts ...string) int {
 			s.err = s.f.SetCellStyle(s.sheet, ref, ref, style)
 		}
 	}
-	return s.row
 }
 
 // widths sets the sheet's column widths, from column A.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -175,23 +174,32 @@ func WriteSums(out string, paths []string) error {
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	var b bytes.Buffer
-	bw := bufio.NewWriter(&b)
 	for _, p := range sorted {
 		if p == "" || strings.ContainsAny(p, "\n\r\\") || path.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) {
 			return fmt.Errorf("report: sums %s: bad path %q", out, p)
 		}
-		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(p)))
+		sum, err := hashFile(filepath.Join(out, filepath.FromSlash(p)))
 		if err != nil {
 			return fmt.Errorf("report: sums: %w", err)
 		}
-		sum := sha256.Sum256(data)
-		fmt.Fprintf(bw, "%s  %s\n", hex.EncodeToString(sum[:]), p)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: sums %s: %w", out, err)
+		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(sum), p)
 	}
 	if err := writeFile(filepath.Join(out, "SHA256SUMS"), b.Bytes()); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil
+}
+
+// hashFile returns the SHA-256 of the file's contents.
+func hashFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // read only: a close error loses nothing
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }

@@ -271,3 +271,32 @@ func TestTerminalMarks(t *testing.T) {
 		t.Errorf("%d tied best scores marked, want 2", n)
 	}
 }
+
+// TestEmptyTable checks that a table without rows renders in every
+// format with its headers.
+func TestEmptyTable(t *testing.T) {
+	tab := plain()
+	tab.Rows = nil
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer, *analysis.Table) error
+	}{
+		{"csv", WriteCSV},
+		{"json", WriteJSON},
+		{"latex", WriteLaTeX},
+		{"terminal", func(w io.Writer, t *analysis.Table) error { return WriteTerminal(w, t, 40) }},
+		{"xlsx", func(w io.Writer, t *analysis.Table) error {
+			return WriteWorkbook(w, "x", []*analysis.Table{t}, Provenance{})
+		}},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := w.write(&b, tab); err != nil {
+				t.Fatal(err)
+			}
+			if w.name != "xlsx" && !strings.Contains(b.String(), "ccuracy") {
+				t.Errorf("output lacks the header:\n%s", b.String())
+			}
+		})
+	}
+}

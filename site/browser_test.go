@@ -151,7 +151,7 @@ func (b *browser) load(t *testing.T, root, rel string) {
 		return n < 200;
 	}).map(el => el.id)`
 	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(`+undrawn+`).length === 0`,
-		chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
+		chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
 		left, _ := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](undrawn))
 		t.Errorf("%s: charts not drawn: %v (%v)", rel, left, err)
@@ -357,6 +357,9 @@ func TestBrowserSafety(t *testing.T) {
 			for _, bad := range b.eval(t, check) {
 				t.Errorf("%s with tooltips: %s", p, bad)
 			}
+		}
+		if p == "tasks/icbcbench/en-001.html" {
+			b.screenshot(t, "safety-task.png")
 		}
 		// the payload is shown as text
 		if txt, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText`)); strings.Contains(txt, payloads[0]) {

@@ -176,7 +176,7 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 			return nil, fmt.Errorf("chart %s: a mirror chart needs two Y columns", c.ID)
 		}
 		b := charts.NewBar()
-		b.SetGlobalOptions(init, legend, tooltip,
+		b.SetGlobalOptions(init, tooltip,
 			charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
 			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: yName}),
 			charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: xName, Inverse: opts.Bool(true)}))
@@ -249,10 +249,10 @@ func value(c analysis.Cell, decimals int) any {
 	return round(c.Num, decimals)
 }
 
-// round rounds x to decimals (+2, so that charts are not coarser than the
-// tables) and never returns negative zero.
+// round rounds x to the decimals the table prints, so that labels and
+// tooltips read as the table does, and never returns negative zero.
 func round(x float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals+2))
+	p := math.Pow(10, float64(max(decimals, 0)))
 	r := math.Round(x*p) / p
 	if r == 0 {
 		return 0

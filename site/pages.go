@@ -27,6 +27,10 @@ type page struct {
 	Task   *taskView
 }
 
+// The view types below hold what the templates print: plain strings,
+// which html/template escapes, and chart options, already escaped JSON.
+
+// A link is a relative link with its text and an optional note.
 type link struct {
 	Href string // relative to the page
 	Text string
@@ -55,7 +59,8 @@ type cellView struct {
 	Title string // tooltip: the reason an undefined cell is undefined
 	Num   bool
 	Undef bool
-	Mark  analysis.Mark
+	Best  bool   // bold
+	Sec   bool   // underlined
 	Href  string // relative link
 	Row   bool   // a row header
 }
@@ -75,7 +80,14 @@ type indexView struct {
 	Comparisons []*tableView
 	Prov        []link // Text: field, Note: value
 	Settings    *tableView
-	Downloads   []link
+	Downloads   []downloadGroup
+}
+
+// A downloadGroup is the downloads under one top folder (xlsx, csv, ...).
+type downloadGroup struct {
+	Name  string
+	Open  bool // shown unfolded
+	Files []link
 }
 
 type benchView struct {
@@ -104,6 +116,7 @@ type taskView struct {
 	BenchHref string
 	Task      string
 	Question  string
+	QCut      bool // the question is cut
 	Entries   []taskEntry
 }
 
@@ -214,7 +227,8 @@ func (s *site) indexPage() *page {
 	v.Systems = st
 	for i, t := range s.in.Comparisons {
 		if _, ok := s.benchSlug[t.Benchmark]; !ok {
-			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), nil))
+			tv := s.tableView(capRows(t, maxIndexRows, "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil)
+			v.Comparisons = append(v.Comparisons, tv)
 		}
 	}
 	p := s.in.Provenance
@@ -240,7 +254,15 @@ func (s *site) indexPage() *page {
 	downloads := slices.Clone(s.in.Downloads)
 	slices.Sort(downloads)
 	for _, d := range slices.Compact(downloads) {
-		v.Downloads = append(v.Downloads, link{Href: "../" + d, Text: d})
+		group, _, nested := strings.Cut(d, "/")
+		if !nested {
+			group = "other"
+		}
+		if n := len(v.Downloads); n == 0 || v.Downloads[n-1].Name != group {
+			v.Downloads = append(v.Downloads, downloadGroup{Name: group, Open: group == "xlsx" || group == "other"})
+		}
+		g := &v.Downloads[len(v.Downloads)-1]
+		g.Files = append(g.Files, link{Href: "../" + d, Text: d})
 	}
 	pg.Index = v
 	return pg
@@ -264,8 +286,22 @@ func (s *site) benchPage(r *analysis.Result) *page {
 		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, "")))
 	}
 	for i, t := range s.in.Comparisons {
-		if t.Benchmark == r.Benchmark {
+		switch _, own := s.benchSlug[t.Benchmark]; {
+		case t.Benchmark == r.Benchmark:
 			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), nil))
+		case !own && t.Col("benchmark") >= 0:
+			// a table over all benchmarks: this benchmark's rows
+			sub := *t
+			sub.Rows = nil
+			sub.Charts = nil
+			for _, row := range t.Rows {
+				if c := row[t.Col("benchmark")]; !c.IsNum && c.Text == r.Benchmark {
+					sub.Rows = append(sub.Rows, row)
+				}
+			}
+			if len(sub.Rows) > 0 {
+				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil))
+			}
 		}
 	}
 	if len(r.Details) > 0 {
@@ -387,13 +423,21 @@ func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
 func (s *site) taskPages(r *analysis.Result) []*page {
 	var out []*page
 	for _, g := range groupTasks(r.Details) {
+		// the page's texts share a budget, so that many long outputs and
+		// reasonings still fit in MaxPage after escaping
+		texts := 1
+		for _, d := range g {
+			texts += 1 + len(d.Verdicts)
+		}
+		limit := min(maxText, max(minText, textBudget/texts))
+		truncate := func(text string) (string, bool) { return cutBytes(text, limit) }
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
 		pg := s.newPage("task", p, task+" – "+title0(r))
 		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task}
 		for _, d := range g {
 			if v.Question == "" {
-				v.Question, _ = truncate(d.Question)
+				v.Question, v.QCut = truncate(d.Question)
 			}
 			e := taskEntry{System: d.System, Score: d.Score}
 			if sys := s.canonical(r.Benchmark, d.System); sys != nil {
@@ -423,10 +467,30 @@ func cut(text string, n int) (string, bool) {
 	return string(r[:n]) + "…", true
 }
 
+// Row limits keep big tables from pushing a page over MaxPage; the
+// downloads hold every row.
+const (
+	maxRows      = 2000 // any table
+	maxIndexRows = 100  // a table over all benchmarks on the index
+)
+
+// capRows returns t cut to n rows, with a note saying where the rest is.
+func capRows(t *analysis.Table, n int, rest string) *analysis.Table {
+	if len(t.Rows) <= n {
+		return t
+	}
+	c := *t
+	c.Rows = t.Rows[:n]
+	c.Notes = append(slices.Clone(t.Notes), fmt.Sprintf("Only the first %d of %d rows are shown; %s.", n, len(t.Rows), rest))
+	return &c
+}
+
 // tableView renders t for a page; anchor prefixes the table's chart IDs
 // so that they are unique on the page. link, when not nil, links row
 // header cells (the first column) to a page.
 func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string) *tableView {
+	full := t
+	t = capRows(t, maxRows, "the CSV, JSON and XLSX downloads have them all")
 	v := &tableView{Anchor: anchor, Title: t.Title, Caption: t.Caption, Notes: t.Notes, Sortable: len(t.Rows) > 1}
 	if v.Title == "" {
 		v.Title = t.Name
@@ -443,7 +507,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 	for i, r := range t.Rows {
 		row := make([]cellView, len(r))
 		for j, c := range r {
-			cv := cellView{Text: c.Format(t.Columns[j].Decimals), Mark: marks[j][i], Row: j == 0}
+			cv := cellView{Text: c.Format(t.Columns[j].Decimals), Best: marks[j][i] == analysis.Best, Sec: marks[j][i] == analysis.Second, Row: j == 0}
 			switch {
 			case c.IsNum && !finite(c.Num):
 				cv.Text, cv.Undef, cv.Num, cv.Title = "n/a", true, true, "not a number"
@@ -461,7 +525,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		v.Rows = append(v.Rows, row)
 	}
 	for _, c := range t.Charts {
-		opt, err := chartOption(t, c)
+		opt, err := chartOption(full, c)
 		dom := anchor + "_" + c.ID
 		if err != nil {
 			s.fail(fmt.Errorf("benchmark %s: %w", t.Benchmark, err))
@@ -469,7 +533,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		}
 		h := 360
 		if c.Kind == analysis.Heatmap || c.Kind == analysis.Mirror {
-			h = max(h, 80+26*len(t.Rows))
+			h = max(h, 80+26*len(full.Rows))
 		}
 		v.Charts = append(v.Charts, chartView{DOMID: "chart_" + dom, DataID: "data_" + dom, Title: c.Title,
 			Kind: string(c.Kind), Height: h, JSON: template.JS(opt)})

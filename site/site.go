@@ -9,10 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/report"
@@ -22,10 +25,15 @@ import (
 // not a page.
 const MaxPage = 2 << 20
 
-// maxText caps one output or reasoning shown on a task page, so that a
-// task page with ten long reports stays under MaxPage; the bundle keeps
-// the full text.
-const maxText = 120 << 10
+// Text limits on task pages: all the texts of a page (question, outputs,
+// reasonings) share textBudget bytes, each between minText and maxText,
+// so that a task page stays under MaxPage even with every character
+// escaped; the bundle keeps the full texts.
+const (
+	textBudget = 1 << 20
+	maxText    = 120 << 10
+	minText    = 4 << 10
+)
 
 // An Alias says that a system appears in one benchmark under another name
 // than its canonical one.
@@ -61,9 +69,7 @@ var templates embed.FS
 var pageKinds = []string{"index", "benchmark", "sensitivity", "system", "task"}
 
 var pageTemplates = func() map[string]*template.Template {
-	base := template.Must(template.New("").Funcs(template.FuncMap{
-		"mark": func(m analysis.Mark) int { return int(m) },
-	}).ParseFS(templates, "templates/layout.html"))
+	base := template.Must(template.New("").ParseFS(templates, "templates/layout.html"))
 	m := map[string]*template.Template{}
 	for _, k := range pageKinds {
 		m[k] = template.Must(template.Must(base.Clone()).ParseFS(templates, "templates/"+k+".html"))
@@ -73,21 +79,32 @@ var pageTemplates = func() map[string]*template.Template {
 
 // Write writes the site into dir: index.html, <benchmark>.html,
 // sensitivity.html, systems/<system>.html, tasks/<benchmark>/<task>.html
-// and assets/. Files are written in a fixed order with fixed content, so
-// that two runs give identical bytes.
+// and assets/. The content of every file depends on in alone, so two runs
+// give identical bytes; pages are rendered and written in parallel. Write
+// leaves other files in dir alone: the caller empties dir first.
 func Write(dir string, in Input) error {
 	files, err := build(in)
 	if err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
+	dirs := map[string]bool{}
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		dirs[path.Dir(f.name)] = true
+	}
+	for _, d := range sortedKeys(dirs) {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
 			return fmt.Errorf("site: %w", err)
 		}
-		if err := os.WriteFile(p, f.data, 0o644); err != nil {
-			return fmt.Errorf("site: %w", err)
-		}
+	}
+	var g errgroup.Group
+	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // writes wait on the disk as much as on the CPU
+	for _, f := range files {
+		g.Go(func() error {
+			return os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.name)), f.data, 0o644)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("site: %w", err)
 	}
 	return nil
 }
@@ -99,7 +116,7 @@ type file struct {
 	data []byte
 }
 
-// build renders every file of the site in memory.
+// build renders every file of the site in memory, pages in parallel.
 func build(in Input) ([]file, error) {
 	s, err := newSite(in)
 	if err != nil {
@@ -121,17 +138,26 @@ func build(in Input) ([]file, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	for _, p := range pages {
-		var buf bytes.Buffer
-		if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
-			return nil, fmt.Errorf("page %s: %w", p.Path, err)
-		}
-		if buf.Len() > MaxPage {
-			return nil, fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
-		}
-		files = append(files, file{p.Path, buf.Bytes()})
+	out := make([]file, len(pages))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, p := range pages {
+		g.Go(func() error {
+			var buf bytes.Buffer
+			if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
+				return fmt.Errorf("page %s: %w", p.Path, err)
+			}
+			if buf.Len() > MaxPage {
+				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
+			}
+			out[i] = file{p.Path, buf.Bytes()}
+			return nil
+		})
 	}
-	return files, nil
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return append(files, out...), nil
 }
 
 // site is the Input indexed for rendering.
@@ -257,16 +283,31 @@ func (s *site) canonical(bench, name string) *system {
 	return nil
 }
 
-// truncate cuts text to maxText bytes on a rune boundary and says so.
-func truncate(text string) (string, bool) {
-	if len(text) <= maxText {
-		return text, false
+// cutBytes cuts text where its HTML-escaped form would pass n bytes, on
+// a rune boundary, and reports whether it did.
+func cutBytes(text string, n int) (string, bool) {
+	size := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '<', '>':
+			size += 4 // &lt;
+		case '&':
+			size += 5 // &amp;
+		case '"', '\'', '+':
+			size += 5 // &#34;
+		case 0:
+			size += 3 // U+FFFD
+		default:
+			size++
+		}
+		if size > n {
+			for i > 0 && !utf8.RuneStart(text[i]) {
+				i--
+			}
+			return text[:i], true
+		}
 	}
-	cut := maxText
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut], true
+	return text, false
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -247,15 +247,25 @@ func TestLinks(t *testing.T) {
 	}
 }
 
-// TestPageSize checks the size limit, with long outputs cut on task pages.
+// TestPageSize checks the size limit with ten systems on one task, each
+// with a long output and three long verdicts made of characters that
+// escaping expands, and a table too long for a page.
 func TestPageSize(t *testing.T) {
 	in := fixture(false)
-	long := strings.Repeat("長い報告 long report. ", 40000) // ~1 MB each
+	long := strings.Repeat(`"<&長い報告 `, 100000) // ~1.5 MB, more once escaped
 	r := in.Results[0]
-	for i := range r.Details {
-		r.Details[i].Output = long
-		r.Details[i].Verdicts[0].Reasoning = long
+	for s := 0; s < 10; s++ {
+		d := analysis.Detail{Task: "big", System: fmt.Sprintf("sys-%d", s), Question: long, Output: long}
+		for j := 0; j < 3; j++ {
+			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: fmt.Sprint("judge-", j), Verdict: "yes", Reasoning: long})
+		}
+		r.Details = append(r.Details, d)
 	}
+	big := &analysis.Table{Benchmark: "icbcbench", Name: "big", Columns: []analysis.Column{{Name: "item"}, {Name: "value", Decimals: 2}}}
+	for i := 0; i < 20000; i++ {
+		big.AddRow(analysis.Text(fmt.Sprintf("item %d %s", i, strings.Repeat("x", 100))), analysis.Number(float64(i)))
+	}
+	r.Tables = append(r.Tables, big)
 	root := write(t, in)
 	for p := range hashes(t, root) {
 		if p == "assets/echarts.min.js" {
@@ -269,9 +279,13 @@ func TestPageSize(t *testing.T) {
 			t.Errorf("%s: %d bytes, over %d", p, fi.Size(), MaxPage)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(root, "tasks", "icbcbench", "en-001.html"))
+	b, _ := os.ReadFile(filepath.Join(root, "tasks", "icbcbench", "big.html"))
 	if !bytes.Contains(b, []byte("The output is cut here")) {
 		t.Error("a cut output does not say so")
+	}
+	b, _ = os.ReadFile(filepath.Join(root, "icbcbench.html"))
+	if !bytes.Contains(b, []byte("Only the first 2000 of 20000 rows are shown")) {
+		t.Error("a cut table does not say so")
 	}
 }
 

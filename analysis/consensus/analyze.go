@@ -2,8 +2,11 @@ package consensus
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
@@ -67,23 +70,29 @@ func (a *analyzer) read(calls []results.Call, slots []slot, replies []results.Re
 	if a.in.Panel.Stability != nil {
 		runs = a.in.Panel.Stability.Runs
 	}
+	// Parse in parallel; each reply's labels and problems go to its own
+	// slot, so the result does not depend on scheduling.
+	labels := make([][]int8, len(slots))
+	probs := make([][]string, len(slots))
+	parallel(len(slots), func(i int) {
+		if replies[i].Err == nil {
+			labels[i], probs[i] = ParseVerdicts(replies[i].Text, ids[slots[i].q])
+		}
+	})
 	missingCalls := 0
 	for i, sl := range slots {
 		rep := replies[i]
 		a.synthetic = a.synthetic || rep.Synthetic()
-		var labs []int8
+		labs := labels[i]
 		if rep.Err != nil {
 			missingCalls++
 			labs = make([]int8, len(ids[sl.q]))
 			for k := range labs {
 				labs[k] = missing
 			}
-		} else {
-			var probs []string
-			labs, probs = ParseVerdicts(rep.Text, ids[sl.q])
-			for _, pr := range probs {
-				a.problems = append(a.problems, fmt.Sprintf("judge %s on %s: %s", calls[i].Label.Name, calls[i].Label.Task, pr))
-			}
+		}
+		for _, pr := range probs[i] {
+			a.problems = append(a.problems, fmt.Sprintf("judge %s on %s: %s", calls[i].Label.Name, calls[i].Label.Task, pr))
 		}
 		if sl.run == 0 {
 			dst := a.ls.lab[sl.j][sl.q]
@@ -259,14 +268,14 @@ func (a *analyzer) bootRates(rs *rateSet, macro bool) []rateCI {
 	qs := a.base.scored
 	item, mac, ok := rs.rates(qs, a.np)
 	out := make([]rateCI, a.np)
-	for p := range a.np {
+	parallel(a.np, func(p int) {
 		out[p].v = item[p]
 		if macro {
 			out[p].v = mac[p]
 		}
 		if !ok {
 			out[p].err = &stats.UndefinedError{Reason: "no rubrics"}
-			continue
+			return
 		}
 		stat := func(idx []int) float64 {
 			var s, n float64
@@ -286,8 +295,24 @@ func (a *analyzer) bootRates(rs *rateSet, macro bool) []rateCI {
 			return 100 * s / n // NaN when empty: Bootstrap skips it
 		}
 		out[p].lo, out[p].hi, out[p].err = stats.Bootstrap(len(qs), a.cfg.reps, a.cfg.seed, 0.95, stat)
-	}
+	})
 	return out
+}
+
+// parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each
+// call must write only its own results.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // addPassRates builds pass_rates and sets the baseline ranking.

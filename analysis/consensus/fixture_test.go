@@ -21,7 +21,7 @@ import (
 var fixLabels = map[string]string{
 	"|q1|A|0": "YYYY", "|q1|B|0": "YYNN", "|q1|C|0": "NYYY", "|q1|D|0": "NYNN", "|q1|E|0": "NYNN",
 	"J3|q1|C|0": "NYNY", // J3 alone says no to a3 on C: a3 fails unanimity
-	"|q2|A|0": "YNN", "|q2|B|0": "YNY", "|q2|C|0": "YNN", "|q2|D|0": "YNN", "|q2|E|0": "NNN",
+	"|q2|A|0":   "YNN", "|q2|B|0": "YNY", "|q2|C|0": "YNN", "|q2|D|0": "YNN", "|q2|E|0": "NNN",
 	"J2|q2|E|0": "NN-", // J2 skips b3 on E: b3 fails unanimity
 	// Stability reruns of J1 on q1/A.
 	"J1|q1|A|1": "YYYY", "J1|q1|A|2": "YYN-",
@@ -190,7 +190,7 @@ func TestFixture(t *testing.T) {
 		{"filtering", "consistency", "stage_rate", 100 * 5 / 7.0},
 		{"filtering", "consistency", "per_query_mean", 2.5}, // (3 + 2) / 2
 		{"filtering", "distinguishability", "count", 3},
-		{"filtering", "distinguishability", "stage_rate", 60.0},       // 3 / 5
+		{"filtering", "distinguishability", "stage_rate", 60.0},        // 3 / 5
 		{"filtering", "distinguishability", "overall_rate", 300 / 7.0}, // 3 / 7
 		{"filtering", "distinguishability", "per_query_max", 2},
 		{"filtering", "distinguishability", "always_yes", 1},
@@ -344,7 +344,9 @@ func TestFixtureMissingReplies(t *testing.T) {
 
 type answererFunc func(ctx context.Context, calls []results.Call) []results.Reply
 
-func (f answererFunc) Answer(ctx context.Context, calls []results.Call) []results.Reply { return f(ctx, calls) }
+func (f answererFunc) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	return f(ctx, calls)
+}
 
 func TestKnobs(t *testing.T) {
 	tests := []struct {

@@ -124,7 +124,7 @@ type Inputs struct {
 	Rubrics  [][]Rubric // by query index
 	Reports  [][]string // by query and product index
 	Prompt   string
-	Humans   []humanItem
+	humans   []humanItem // the human labels, sorted by query, product and rubric
 	queryIdx map[string]int
 	prodIdx  map[string]int
 	judgeIdx map[string]int
@@ -435,13 +435,13 @@ func (in *Inputs) readHumans(fsys fs.FS) error {
 			return results.Errorf(HumansFile, line, "", "item repeated")
 		}
 		seen[k] = true
-		in.Humans = append(in.Humans, it)
+		in.humans = append(in.humans, it)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(in.Humans, func(a, b humanItem) int {
+	slices.SortFunc(in.humans, func(a, b humanItem) int {
 		if c := a.q - b.q; c != 0 {
 			return c
 		}

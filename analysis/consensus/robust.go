@@ -119,18 +119,18 @@ func (a *analyzer) addValidation() {
 		"Agreement between the LLM judges and the human raters on the validation sample.",
 		[]analysis.Column{{Name: "metric"}, {Name: "value", Decimals: 4}, {Name: "items", Doc: "items or rater pairs the value is computed over"}})
 	a.tables = append(a.tables, t, conf)
-	if len(a.in.Humans) == 0 {
+	if len(a.in.humans) == 0 {
 		t.Notes = append(t.Notes, "The inputs hold no human labels.")
 		return
 	}
 	var cm [2][2]int // [human unanimous][llm unanimous]
 	var jointH, jointL, majH, majL []bool
 	nj, nh := len(a.cfg.judges), len(a.in.Panel.Humans)
-	type pairs struct{ a, b [][]bool }
+	type pairs struct{ a, b []bool } // two raters' labels, true for yes
 	jh := make([]pairs, nj*nh)
 	hh := make([]pairs, nh*nh)
 	skipped, used := 0, 0
-	for _, it := range a.in.Humans {
+	for _, it := range a.in.humans {
 		ll := make([]int8, nj)
 		ok := true
 		for j := range nj {
@@ -155,15 +155,15 @@ func (a *analyzer) addValidation() {
 		for j := range nj {
 			for h := range nh {
 				pr := &jh[j*nh+h]
-				pr.a = append(pr.a, []bool{ll[j] == yes})
-				pr.b = append(pr.b, []bool{it.labels[h] == yes})
+				pr.a = append(pr.a, ll[j] == yes)
+				pr.b = append(pr.b, it.labels[h] == yes)
 			}
 		}
 		for h1 := range nh {
 			for h2 := h1 + 1; h2 < nh; h2++ {
 				pr := &hh[h1*nh+h2]
-				pr.a = append(pr.a, []bool{it.labels[h1] == yes})
-				pr.b = append(pr.b, []bool{it.labels[h2] == yes})
+				pr.a = append(pr.a, it.labels[h1] == yes)
+				pr.b = append(pr.b, it.labels[h2] == yes)
 			}
 		}
 	}
@@ -194,7 +194,7 @@ func (a *analyzer) addValidation() {
 			if len(pr.a) == 0 {
 				continue
 			}
-			x, y := flat(pr.a), flat(pr.b)
+			x, y := pr.a, pr.b
 			g, m := agree(x, y)
 			ags = append(ags, float64(g)/float64(m))
 			if k, err := stats.CohenKappa(x, y); err == nil {
@@ -241,14 +241,6 @@ func (a *analyzer) addValidation() {
 		a.figure(r.fig, r.c)
 	}
 	t.Notes = append(t.Notes, "Agreements are percentages of items except the pairwise means, which are fractions; pairwise rows count rater pairs.")
-}
-
-func flat(x [][]bool) []bool {
-	out := make([]bool, len(x))
-	for i, v := range x {
-		out[i] = v[0]
-	}
-	return out
 }
 
 func b2i(b bool) int {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/stats"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -152,7 +153,7 @@ func TestFixture(t *testing.T) {
 		{"weekly", "1", "C", "0.0"},
 		{"weekly", "2", "C", "50.0"},
 		{"weekly", "3", "A", "n/a"},
-		// Lifecycle: t1 resolved 3 days after t_e (re-checked).
+		// Lifecycle: t1 resolved 8 days after t_e (re-checked).
 		{"lifecycle", "1", "tasks", "3"},
 		{"lifecycle", "1", "resolved", "2"},
 		{"lifecycle", "1", "rechecked", "1"},
@@ -327,3 +328,53 @@ func TestCallsBatched(t *testing.T) {
 type answererFunc func(context.Context, []results.Call) []results.Reply
 
 func (f answererFunc) Answer(ctx context.Context, c []results.Call) []results.Reply { return f(ctx, c) }
+
+// TestPairedBootstrap: the shared-resample intervals equal those of
+// stats.Bootstrap run system by system with the same seed.
+func TestPairedBootstrap(t *testing.T) {
+	res := runFixture(t, nil)
+	in, err := LoadInputs(os.DirFS(filepath.Join("testdata", "fixture", "inputs", Name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &board{in: in, opt: DefaultOptions()}
+	b.preds = make([][]*Prediction, len(in.Tasks))
+	b.status = make([]Status, len(in.Tasks))
+	replies := fixtureReplies.Answer(context.Background(), in.Calls())
+	for ti, task := range in.Tasks {
+		b.status[ti] = task.StatusAt(in.Config.asOf, 2)
+		for s, sys := range in.Config.Systems {
+			logged, has := in.log[logKey{sys.Name, task.ID}]
+			b.preds[ti] = append(b.preds[ti], newPrediction(task, s, replies[ti*3+s], logged, has))
+		}
+	}
+	b.out = b.outcomes(1)
+	overall := res.Table("overall")
+	for s := range in.Config.Systems {
+		o := b.out[s]
+		lo, hi, err := stats.Bootstrap(len(o), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
+			var c, n float64
+			for _, i := range idx {
+				if o[i] != notScored {
+					n++
+					if o[i] == correct {
+						c++
+					}
+				}
+			}
+			if n == 0 {
+				return math.NaN()
+			}
+			return 100 * c / n
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := overall.Rows[s][3].Num; got != lo {
+			t.Errorf("system %d: ci_low %v, stats.Bootstrap %v", s, got, lo)
+		}
+		if got := overall.Rows[s][4].Num; got != hi {
+			t.Errorf("system %d: ci_high %v, stats.Bootstrap %v", s, got, hi)
+		}
+	}
+}

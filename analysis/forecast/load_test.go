@@ -201,3 +201,18 @@ func FuzzReadLog(f *testing.F) {
 		ReadLog(strings.NewReader(s), LogFile, map[string]bool{"A": true}, map[string]bool{"t1": true}) // must not panic
 	})
 }
+
+func FuzzReadConfig(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "fixture", "inputs", Name, ConfigFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(b))
+	f.Add(`{"format":"findeepforecast-config/1","evaluated_at":"2025-01-01T00:00:00Z","systems":[{"name":"a"}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ReadConfig(strings.NewReader(s), ConfigFile)
+		if err == nil && len(c.Systems) == 0 {
+			t.Fatalf("accepted config without systems: %q", s)
+		}
+	})
+}

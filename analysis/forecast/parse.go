@@ -238,10 +238,58 @@ type Forecast struct {
 const MaxReply = 1 << 20
 
 var (
-	answerRE = regexp.MustCompile(`(?i)^[\s>#*_-]*(?:final\s+answer|answer|forecast|prediction|最终答案|答案|预测)[\s*_]*[:：][\s*_]*(.*)$`)
-	urlRE    = regexp.MustCompile(`https?://[^\s<>"'()\[\]]+`)
-	pubRE    = regexp.MustCompile(`(?i)(?:published|发布于|发布)[\s:：]*([0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?)`)
+	urlRE  = regexp.MustCompile(`https?://[^\s<>"'()\[\]]+`)
+	dateRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?`)
 )
+
+// maxAnswerLine is the longest line searched for a final answer.
+const maxAnswerLine = 4 * MaxAnswer
+
+// answerKeys are the labels of a final-answer line, longest first.
+var answerKeys = []string{"final answer", "prediction", "forecast", "answer", "最终答案", "答案", "预测"}
+
+// answerLine reads a final-answer line: optional markdown marks (>, #,
+// *, _, -), a label from answerKeys (any case, any run of spaces in "final
+// answer"), optional emphasis, a colon (ASCII or full-width), then the
+// answer, trimmed of emphasis and space.
+func answerLine(ln string) (string, bool) {
+	s := strings.TrimLeft(ln, " \t>#*_-")
+	if len(s) > 5 && strings.EqualFold(s[:5], "final") {
+		s = "final " + strings.TrimLeft(s[5:], " \t")
+	}
+	for _, k := range answerKeys {
+		if len(s) >= len(k) && strings.EqualFold(s[:len(k)], k) {
+			rest := strings.TrimLeft(s[len(k):], " \t*_")
+			for _, colon := range []string{":", "："} {
+				if a, ok := strings.CutPrefix(rest, colon); ok {
+					return strings.TrimSpace(strings.Trim(strings.TrimSpace(a), "*_")), true
+				}
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// pubTime returns the time written after "published" (any case) or
+// "发布"/"发布于" on line ln, or "".
+func pubTime(ln string) string {
+	rest := ""
+	for i := 0; i+len("published") <= len(ln); i++ {
+		if (ln[i] == 'p' || ln[i] == 'P') && strings.EqualFold(ln[i:i+len("published")], "published") {
+			rest = ln[i+len("published"):]
+			break
+		}
+	}
+	if rest == "" {
+		_, after, ok := strings.Cut(ln, "发布")
+		if !ok {
+			return ""
+		}
+		rest = strings.TrimPrefix(after, "于")
+	}
+	return dateRE.FindString(strings.TrimLeft(rest, " \t:："))
+}
 
 // ErrNoAnswer is returned by ParseReply when a reply has no final answer.
 var ErrNoAnswer = errors.New("no final answer")
@@ -263,18 +311,23 @@ func ParseReply(text string) (Forecast, error) {
 	found := false
 	lines := strings.Split(text, "\n")
 	for _, ln := range lines {
-		if m := answerRE.FindStringSubmatch(ln); m != nil {
-			f.Answer, found = strings.TrimSpace(m[1]), true
-			continue // a URL in the answer is not cited evidence
+		// Cheap checks first: most lines hold neither an answer nor a URL,
+		// and an answer line longer than maxAnswerLine could not hold a
+		// valid answer anyway.
+		if len(ln) <= maxAnswerLine {
+			if a, ok := answerLine(ln); ok {
+				f.Answer, found = a, true
+				continue // a URL in the answer is not cited evidence
+			}
+		}
+		if !strings.Contains(ln, "http") {
+			continue
 		}
 		urls := urlRE.FindAllString(ln, -1)
 		if len(urls) == 0 {
 			continue
 		}
-		pub := ""
-		if m := pubRE.FindStringSubmatch(ln); m != nil {
-			pub = m[1]
-		}
+		pub := pubTime(ln)
 		for _, u := range urls {
 			f.Evidence = append(f.Evidence, newEvidence(strings.TrimRight(u, ".,;:"), pub))
 		}

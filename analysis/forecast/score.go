@@ -50,6 +50,7 @@ const (
 	Void                   // not known within the window: excluded from every score
 )
 
+// String returns "resolved", "pending" or "void".
 func (s Status) String() string {
 	return [...]string{"resolved", "pending", "void"}[s]
 }
@@ -57,7 +58,7 @@ func (s Status) String() string {
 // StatusAt returns t's state at asOf with a validity window of weeks
 // weeks after t_e.
 func (t *Task) StatusAt(asOf time.Time, weeks int) Status {
-	end := t.te.Add(time.Duration(weeks) * 7 * 24 * time.Hour)
+	end := t.te.Add(time.Duration(weeks) * week)
 	switch {
 	case t.Resolved() && !t.tr.After(end) && !t.tr.After(asOf):
 		return Resolved

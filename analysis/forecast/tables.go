@@ -3,10 +3,10 @@ package forecast
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
@@ -153,29 +153,13 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 		ok, n, defCI bool
 	}
 	rows := make([]row, b.nsys())
+	lo, hi, defCI := b.bootstrap()
 	var order []int
 	for s := range rows {
-		o := b.out[s]
-		c, n := b.tally(o, nil)
-		r := row{s: s}
+		c, n := b.tally(b.out[s], nil)
+		r := row{s: s, lo: lo[s], hi: hi[s], defCI: defCI[s]}
 		if n > 0 {
 			r.acc, r.ok = 100*float64(c)/float64(n), true
-			lo, hi, err := stats.Bootstrap(len(o), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
-				var c, n int
-				for _, i := range idx {
-					if o[i] != notScored {
-						n++
-						if o[i] == correct {
-							c++
-						}
-					}
-				}
-				if n == 0 {
-					return math.NaN()
-				}
-				return 100 * float64(c) / float64(n)
-			})
-			r.lo, r.hi, r.defCI = lo, hi, err == nil
 			order = append(order, s)
 			res.Scores[b.in.Config.Systems[s].Name] = r.acc
 		}
@@ -227,6 +211,43 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 	t.Notes = append(t.Notes, fmt.Sprintf("Tolerance scale %s, late policy %s, zero rule %s, validity window %d weeks.",
 		fmtNum(b.opt.Scale), b.opt.LatePolicy, b.opt.ZeroRule, b.opt.ValidityWeeks))
 	return t
+}
+
+// bootstrap returns every system's percentile interval of accuracy over
+// task resamples. The resamples are drawn once and shared (paired), which
+// gives the intervals stats.Bootstrap would give system by system with
+// the same seed, at one system's cost.
+func (b *board) bootstrap() (lo, hi []float64, ok []bool) {
+	ns := b.nsys()
+	vals := make([][]float64, ns)
+	stats.Bootstrap(len(b.in.Tasks), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
+		for s := range ns {
+			o := b.out[s]
+			var c, n int
+			for _, i := range idx {
+				if o[i] != notScored {
+					n++
+					if o[i] == correct {
+						c++
+					}
+				}
+			}
+			if n > 0 {
+				vals[s] = append(vals[s], 100*float64(c)/float64(n))
+			}
+		}
+		return 0 // the intervals are taken from vals below
+	})
+	lo, hi, ok = make([]float64, ns), make([]float64, ns), make([]bool, ns)
+	a := (1 - bootLevel) / 2
+	for s, v := range vals {
+		if len(v) == 0 {
+			continue
+		}
+		slices.Sort(v)
+		lo[s], hi[s], ok[s] = stats.Quantile(v, a), stats.Quantile(v, 1-a), true
+	}
+	return lo, hi, ok
 }
 
 func btoi(x bool) int {
@@ -364,7 +385,7 @@ func (b *board) lifecycleTable() *analysis.Table {
 		Columns: []analysis.Column{{Name: "week", Title: "Week", Doc: "week of release"},
 			intColumn("tasks", "Tasks", "tasks released"),
 			intColumn("resolved", "Resolved", "ground truth known within the window: scored"),
-			intColumn("rechecked", "Re-checked", "resolved tasks whose ground truth came after t_e (pending at least one check)"),
+			intColumn("rechecked", "Re-checked", "resolved tasks whose ground truth came more than a week after t_e (pending at one weekly check at least)"),
 			intColumn("pending", "Pending", "not yet resolved, window open"),
 			intColumn("void", "Void", "not resolved within the window"),
 		}}
@@ -378,7 +399,7 @@ func (b *board) lifecycleTable() *analysis.Table {
 			switch b.status[ti] {
 			case Resolved:
 				res++
-				re += btoi(task.tr.After(task.te))
+				re += btoi(task.tr.After(task.te.Add(week)))
 			case Pending:
 				pend++
 			case Void:
@@ -450,6 +471,9 @@ func (b *board) flagsTable() *analysis.Table {
 }
 
 const timeLayout = "2006-01-02T15:04:05Z07:00"
+
+// week is the ground-truth check interval.
+const week = 7 * 24 * time.Hour
 
 // sensitivityTable rescores at every SensitivityScales multiple of the
 // tolerances and compares each ranking with the 1x one.

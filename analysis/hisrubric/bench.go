@@ -118,6 +118,7 @@ type graded struct {
 // A report is one system's report on one company.
 type report struct {
 	company  *Company
+	ci       int // company index
 	sys      int
 	text     string
 	present  bool
@@ -187,7 +188,7 @@ func (r *run) round1(ctx context.Context) {
 		c := &in.Companies[ci]
 		user := ResearchPrompt(in.Structure, c)
 		for si, s := range in.Config.Systems {
-			r.reports = append(r.reports, &report{company: c, sys: si, items: make([]graded, len(in.Items))})
+			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si, items: make([]graded, len(in.Items))})
 			calls = append(calls, results.Call{
 				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
 				Label:  results.Label{Benchmark: Name, Task: c.ID, Role: results.RoleSystem, Name: s.Name},
@@ -304,12 +305,11 @@ func (r *run) round2(ctx context.Context) {
 	}
 	var calls []results.Call
 	var pend []pending
-	nSys := len(in.Config.Systems)
-	for ri, rep := range r.reports {
+	for _, rep := range r.reports {
 		if !rep.present {
 			continue
 		}
-		ci := ri / nSys
+		ci := rep.ci
 		c := rep.company
 		batches := map[Stage]*Batch{}
 		idx := map[Stage][]int{}
@@ -331,9 +331,10 @@ func (r *run) round2(ctx context.Context) {
 			case Accuracy:
 				st = StageAccuracy
 			case Claim:
-				st, bi.Claims = StageCoverage, r.claims[ci][it.ID]
+				// The claims stand for the truth.
+				st, bi.Claims, bi.Truth = StageCoverage, r.claims[ci][it.ID], ""
 			case Criterion:
-				st, bi.Criterion = StageGrading, r.criteria[ci][it.ID]
+				st, bi.Criterion, bi.Truth = StageGrading, r.criteria[ci][it.ID], ""
 			}
 			if st != StageAccuracy && !r.gotRound[ci] {
 				continue
@@ -391,7 +392,7 @@ func (r *run) round2(ctx context.Context) {
 // grade scores one item from its reply item ri (nil when the judge left
 // it out: scored 0 and reported).
 func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
-	ci := r.companyIndex(rep.company)
+	ci := rep.ci
 	name := r.in.Config.Systems[rep.sys].Name
 	g.done = true
 	if ri == nil {
@@ -440,15 +441,6 @@ func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
 		g.score = pts / total
 		g.verdict = fmt.Sprintf("%s/%s points", trimFloat(pts), trimFloat(total))
 	}
-}
-
-func (r *run) companyIndex(c *Company) int {
-	for i := range r.in.Companies {
-		if &r.in.Companies[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

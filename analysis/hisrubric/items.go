@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/finrepro/finrepro/results"
@@ -157,6 +158,9 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	if err := in.loadTruth(fsys); err != nil {
 		return nil, err
 	}
+	// Input order never reaches an output: items and companies by id.
+	sort.SliceStable(in.Items, func(i, j int) bool { return in.Items[i].ID < in.Items[j].ID })
+	sort.SliceStable(in.Companies, func(i, j int) bool { return in.Companies[i].ID < in.Companies[j].ID })
 	return in, nil
 }
 

@@ -34,7 +34,7 @@ type Batch struct {
 type BatchItem struct {
 	ID         string   `json:"id"`
 	Question   string   `json:"question"`
-	Truth      string   `json:"truth"`
+	Truth      string   `json:"truth,omitempty"`
 	Prediction string   `json:"prediction,omitempty"`
 	Claims     []string `json:"claims,omitempty"`
 	Criterion  []Point  `json:"criterion,omitempty"`
@@ -80,7 +80,7 @@ const judgeSystem = "You are an expert financial analyst grading research report
 
 // judgePrompt writes the user message of a judge request.
 func judgePrompt(b *Batch) string {
-	js, err := json.MarshalIndent(b, "", " ")
+	js, err := json.Marshal(b)
 	if err != nil {
 		// A Batch holds only strings and numbers: it always encodes.
 		panic(err)

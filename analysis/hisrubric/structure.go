@@ -59,14 +59,13 @@ func (p Params) Resolve(s string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	return strings.NewReplacer(
-		"{FY}", strconv.Itoa(p.FY),
-		"{FY_1}", strconv.Itoa(p.FY-1),
-		"{FY_2}", strconv.Itoa(p.FY-2),
-		"{CY}", strconv.Itoa(p.CY),
-		"{CY_1}", strconv.Itoa(p.CY-1),
-		"{DATE}", p.Date,
-	).Replace(s)
+	for _, r := range [...]struct{ ph, v string }{
+		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
+		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
+	} {
+		s = strings.ReplaceAll(s, r.ph, r.v)
+	}
+	return s
 }
 
 // Subsections lists every subsection in order.

@@ -277,7 +277,7 @@ func (r *run) result() *analysis.Result {
 	res.Tables = []*analysis.Table{accT, mT, r.structureScores(), capT, secT,
 		byAttr("language", "language", "languages", langs, func(c *Company) string { return c.Language }),
 		byAttr("industry", "industry", "industries", inds, func(c *Company) string { return c.Industry }),
-		r.headline(res, capT, secT), r.structureTable(), r.deductions()}
+		r.headline(accT, capT, secT), r.structureTable(), r.deductions()}
 	res.Tables = append(res.Tables, r.numericTables()...)
 	res.Details = r.details(sc)
 	res.Problems = sortedKeys(r.problems)
@@ -394,7 +394,7 @@ func (r *run) reportsByTask() []*report {
 }
 
 // headline picks the figures the paper states in its text.
-func (r *run) headline(res *analysis.Result, capT, secT *analysis.Table) *analysis.Table {
+func (r *run) headline(acc, capT, secT *analysis.Table) *analysis.Table {
 	t := &analysis.Table{Benchmark: Name, Name: "headline", Title: "Headline figures",
 		Caption: "The best (and second best) systems on the figures the paper states in its text.",
 		Columns: []analysis.Column{{Name: "figure"}, {Name: "method"}, {Name: "value", Decimals: 1, Unit: "pts"}}}
@@ -428,7 +428,6 @@ func (r *run) headline(res *analysis.Result, capT, secT *analysis.Table) *analys
 			t.AddRow(analysis.Text(fig), analysis.Text(""), analysis.Undefined("too few systems"))
 		}
 	}
-	acc := res.Table("accuracy")
 	add("overall_accuracy_best", 0, acc, "accuracy")
 	add("overall_accuracy_second", 1, acc, "accuracy")
 	for _, c := range Capabilities {

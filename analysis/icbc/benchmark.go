@@ -369,6 +369,7 @@ func (r *run) scoreCitations(si, ti int, ids []string, claims []Claim, rep resul
 	}
 	var why []string
 	unknown := 0
+	out.judged, out.support = 0, 0
 	for _, c := range claims {
 		v := verdicts[c.ID]
 		switch v.Verdict {

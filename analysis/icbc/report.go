@@ -34,6 +34,8 @@ var (
 	reRefLine = regexp.MustCompile(`^\s*(?:[-*+]\s*)?\[(\d{1,4})\]:?\s*(.*?)(https?://[^\s<>()\]"'）]+)(.*)$`)
 	reDate    = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})\b`)
 	reMarker  = regexp.MustCompile(`\[(\d{1,4})\]`)
+	// reSpacePunct finds the space a removed marker leaves before a stop.
+	reSpacePunct = regexp.MustCompile(`\s+([.,;:!?。，；：！？])`)
 )
 
 // ParseReport reads a report's reference list and cited claims. A
@@ -60,7 +62,7 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 			continue
 		}
 		have[n] = true
-		r := Reference{N: n, URL: strings.TrimRight(m[3], ".,;"), Title: strings.Trim(strings.TrimSpace(m[2]), "-—–:. ")}
+		r := Reference{N: n, URL: strings.TrimRight(m[3], ".,;"), Title: strings.Trim(strings.TrimSpace(m[2]), "-—–:.,;，、 ")}
 		if d := reDate.FindStringSubmatch(m[2] + " " + m[4]); d != nil {
 			if t, err := time.Parse(time.DateOnly, d[1]); err == nil {
 				r.Date = t
@@ -76,7 +78,7 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 			if ms == nil {
 				continue
 			}
-			text := strings.TrimSpace(reMarker.ReplaceAllString(sent, ""))
+			text := strings.TrimSpace(reSpacePunct.ReplaceAllString(reMarker.ReplaceAllString(sent, ""), "$1"))
 			text = strings.TrimLeft(text, "-*#> ")
 			if text == "" {
 				continue

@@ -24,7 +24,7 @@ const (
 )
 
 var knobs = []analysis.Knob{
-	{Name: KnobBeta, Default: "100", Doc: "calibration error bin size (HLE and the authors use 100; the authors also report 10)"},
+	{Name: KnobBeta, Default: "10", Doc: "calibration error bin size: 10 reproduces the paper's table (its errors exceed what one bin of 80 allows); HLE uses 100"},
 	{Name: KnobBinning, Default: "all", Doc: "calibration bins: all (the authors' code: every bin, one bin when n < beta) or hle (the original HLE code, which skips the last bin)"},
 	{Name: KnobECEBins, Default: "10", Doc: "equal-width bins of the ECE and the reliability diagram"},
 	{Name: KnobExpertAverage, Default: "positive", Doc: "expert score average: positive (over tasks scoring above 0, the authors' code) or all (over all scored tasks)"},
@@ -56,7 +56,7 @@ func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
 	o := &settings{alpha: c.Alpha, weights: c.Weights, tiers: c.Tiers}
 	bad := func(k, v string) error { return fmt.Errorf("%s: knob %s: bad value %q", Name, k, v) }
 	var err error
-	v := s.Get(KnobBeta, "100")
+	v := s.Get(KnobBeta, "10")
 	if o.beta, err = strconv.Atoi(v); err != nil || o.beta < 1 {
 		return nil, bad(KnobBeta, v)
 	}

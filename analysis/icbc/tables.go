@@ -190,7 +190,7 @@ func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 		Columns: []analysis.Column{colSystem,
 			{Name: "accuracy", Title: "Accuracy", Unit: "%", Decimals: 2, Better: analysis.Higher},
 			{Name: "calibration_error", Title: "Calibration error", Unit: "%", Decimals: 2, Better: analysis.Lower},
-			{Name: "calibration_error_beta10", Title: "Calibration error (bins of 10)", Unit: "%", Decimals: 2, Better: analysis.Lower},
+			{Name: "calibration_error_beta100", Title: "Calibration error (bins of 100)", Unit: "%", Decimals: 2, Better: analysis.Lower},
 			{Name: "ece", Title: "ECE", Unit: "%", Decimals: 2, Better: analysis.Lower},
 			{Name: "predictions", Title: "Predictions", Doc: "judged answers with a confidence"},
 		},
@@ -209,7 +209,7 @@ func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 		acc := (en[i].objAll + zh[i].objAll) / 2
 		t.AddRow(analysis.Text(r.systems[i].Name), num(acc),
 			cell(stats.CalibrationError(p, stats.Calibration{Beta: r.o.beta, SkipLast: r.o.skipLast})),
-			cell(stats.CalibrationError(p, stats.Calibration{Beta: 10, SkipLast: r.o.skipLast})),
+			cell(stats.CalibrationError(p, stats.Calibration{Beta: 100, SkipLast: r.o.skipLast})),
 			cell(stats.ECE(p, r.o.eceBins)), analysis.Int(len(p)))
 	}
 	return t

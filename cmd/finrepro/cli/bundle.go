@@ -2,13 +2,99 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/results"
 )
 
+const bundleDoc = `Check a bundle (see docs/bundle.md). Subcommands:
+
+  verify PATH   PATH is a bundle folder or its .tar.zst. Checks the manifest,
+                the size and SHA-256 of every file, that no file is unlisted,
+                and re-hashes every object of the bundle's cache. Every problem
+                is reported; exit 4 on any.`
+
 func runBundle(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("bundle", "bundle [flags]", "Not implemented yet.")
-	if err := parse(fs, args); err != nil {
+	if len(args) == 0 || args[0] != "verify" {
+		fs := env.newFlags("bundle", "bundle verify PATH", bundleDoc)
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		return usageErr("want a subcommand: verify")
+	}
+	fs := env.newFlags("bundle verify", "bundle verify PATH", bundleDoc)
+	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	return errors.New("not implemented yet")
+	if fs.NArg() != 1 {
+		return usageErr("bundle verify: want one PATH")
+	}
+	n, err := checkBundle(env, fs.Arg(0))
+	if err != nil {
+		return integrityErr(err)
+	}
+	if n > 0 {
+		fmt.Fprintf(env.Stderr, "finrepro bundle verify: %s: %d problems\n", fs.Arg(0), n)
+		return integrityErr(errReported)
+	}
+	fmt.Fprintf(env.Stdout, "ok: %s\n", fs.Arg(0))
+	return nil
+}
+
+// checkBundle prints every problem of the bundle at path (a folder or a
+// .tar.zst, extracted first into a temporary folder) and returns how many
+// there were. An error means the bundle could not be checked at all.
+func checkBundle(env *Env, path string) (int, error) {
+	dir := path
+	if strings.HasSuffix(path, ".tar.zst") {
+		tmp, err := os.MkdirTemp("", "finrepro-bundle-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(tmp)
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, err
+		}
+		err = cache.ReadArchive(f, tmp, cache.ArchiveLimits{})
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		dir = tmp
+	}
+	b, err := results.OpenBundle(dir)
+	if err != nil {
+		return 0, err
+	}
+	probs, err := b.Verify()
+	for _, p := range probs {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", path, p)
+	}
+	n := len(probs)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		n++
+	}
+	cdir := b.CachePath()
+	if _, err := os.Stat(filepath.Join(cdir, "FORMAT")); err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %s: no exchange cache\n", path, results.CacheDir)
+		return n + 1, nil
+	}
+	s, err := cache.Open(cdir, cache.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		return n + 1, nil
+	}
+	defer s.Close()
+	m, err := verifyStore(env, s, path+": "+results.CacheDir+"/")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		m++
+	}
+	return n + m, nil
 }

@@ -77,9 +77,11 @@ func bundleName(arg string) string {
 	return arg
 }
 
-// verifyBundle checks every file of the bundle against its manifest and
-// reports every problem; any problem is an integrity failure.
-func verifyBundle(env *Env, b *results.Bundle) error {
+// verifyOpened checks every file of an opened bundle against its manifest
+// and reports every problem; any problem is an integrity failure. The
+// manifest hashes cover the cache's files, so a changed object is caught
+// here too.
+func verifyOpened(env *Env, b *results.Bundle) error {
 	probs, err := b.Verify()
 	if err != nil {
 		return integrityErr(err)

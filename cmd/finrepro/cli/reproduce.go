@@ -59,7 +59,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := verifyBundle(env, b); err != nil {
+	if err := verifyOpened(env, b); err != nil {
 		return err
 	}
 	benches, err := present(b)
@@ -131,7 +131,6 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		width := terminalWidth(env.Stdout)
 		for _, r := range res {
 			if t := r.Table(r.Headline); t != nil {
-				fmt.Fprintf(w, "%s: %s\n", r.Title, t.Title)
 				if err := report.WriteTerminal(w, t, width); err != nil {
 					return err
 				}

@@ -61,7 +61,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := verifyBundle(env, b); err != nil {
+	if err := verifyOpened(env, b); err != nil {
 		return err
 	}
 	benches, err := present(b)

@@ -1,0 +1,135 @@
+package consensus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestRunFromBundle(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, results.InputsDir, Name)
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range fixFS() {
+		if err := os.WriteFile(filepath.Join(in, name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := Benchmark{}
+	if b.Name() != "finresearchbench2" || b.Title() != "FinResearchBench II" {
+		t.Errorf("Name %q Title %q", b.Name(), b.Title())
+	}
+	res, err := b.Run(context.Background(), analysis.Input{Bundle: &results.Bundle{Dir: dir}, Answer: &fixAnswerer{},
+		Settings: analysis.Settings{KnobBootstrap: "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Ranking, ",") != "A,B,C,D,E" {
+		t.Errorf("Ranking %v", res.Ranking)
+	}
+	if _, err := b.Run(context.Background(), analysis.Input{Answer: &fixAnswerer{}}); err == nil {
+		t.Error("Run without a bundle: no error")
+	}
+	if err := (analysis.Settings{"judges": "J1", "tolerance": "2"}).Validate(b); err == nil {
+		t.Error("unknown knob accepted")
+	}
+}
+
+// captured records the calls of one Run.
+type captured struct {
+	fixAnswerer
+	calls []results.Call
+}
+
+func (c *captured) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	c.calls = calls
+	return c.fixAnswerer.Answer(ctx, calls)
+}
+
+func TestCalls(t *testing.T) {
+	fsys := fixFS()
+	// A report quoting a placeholder is not expanded.
+	fsys[ReportsFile].Data = bytes.Replace(fsys[ReportsFile].Data, []byte("report of A for q1"), []byte("report of A for q1 {{rubrics}}"), 1)
+	c := &captured{}
+	if _, err := RunFS(context.Background(), fsys, c, analysis.Settings{KnobBootstrap: "10"}); err != nil {
+		t.Fatal(err)
+	}
+	// 3 judges x 2 queries x 5 products, then 2 reruns of J1 on q1/A.
+	if len(c.calls) != 32 {
+		t.Fatalf("%d calls, want 32", len(c.calls))
+	}
+	first := c.calls[0].Prompt
+	want := "Query (Stock Comparison): Compare X and Y.\nR: report of A for q1 {{rubrics}}\n" +
+		"[a1] (comprehensiveness) rubric a1\n[a2] (insight) rubric a2\n[a3] (insight) rubric a3\n[a4] (readability) rubric a4\n" +
+		"Answer ID: yes or ID: no.\n"
+	if first.User != want || first.Model != "m1" || first.Provider != "sim" || first.Sample != 0 || first.Params["temperature"] != 0.0 {
+		t.Errorf("first prompt %+v\nwant user %q", first, want)
+	}
+	if l := c.calls[0].Label; l != (results.Label{Benchmark: Name, Task: "q1/A", Role: results.RoleJudge, Name: "J1"}) {
+		t.Errorf("first label %+v", l)
+	}
+	last := c.calls[31]
+	if last.Prompt.Sample != 2 || last.Label.Task != "q1/A/run3" || last.Prompt.User != first.User {
+		t.Errorf("last call %+v", last)
+	}
+	// Only the selected judges are asked; no stability reruns without J1.
+	c2 := &captured{}
+	if _, err := RunFS(context.Background(), fixFS(), c2, analysis.Settings{KnobJudges: "J2", KnobBootstrap: "10"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(c2.calls) != 10 {
+		t.Errorf("%d calls with one judge, want 10", len(c2.calls))
+	}
+}
+
+func TestBootstrapOff(t *testing.T) {
+	res := runFixture(t, fixFS(), analysis.Settings{KnobBootstrap: "0"})
+	if c := cell(t, res, "pass_rates", "A", "gold_item_low"); !c.Undef {
+		t.Errorf("gold_item_low without resamples = %+v, want undefined", c)
+	}
+	if c := cell(t, res, "pass_rates", "A", "tier"); !c.Undef {
+		t.Errorf("tier without resamples = %+v, want undefined", c)
+	}
+	check(t, res, []want{{"pass_rates", "A", "gold_item", 100.0}})
+}
+
+// TestGolden compares the fixture's whole result with testdata/fixture.json.
+func TestGolden(t *testing.T) {
+	res := runFixture(t, fixFS(), nil)
+	got, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	file := filepath.Join("testdata", "fixture.json")
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got %s\nwant %s\n(run go test -update to accept)", file, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s differs in length: got %d lines, want %d (run go test -update to accept)", file, len(gl), len(wl))
+	}
+}

@@ -1,0 +1,363 @@
+package cache
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// SumsName is the first member of every archive: "<sha256 hex>  <path>\n"
+// for each other member, sorted by path.
+const SumsName = "SHA256SUMS"
+
+// ArchiveLimits bound what ReadArchive accepts; zero fields take the
+// defaults.
+type ArchiveLimits struct {
+	MaxFiles      int   // members, default 1,000,000
+	MaxFileBytes  int64 // one member, default 4 GiB
+	MaxTotalBytes int64 // all members, default 64 GiB
+}
+
+func (l ArchiveLimits) withDefaults() ArchiveLimits {
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = 1_000_000
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = 4 << 30
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = 64 << 30
+	}
+	return l
+}
+
+// archiveTime is the modification time of every member, so that the same
+// folder always gives the same archive.
+var archiveTime = time.Unix(0, 0).UTC()
+
+// WriteArchive writes the regular files under dir to w as a zstd-compressed
+// tar: SHA256SUMS first, then the files sorted by path, with fixed times,
+// modes and owners, so the same folder gives the same bytes. Temporary
+// files of a store (its tmp folder) are left out; any other kind of entry
+// than a regular file or folder is an error.
+func WriteArchive(w io.Writer, dir string) error {
+	files, err := archiveFiles(dir)
+	if err != nil {
+		return fmt.Errorf("cache: archive: %w", err)
+	}
+	var sums bytes.Buffer
+	for _, f := range files {
+		sum, _, err := hashFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return fmt.Errorf("cache: archive: %w", err)
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", sum, f)
+	}
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return fmt.Errorf("cache: archive: %w", err)
+	}
+	tw := tar.NewWriter(zw)
+	add := func(name string, size int64, r io.Reader) error {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644, ModTime: archiveTime, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		n, err := io.Copy(tw, r)
+		if err == nil && n != size {
+			err = fmt.Errorf("%s changed while archiving", name)
+		}
+		return err
+	}
+	if err := add(SumsName, int64(sums.Len()), &sums); err != nil {
+		return fmt.Errorf("cache: archive: %w", err)
+	}
+	for _, name := range files {
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return fmt.Errorf("cache: archive: %w", err)
+		}
+		st, err := f.Stat()
+		if err == nil {
+			err = add(name, st.Size(), f)
+		}
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("cache: archive: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("cache: archive: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("cache: archive: %w", err)
+	}
+	return nil
+}
+
+// archiveFiles lists the regular files under dir as sorted slash paths,
+// without the tmp folder of any store inside.
+func archiveFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == tmpDir && isStore(filepath.Dir(p)) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", rel)
+		}
+		if rel == SumsName {
+			return fmt.Errorf("%s: reserved name", rel)
+		}
+		out = append(out, rel)
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
+}
+
+func isStore(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, formatFile))
+	return err == nil && string(b) == StoreFormat
+}
+
+// ReadArchive extracts an archive written by WriteArchive into dir
+// (created when missing). It refuses absolute or escaping paths, links and
+// any other non-regular member, members beyond the limits, members not in
+// SHA256SUMS or whose content does not match it, and a file that already
+// exists in dir with other content; a file that exists with the same
+// content is left as it is. Each file is written to a temporary name and
+// renamed only once its hash checked, so dir never holds a partial or
+// unverified file from the archive.
+func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
+	lim = lim.withDefaults()
+	zr, err := zstd.NewReader(bufio.NewReader(r), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return fmt.Errorf("cache: read archive: %w", err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(io.LimitReader(zr, lim.MaxTotalBytes+int64(lim.MaxFiles+1)*2048))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cache: read archive: %w", err)
+	}
+	var sums map[string]string
+	var total int64
+	done := map[string]bool{}
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("cache: read archive: %w", err)
+		}
+		name := hdr.Name
+		bad := func(msg string) error { return fmt.Errorf("cache: read archive: member %q: %s", name, msg) }
+		if n >= lim.MaxFiles+1 {
+			return bad(fmt.Sprintf("more than %d files", lim.MaxFiles))
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return bad("not a regular file (links and devices are refused)")
+		}
+		if !fs.ValidPath(name) || name == "." || strings.Contains(name, `\`) {
+			return bad("path escapes the destination or is not clean")
+		}
+		if hdr.Size < 0 || hdr.Size > lim.MaxFileBytes {
+			return bad(fmt.Sprintf("size %d exceeds the limit of %d bytes", hdr.Size, lim.MaxFileBytes))
+		}
+		if total += hdr.Size; total > lim.MaxTotalBytes {
+			return bad(fmt.Sprintf("archive exceeds the limit of %d bytes", lim.MaxTotalBytes))
+		}
+		if n == 0 {
+			if name != SumsName {
+				return bad("first member must be " + SumsName)
+			}
+			if sums, err = parseSums(io.LimitReader(tr, hdr.Size)); err != nil {
+				return bad(err.Error())
+			}
+			continue
+		}
+		want, ok := sums[name]
+		if !ok {
+			return bad("not listed in " + SumsName)
+		}
+		if done[name] {
+			return bad("repeated")
+		}
+		done[name] = true
+		if err := extract(tr, hdr.Size, dir, name, want); err != nil {
+			return bad(err.Error())
+		}
+	}
+	if sums == nil {
+		return errors.New("cache: read archive: empty archive")
+	}
+	var missing []string
+	for name := range sums {
+		if !done[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("cache: read archive: %d files listed in %s are missing, first %s", len(missing), SumsName, missing[0])
+	}
+	return nil
+}
+
+// maxSums caps the size of SHA256SUMS.
+const maxSums = 256 << 20
+
+func parseSums(r io.Reader) (map[string]string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSums+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSums {
+		return nil, errors.New("too large")
+	}
+	sums := map[string]string{}
+	prev := ""
+	for i, l := range strings.SplitAfter(string(b), "\n") {
+		if l == "" {
+			continue
+		}
+		sum, name, ok := strings.Cut(strings.TrimSuffix(l, "\n"), "  ")
+		if _, err := hex.DecodeString(sum); !ok || err != nil || len(sum) != 64 || !strings.HasSuffix(l, "\n") {
+			return nil, fmt.Errorf("line %d: want \"<sha256>  <path>\"", i+1)
+		}
+		if !fs.ValidPath(name) || name <= prev {
+			return nil, fmt.Errorf("line %d: path %q invalid, unsorted or repeated", i+1, name)
+		}
+		prev = name
+		sums[name] = sum
+	}
+	return sums, nil
+}
+
+func extract(r io.Reader, size int64, dir, name, want string) error {
+	dst := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(dst); err == nil {
+		if !st.Mode().IsRegular() {
+			return errors.New("exists in the destination and is not a regular file")
+		}
+		sum, _, err := hashFile(dst)
+		if err != nil {
+			return err
+		}
+		if sum != want {
+			return errors.New("exists in the destination with other content; not replaced")
+		}
+		_, err = io.Copy(io.Discard, io.LimitReader(r, size))
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".import-*")
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, size))
+	if err == nil && n != size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != want {
+		err = errors.New("content does not match " + SumsName)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// Merge moves the dictionaries and packs of the store src into the store
+// dst (both folders on one file system, src typically extracted into
+// dst's tmp folder and verified). A file dst already holds with the same
+// content is left alone; with other content it is an error and nothing
+// more is moved. It returns how many files it moved and how many were
+// already present.
+func Merge(src, dst string) (moved, same int, err error) {
+	if !isStore(src) {
+		return 0, 0, fmt.Errorf("cache: merge: %s is not a cache", src)
+	}
+	for _, sub := range []string{dictsDir, packsDir} {
+		root := filepath.Join(src, sub)
+		var files []string
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) && p == root {
+					return fs.SkipDir
+				}
+				return err
+			}
+			if d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return moved, same, fmt.Errorf("cache: merge: %w", err)
+		}
+		slices.Sort(files)
+		for _, p := range files {
+			rel, _ := filepath.Rel(src, p) // p is under src
+			to := filepath.Join(dst, rel)
+			if _, err := os.Lstat(to); err == nil {
+				a, _, err1 := hashFile(p)
+				b, _, err2 := hashFile(to)
+				if err1 != nil || err2 != nil || a != b {
+					return moved, same, fmt.Errorf("cache: merge: %s differs from the file already stored; not replaced", filepath.ToSlash(rel))
+				}
+				same++
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+				return moved, same, fmt.Errorf("cache: merge: %w", err)
+			}
+			if err := os.Rename(p, to); err != nil {
+				return moved, same, fmt.Errorf("cache: merge: %w", err)
+			}
+			if err := syncDir(filepath.Dir(to)); err != nil {
+				return moved, same, fmt.Errorf("cache: merge: %w", err)
+			}
+			moved++
+		}
+	}
+	return moved, same, nil
+}

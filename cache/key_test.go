@@ -1,0 +1,240 @@
+package cache
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCanonical(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"sorted, compact, sample added",
+			`{ "provider":"openai", "endpoint":"/v1/chat", "body": {"model":"m","temperature":0} }`,
+			`{"body":{"model":"m","temperature":0},"endpoint":"/v1/chat","provider":"openai","sample":0}`},
+		{"numbers", `{"provider":"p","endpoint":"e","body":{"a":1.0,"b":10e-1,"c":-0,"d":1.50,"e":1e21,"f":0.0000001,"g":123456789012345678901,"h":0.000001,"i":-2.5E+3,"j":1E400}}`,
+			`{"body":{"a":1,"b":1,"c":0,"d":1.5,"e":1e+21,"f":1e-7,"g":123456789012345678901,"h":0.000001,"i":-2500,"j":1e+400},"endpoint":"e","provider":"p","sample":0}`},
+		{"NFC and escapes", `{"provider":"p","endpoint":"e","body":{"caf\u0065\u0301":"\u00e9\n\u0001\"\\\/<>"}}`,
+			`{"body":{"café":"é\n\u0001\"\\/<>"},"endpoint":"e","provider":"p","sample":0}`},
+		{"sample kept", `{"provider":"p","endpoint":"e","body":{},"sample":2.0}`,
+			`{"body":{},"endpoint":"e","provider":"p","sample":2}`},
+		{"surrogate pair", `{"provider":"p","endpoint":"e","body":{"x":"\ud83d\ude00"}}`,
+			`{"body":{"x":"😀"},"endpoint":"e","provider":"p","sample":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Canonical([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := KeySchema + "\n" + tt.want; string(got) != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+			// The canonical form is a fixed point.
+			again, err := Canonical(got[len(KeySchema)+1:])
+			if err != nil || string(again) != string(got) {
+				t.Errorf("not a fixed point: %s (%v)", again, err)
+			}
+		})
+	}
+}
+
+func TestCanonicalErrors(t *testing.T) {
+	tests := []struct{ name, in, field string }{
+		{"not object", `[1]`, ""},
+		{"unknown field", `{"provider":"p","endpoint":"e","body":{},"api_key":"x"}`, "api_key"},
+		{"missing provider", `{"endpoint":"e","body":{}}`, "provider"},
+		{"empty provider", `{"provider":"","endpoint":"e","body":{}}`, "provider"},
+		{"body not object", `{"provider":"p","endpoint":"e","body":[]}`, "body"},
+		{"negative sample", `{"provider":"p","endpoint":"e","body":{},"sample":-1}`, "sample"},
+		{"fractional sample", `{"provider":"p","endpoint":"e","body":{},"sample":1.5}`, "sample"},
+		{"duplicate key", `{"provider":"p","endpoint":"e","body":{"a":1,"a":2}}`, "body.a"},
+		{"duplicate after NFC", `{"provider":"p","endpoint":"e","body":{"é":1,"e\u0301":2}}`, "body.é"},
+		{"bad UTF-8", "{\"provider\":\"p\",\"endpoint\":\"e\",\"body\":{\"a\":\"\xff\"}}", "body.a"},
+		{"lone surrogate", `{"provider":"p","endpoint":"e","body":{"a":"\ud800"}}`, "body.a"},
+		{"leading zero", `{"provider":"p","endpoint":"e","body":{"a":01}}`, "body"},
+		{"trailing data", `{"provider":"p","endpoint":"e","body":{}} x`, ""},
+		{"huge exponent", `{"provider":"p","endpoint":"e","body":{"a":1e9999999}}`, "body.a"},
+		{"deep", `{"provider":"p","endpoint":"e","body":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Canonical([]byte(tt.in))
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want a *RequestError", err)
+			}
+			if tt.field != "" && re.Field != tt.field {
+				t.Errorf("field %q, want %q (%v)", re.Field, tt.field, err)
+			}
+		})
+	}
+}
+
+// randValue returns a random JSON value (as Go data) of bounded depth.
+func randValue(r *rand.Rand, depth int) any {
+	switch k := r.IntN(7); {
+	case depth > 3 || k == 0:
+		return []string{"a", "é", "中文", "x\ny", `q"uote`}[r.IntN(5)]
+	case k == 1:
+		return r.IntN(1000) - 500
+	case k == 2:
+		return r.Float64() * 100
+	case k == 3:
+		return r.IntN(2) == 0
+	case k == 4:
+		var a []any
+		for range r.IntN(4) {
+			a = append(a, randValue(r, depth+1))
+		}
+		return a
+	default:
+		m := map[string]any{}
+		for i := range r.IntN(5) {
+			m[fmt.Sprintf("k%d", i)] = randValue(r, depth+1)
+		}
+		return m
+	}
+}
+
+// reencode writes v as JSON with shuffled keys, random whitespace and
+// random (equivalent) spellings of numbers and strings.
+func reencode(r *rand.Rand, v any) string {
+	ws := func() string { return []string{"", " ", "\n\t", "  "}[r.IntN(4)] }
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // map order must not change the test
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, ws()+reencode(r, k)+ws()+":"+ws()+reencode(r, v[k])+ws())
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []any:
+		var parts []string
+		for _, e := range v {
+			parts = append(parts, ws()+reencode(r, e)+ws())
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case string:
+		if v == "é" && r.IntN(2) == 0 {
+			return `"e\u0301"` // the NFD spelling
+		}
+		if r.IntN(2) == 0 {
+			var b strings.Builder
+			b.WriteByte('"')
+			for _, c := range v {
+				fmt.Fprintf(&b, `\u%04x`, c)
+			}
+			b.WriteByte('"')
+			if !strings.ContainsRune(v, '中') { // BMP only: \u escapes are exact
+				return b.String()
+			}
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	case int:
+		return []string{fmt.Sprint(v), fmt.Sprintf("%d.0", v), fmt.Sprintf("%de0", v), fmt.Sprintf("%d.000E+0", v)}[r.IntN(4)]
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+// TestKeyProperties checks, over random requests, that reordering fields,
+// whitespace and equivalent spellings keep the key, and that changing any
+// body value or the sample changes it.
+func TestKeyProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 500 {
+		body := map[string]any{"model": "m", "x": randValue(r, 0), "y": randValue(r, 0)}
+		req := map[string]any{"provider": "p", "endpoint": "/e", "body": body, "sample": r.IntN(3)}
+		enc := reencode(r, req)
+		k1, err := KeyOf([]byte(enc))
+		if err != nil {
+			t.Fatalf("%d: %v in %q", i, err, enc)
+		}
+		enc = reencode(r, req)
+		k2, err := KeyOf([]byte(enc))
+		if err != nil {
+			t.Fatalf("%d: %v in %q", i, err, enc)
+		}
+		if k1 != k2 {
+			t.Fatalf("%d: same request, different keys", i)
+		}
+		// Change one thing.
+		mut := map[string]any{"provider": "p", "endpoint": "/e", "body": body, "sample": req["sample"]}
+		switch r.IntN(3) {
+		case 0:
+			mut["sample"] = req["sample"].(int) + 1
+		case 1:
+			b2 := map[string]any{}
+			for k, v := range body {
+				b2[k] = v
+			}
+			b2["model"] = "m2"
+			mut["body"] = b2
+		case 2:
+			b2 := map[string]any{}
+			for k, v := range body {
+				b2[k] = v
+			}
+			b2["x"] = []any{body["x"]}
+			mut["body"] = b2
+		}
+		enc = reencode(r, mut)
+		k3, err := KeyOf([]byte(enc))
+		if err != nil {
+			t.Fatalf("%d: %v in %q", i, err, enc)
+		}
+		if k3 == k1 {
+			t.Fatalf("%d: changed request, same key", i)
+		}
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	k, err := KeyOf([]byte(`{"provider":"p","endpoint":"e","body":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := ParseKey(k.String())
+	if err != nil || k2 != k {
+		t.Fatalf("round trip: %v %v", k2, err)
+	}
+	for _, bad := range []string{"", "abc", strings.ToUpper(k.String()), k.String() + "0", "zz" + k.String()[2:]} {
+		if _, err := ParseKey(bad); err == nil {
+			t.Errorf("ParseKey(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzCanonical(f *testing.F) {
+	f.Add([]byte(`{"provider":"p","endpoint":"e","body":{"a":[1,2.50,"x"]},"sample":1}`))
+	f.Add([]byte(`{"provider":"p","endpoint":"e","body":{"é":"\u00e9\ud83d\ude00"}}`))
+	f.Add([]byte(`{"body":{"n":-0.0e+00},"provider":"x","endpoint":""}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Canonical(b)
+		if err != nil {
+			return
+		}
+		js := c[len(KeySchema)+1:]
+		if !json.Valid(js) {
+			t.Fatalf("canonical form is not JSON: %q", js)
+		}
+		again, err := Canonical(js)
+		if err != nil || string(again) != string(c) {
+			t.Fatalf("not a fixed point: %q -> %q (%v)", c, again, err)
+		}
+	})
+}

@@ -1,0 +1,143 @@
+package cache
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+)
+
+// A SecretPattern is a kind of credential recognised by its shape.
+type SecretPattern struct {
+	Name string
+	Re   *regexp.Regexp
+}
+
+// SecretPatterns are the credential shapes ScanSecrets looks for besides
+// the exact values it is given.
+var SecretPatterns = []SecretPattern{
+	{"OpenAI or Anthropic API key", regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}`)},
+	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`)},
+	{"AWS access key ID", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`)},
+	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`)},
+	{"bearer token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}`)},
+	{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+}
+
+// A Finding is a secret found by a scan: in a file, or in one exchange of
+// a store (Key set, Path the part: request, response or meta).
+type Finding struct {
+	Key  Key
+	Path string
+	What string // the pattern's name, or "value of a secret" for a needle
+}
+
+func (f Finding) String() string {
+	if f.Key != (Key{}) {
+		return fmt.Sprintf("exchange %s: %s: %s", f.Key, f.Path, f.What)
+	}
+	return f.Path + ": " + f.What
+}
+
+// minNeedle is the shortest secret value looked for: shorter values
+// (empty or placeholder variables) would match ordinary text.
+const minNeedle = 8
+
+// scan returns what b holds: needles (secret values, e.g. the API keys in
+// the environment) and SecretPatterns.
+func scan(b []byte, needles []string) []string {
+	var what []string
+	for _, n := range needles {
+		if len(n) >= minNeedle && bytes.Contains(b, []byte(n)) {
+			what = append(what, "value of a secret")
+			break
+		}
+	}
+	for _, p := range SecretPatterns {
+		if p.Re.Match(b) {
+			what = append(what, p.Name)
+		}
+	}
+	return what
+}
+
+// ScanSecrets looks for secrets in every exchange of the store (request,
+// response and meta, decompressed) and returns what it finds, sorted by
+// key. needles are exact secret values (such as the API keys of the
+// environment); values shorter than 8 bytes are ignored.
+func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
+	var out []Finding
+	err := s.Each(func(k Key, x *Exchange) error {
+		for _, part := range []struct {
+			name string
+			b    []byte
+		}{{"request", x.Request}, {"response", x.Response}} {
+			for _, w := range scan(part.b, needles) {
+				out = append(out, Finding{Key: k, Path: part.name, What: w})
+			}
+		}
+		meta := fmt.Sprintf("%+v", x.Meta)
+		for _, w := range scan([]byte(meta), needles) {
+			out = append(out, Finding{Key: k, Path: "meta", What: w})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ScanSecrets looks for secrets in every file under dir: plain files as
+// they are, and each cache store found inside (a folder with a cache
+// FORMAT file) exchange by exchange, decompressed. See Store.ScanSecrets.
+func ScanSecrets(dir string, needles []string) ([]Finding, error) {
+	var out []Finding
+	var stores []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if isStore(p) {
+				stores = append(stores, p)
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p) // p is under dir
+		for _, w := range scan(b, needles) {
+			out = append(out, Finding{Path: filepath.ToSlash(rel), What: w})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: scan secrets: %w", err)
+	}
+	for _, sd := range stores {
+		s, err := Open(sd, Options{})
+		if err != nil {
+			return nil, err
+		}
+		fs, err := s.ScanSecrets(needles)
+		s.Close()
+		if err != nil {
+			return nil, err
+		}
+		rel, _ := filepath.Rel(dir, sd)
+		for i := range fs {
+			fs[i].Path = filepath.ToSlash(rel) + ": " + fs[i].Path
+		}
+		out = append(out, fs...)
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int { return cmpString(a.Path, b.Path) })
+	return out, nil
+}

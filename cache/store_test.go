@@ -1,0 +1,409 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/cache/internal/synth"
+)
+
+func testExchange(i int, resp string) *Exchange {
+	return &Exchange{
+		Request:  json.RawMessage(fmt.Sprintf(`{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"question %d"}]}}`, i)),
+		Response: json.RawMessage(resp),
+		Meta:     Meta{Source: SourceSim, CostUSD: 0.5},
+	}
+}
+
+func openTest(t *testing.T, dir string, opt Options) *Store {
+	t.Helper()
+	s, err := Open(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestPutGet(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	x := testExchange(1, `{"answer": "中文 text"}`)
+	k, err := s.Put(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := KeyOf(x.Request)
+	if k != want {
+		t.Fatalf("key %s, want %s", k, want)
+	}
+	// A second process (a fresh Open) sees it.
+	s2 := openTest(t, dir, Options{})
+	got, err := s2.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Response) != string(x.Response) {
+		t.Errorf("response %s, want %s", got.Response, x.Response)
+	}
+	if got.Meta.Provider != "openai" || got.Meta.Model != "m" || got.Meta.Source != SourceSim || got.Meta.CostUSD != 0.5 {
+		t.Errorf("meta %+v", got.Meta)
+	}
+	c, _ := Canonical(x.Request)
+	if string(got.Request) != string(c[len(KeySchema)+1:]) {
+		t.Errorf("request %s", got.Request)
+	}
+	if _, err := s2.Get(Key{1}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("absent key: %v", err)
+	}
+	// Identical responses are stored once.
+	if _, err := s.Put(testExchange(2, `{"answer": "中文 text"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Exchanges != 2 || st.Objects != 3 {
+		t.Errorf("stats %+v, want 2 exchanges and 3 objects", st)
+	}
+	if st.CostUSD != 1 || len(st.ByModel) != 1 || st.ByModel[0] != (Count{"m", 2, 1}) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestVerifyMode(t *testing.T) {
+	for _, viaEnv := range []bool{false, true} {
+		t.Run(fmt.Sprint("env=", viaEnv), func(t *testing.T) {
+			if viaEnv {
+				t.Setenv(VerifyEnv, "1")
+			}
+			s := openTest(t, t.TempDir(), Options{Verify: !viaEnv})
+			if _, err := s.Put(testExchange(1, `"a"`)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Put(testExchange(1, `"a"`)); err != nil {
+				t.Fatalf("same response again: %v", err)
+			}
+			_, err := s.Put(testExchange(1, `"b"`))
+			var ce *ConflictError
+			if !errors.As(err, &ce) {
+				t.Fatalf("different response: got %v, want *ConflictError", err)
+			}
+		})
+	}
+	// Without verify mode the first response stays.
+	s := openTest(t, t.TempDir(), Options{})
+	k, _ := s.Put(testExchange(1, `"a"`))
+	if _, err := s.Put(testExchange(1, `"b"`)); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Get(k)
+	if err != nil || string(x.Response) != `"a"` {
+		t.Fatalf("got %v %v", x, err)
+	}
+}
+
+func TestPutErrors(t *testing.T) {
+	s := openTest(t, t.TempDir(), Options{MaxObjectBytes: 100})
+	tests := []struct {
+		name string
+		x    *Exchange
+	}{
+		{"bad response", &Exchange{Request: testExchange(1, "").Request, Response: json.RawMessage(`{`), Meta: Meta{Source: "sim"}}},
+		{"bad source", &Exchange{Request: testExchange(1, "").Request, Response: json.RawMessage(`1`), Meta: Meta{Source: "web"}}},
+		{"bad request", &Exchange{Request: json.RawMessage(`{}`), Response: json.RawMessage(`1`), Meta: Meta{Source: "sim"}}},
+		{"too large", testExchange(1, `"`+strings.Repeat("x", 200)+`"`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := s.Put(tt.x); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+}
+
+// synthLines returns n synthetic JSONL exchanges.
+func synthLines(t testing.TB, n int, seed uint64) []byte {
+	var b bytes.Buffer
+	if err := synth.Write(&b, n, seed); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestLoadDump(t *testing.T) {
+	data := synthLines(t, 300, 1) // enough to train a dictionary
+	s := openTest(t, t.TempDir(), Options{})
+	st, err := s.Load(bytes.NewReader(data), LoadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added+st.Present != 300 || st.Bad != 0 {
+		t.Fatalf("load stats %+v", st)
+	}
+	var d1 bytes.Buffer
+	if err := s.Dump(&d1); err != nil {
+		t.Fatal(err)
+	}
+	// Every input exchange comes back with the same response and meta.
+	for i, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		x, err := ParseLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _ := KeyOf(x.Request)
+		got, err := s.Get(k)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if !bytes.Equal(got.Response, x.Response) {
+			t.Fatalf("line %d: response differs", i+1)
+		}
+	}
+	// Loading the dump elsewhere and dumping again gives the same bytes.
+	s2 := openTest(t, t.TempDir(), Options{})
+	if _, err := s2.Load(bytes.NewReader(d1.Bytes()), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	var d2 bytes.Buffer
+	if err := s2.Dump(&d2); err != nil {
+		t.Fatal(err)
+	}
+	if sha256.Sum256(d1.Bytes()) != sha256.Sum256(d2.Bytes()) {
+		t.Fatal("dump of the reloaded dump differs")
+	}
+	st2, err := s2.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Dicts != 1 || st2.Ratio < 2 {
+		t.Errorf("stats %+v: want a dictionary and a ratio above 2", st2)
+	}
+}
+
+func TestLoadBadLines(t *testing.T) {
+	good := string(synthLines(t, 2, 3))
+	lines := strings.Split(strings.TrimSpace(good), "\n")
+	in := strings.Join([]string{
+		lines[0],
+		`{"request": {"provider": "p", "endpoint": "e", "body": {}, "headers": {}}, "response": 1}`,
+		`not json`,
+		``,
+		`{"request": {"provider": "p", "endpoint": "e", "body": {}}, "response": 1, "meta": {"source": "web"}}`,
+		`{"response": 1}`,
+		`{"request": {"provider": "p", "endpoint": "e", "body": {}}, "response": 1, "extra": 2}`,
+		lines[1],
+	}, "\n")
+	wantBad := []string{"line 2: request.headers: ", "line 3: ", "line 5: meta.source: ", "line 6: request: missing", "line 7: extra: unknown field"}
+	s := openTest(t, t.TempDir(), Options{})
+	var got []string
+	st, err := s.Load(strings.NewReader(in), LoadOptions{Report: func(err error) { got = append(got, err.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added != 2 || st.Bad != 5 {
+		t.Errorf("stats %+v", st)
+	}
+	if len(got) != len(wantBad) {
+		t.Fatalf("reports %q", got)
+	}
+	for i := range got {
+		if !strings.HasPrefix(got[i], wantBad[i]) {
+			t.Errorf("report %q, want prefix %q", got[i], wantBad[i])
+		}
+	}
+	// Strict mode stops at line 2 with a *LineError.
+	s2 := openTest(t, t.TempDir(), Options{})
+	_, err = s2.Load(strings.NewReader(in), LoadOptions{Strict: true})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 {
+		t.Fatalf("strict: %v", err)
+	}
+}
+
+// packFiles returns the pack files of a store.
+func packFiles(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, packsDir, "*", "*.pack"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no packs: %v", err)
+	}
+	return files
+}
+
+func TestCorruption(t *testing.T) {
+	data := synthLines(t, 40, 4)
+	src := t.TempDir()
+	s := openTest(t, src, Options{})
+	if _, err := s.Load(bytes.NewReader(data), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	pack := packFiles(t, src)[0]
+	orig, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flip one byte at many places (objects, index, trailer) and truncate
+	// at many lengths: verify must always object, Get must never serve bad
+	// data, nothing may panic.
+	type damage struct {
+		name string
+		b    []byte
+	}
+	var cases []damage
+	for _, off := range []int{0, 9, 100, len(orig) / 3, len(orig) / 2, len(orig) - 200, len(orig) - 20, len(orig) - 1} {
+		b := bytes.Clone(orig)
+		b[off] ^= 0x40
+		cases = append(cases, damage{fmt.Sprintf("flip@%d", off), b})
+	}
+	for _, n := range []int{0, 10, len(orig) / 2, len(orig) - 1} {
+		cases = append(cases, damage{fmt.Sprintf("truncate@%d", n), orig[:n]})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, src, dir)
+			rel, _ := filepath.Rel(src, pack)
+			if err := os.WriteFile(filepath.Join(dir, rel), c.b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := openTest(t, dir, Options{})
+			var probs []Problem
+			n, err := s.Verify(func(p Problem) { probs = append(probs, p) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Fatal("verify found nothing")
+			}
+			for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+				x, _ := ParseLine(l)
+				k, _ := KeyOf(x.Request)
+				got, err := s.Get(k)
+				if err == nil && !bytes.Equal(got.Response, x.Response) {
+					t.Fatalf("served a wrong response for %s", k.Str())
+				}
+				if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
+					t.Fatalf("get: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGC(t *testing.T) {
+	dir := t.TempDir()
+	data := synthLines(t, 80, 5)
+	// Two stores loading overlapping halves at once leave duplicates.
+	a := openTest(t, dir, Options{})
+	b := openTest(t, dir, Options{})
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if _, err := a.Load(bytes.NewReader(bytes.Join(lines[:60], nil)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Load(bytes.NewReader(bytes.Join(lines[20:], nil)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Several single Puts make small packs.
+	for i := range 3 {
+		if _, err := a.Put(testExchange(i, `"small"`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before bytes.Buffer
+	c := openTest(t, dir, Options{})
+	if err := c.Dump(&before); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.GC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PacksRemoved == 0 || st.BytesAfter >= st.BytesBefore {
+		t.Errorf("gc stats %+v", st)
+	}
+	if n, _ := c.Verify(func(p Problem) { t.Error(p) }); n > 0 {
+		t.Fatal("verify after gc")
+	}
+	var after bytes.Buffer
+	if err := openTest(t, dir, Options{}).Dump(&after); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before.Bytes(), after.Bytes()) {
+		t.Fatal("gc changed the exchanges")
+	}
+	stats, _ := c.Stats()
+	if stats.Exchanges != 83 || stats.Packs != 1 {
+		t.Errorf("after gc: %+v", stats)
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	for _, l := range bytes.Split(bytes.TrimSpace(synthLines(f, 2, 6)), []byte("\n")) {
+		f.Add(l)
+	}
+	f.Add([]byte(`{"request":{"provider":"p","endpoint":"e","body":{}},"response":null}`))
+	f.Add([]byte(`{"request":{"provider":"p","endpoint":"e","body":{}},"response":1,"meta":{"source":"api","cost_usd":"x"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		x, err := ParseLine(b)
+		if err != nil {
+			var le *LineError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %v is not a *LineError", err)
+			}
+			return
+		}
+		if _, err := KeyOf(x.Request); err != nil {
+			t.Fatalf("accepted a request without a key: %v", err)
+		}
+		if !json.Valid(x.Response) {
+			t.Fatal("accepted an invalid response")
+		}
+	})
+}
+
+func FuzzPackIndex(f *testing.F) {
+	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 10, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
+	f.Add(ix.marshal())
+	f.Add([]byte(indexHeader))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ix, err := parsePackIndex(b, 1<<20)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(ix.marshal(), b) {
+			t.Fatal("index does not re-encode to the same bytes")
+		}
+	})
+}
