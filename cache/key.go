@@ -110,6 +110,11 @@ func Canonical(request []byte) ([]byte, error) {
 	if p.i != len(p.src) {
 		return nil, p.errf("", "trailing data after JSON value")
 	}
+	return canonicalRequest(v)
+}
+
+// canonicalRequest checks a parsed request object and encodes it.
+func canonicalRequest(v any) ([]byte, error) {
 	obj, ok := v.(object)
 	if !ok {
 		return nil, &RequestError{"", "not a JSON object"}
@@ -595,4 +600,110 @@ func (p *parser) number(path string) ([]byte, error) {
 		out = strconv.AppendInt(out, int64(k-1), 10)
 	}
 	return out, nil
+}
+
+// skip checks one JSON value without encoding it.
+func (p *parser) skip(depth int, path string) error {
+	if depth > maxDepth {
+		return p.errf(path, "nested deeper than %d", maxDepth)
+	}
+	if p.i >= len(p.src) {
+		return p.errf(path, "unexpected end of input")
+	}
+	switch c := p.src[p.i]; {
+	case c == '{' || c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		p.i++
+		p.space()
+		if p.i < len(p.src) && p.src[p.i] == end {
+			p.i++
+			return nil
+		}
+		for {
+			p.space()
+			if c == '{' {
+				if p.i >= len(p.src) || p.src[p.i] != '"' {
+					return p.errf(path, "want an object key")
+				}
+				if err := p.skipString(path); err != nil {
+					return err
+				}
+				p.space()
+				if p.i >= len(p.src) || p.src[p.i] != ':' {
+					return p.errf(path, "want ':'")
+				}
+				p.i++
+				p.space()
+			}
+			if err := p.skip(depth+1, path); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.src) {
+				return p.errf(path, "unexpected end of input")
+			}
+			if p.src[p.i] == end {
+				p.i++
+				return nil
+			}
+			if p.src[p.i] != ',' {
+				return p.errf(path, "want ',' or '%c'", end)
+			}
+			p.i++
+		}
+	case c == '"':
+		return p.skipString(path)
+	case c == '-' || '0' <= c && c <= '9':
+		_, err := p.number(path)
+		return err
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(p.src[p.i:], []byte(lit)) {
+				p.i += len(lit)
+				return nil
+			}
+		}
+		return p.errf(path, "invalid character %q", c)
+	}
+}
+
+// skipString checks a string literal: valid escapes, no control
+// characters, valid UTF-8.
+func (p *parser) skipString(path string) error {
+	p.i++ // '"'
+	start := p.i
+	for p.i < len(p.src) {
+		switch c := p.src[p.i]; {
+		case c == '"':
+			if !utf8.Valid(p.src[start:p.i]) {
+				return p.errf(path, "invalid UTF-8 in string")
+			}
+			p.i++
+			return nil
+		case c < 0x20:
+			return p.errf(path, "control character in string")
+		case c == '\\':
+			p.i++
+			if p.i >= len(p.src) {
+				return p.errf(path, "unterminated string")
+			}
+			switch p.src[p.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i++
+			case 'u':
+				p.i++
+				if _, ok := p.hex4(); !ok {
+					return p.errf(path, "bad \\u escape")
+				}
+			default:
+				return p.errf(path, "bad escape")
+			}
+		default:
+			p.i++
+		}
+	}
+	return p.errf(path, "unterminated string")
 }

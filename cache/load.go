@@ -29,52 +29,128 @@ func (e *LineError) Error() string {
 	return s + ": " + e.Msg
 }
 
-// line is the JSONL form of an exchange.
-type line struct {
-	Request  json.RawMessage `json:"request"`
-	Response json.RawMessage `json:"response"`
-	Meta     *Meta           `json:"meta"`
-}
-
 // ParseLine decodes one JSONL line {"request": ..., "response": ...,
 // "meta": ...} (meta optional: source "import", provider and model taken
-// from the request). It checks that the request has a canonical form and
-// that the meta is valid; errors are *LineError with Line 0.
+// from the request). It checks that the request has a canonical form,
+// that the response is valid JSON and that the meta is valid; errors are
+// *LineError with Line 0.
 func ParseLine(b []byte) (*Exchange, error) {
-	var l line
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		return nil, jsonLineError(err)
+	x, _, err := parseLine(b)
+	return x, err
+}
+
+// parseLine is ParseLine that also returns the request's canonical form.
+func parseLine(b []byte) (*Exchange, []byte, error) {
+	if len(b) > MaxLineBytes {
+		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 	}
-	if dec.More() {
-		return nil, &LineError{Msg: "trailing data after JSON value"}
-	}
-	switch {
-	case l.Request == nil || string(l.Request) == "null":
-		return nil, &LineError{Field: "request", Msg: "missing"}
-	case l.Response == nil:
-		return nil, &LineError{Field: "response", Msg: "missing"}
-	}
-	x := &Exchange{Request: l.Request, Response: l.Response}
-	if l.Meta != nil {
-		x.Meta = *l.Meta
-	} else {
-		x.Meta.Source = SourceImport
-	}
-	c, err := Canonical(x.Request)
-	if err != nil {
+	p := &parser{src: b}
+	lerr := func(err error) error {
 		var re *RequestError
 		if errors.As(err, &re) {
-			return nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
+			return &LineError{Field: re.Field, Msg: re.Msg}
 		}
-		return nil, &LineError{Field: "request", Msg: err.Error()}
+		return &LineError{Msg: err.Error()}
 	}
-	if _, err := metaJSON(x, c); err != nil {
+	p.space()
+	if p.i >= len(b) || b[p.i] != '{' {
+		return nil, nil, &LineError{Msg: "not a JSON object"}
+	}
+	p.i++
+	var x Exchange
+	var canon, meta []byte
+	seen := map[string]bool{}
+	p.space()
+	for p.i < len(b) && b[p.i] != '}' {
+		p.space()
+		if p.i >= len(b) || b[p.i] != '"' {
+			return nil, nil, lerr(p.errf("", "want an object key"))
+		}
+		k, err := p.str("")
+		if err != nil {
+			return nil, nil, lerr(err)
+		}
+		if seen[k] {
+			return nil, nil, &LineError{Field: k, Msg: "repeated"}
+		}
+		seen[k] = true
+		p.space()
+		if p.i >= len(b) || b[p.i] != ':' {
+			return nil, nil, lerr(p.errf(k, "want ':'"))
+		}
+		p.i++
+		p.space()
+		start := p.i
+		switch k {
+		case "request":
+			v, err := p.value(0, "request")
+			if err != nil {
+				return nil, nil, lerr(err)
+			}
+			if canon, err = canonicalRequest(v); err != nil {
+				var re *RequestError
+				if errors.As(err, &re) {
+					return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
+				}
+				return nil, nil, lerr(err)
+			}
+			x.Request = bytes.Clone(b[start:p.i])
+		case "response":
+			if err := p.skip(0, "response"); err != nil {
+				return nil, nil, lerr(err)
+			}
+			x.Response = bytes.Clone(b[start:p.i])
+		case "meta":
+			if err := p.skip(0, "meta"); err != nil {
+				return nil, nil, lerr(err)
+			}
+			meta = b[start:p.i]
+		default:
+			return nil, nil, &LineError{Field: k, Msg: "unknown field"}
+		}
+		p.space()
+		if p.i < len(b) && b[p.i] == ',' {
+			p.i++
+			p.space()
+			if p.i < len(b) && b[p.i] == '}' {
+				return nil, nil, lerr(p.errf("", "want an object key"))
+			}
+			continue
+		}
+		if p.i >= len(b) || b[p.i] != '}' {
+			return nil, nil, lerr(p.errf("", "want ',' or '}'"))
+		}
+	}
+	if p.i >= len(b) {
+		return nil, nil, lerr(p.errf("", "unexpected end of input"))
+	}
+	p.i++
+	p.space()
+	if p.i != len(b) {
+		return nil, nil, &LineError{Msg: "trailing data after JSON value"}
+	}
+	switch {
+	case canon == nil:
+		return nil, nil, &LineError{Field: "request", Msg: "missing"}
+	case x.Response == nil:
+		return nil, nil, &LineError{Field: "response", Msg: "missing"}
+	}
+	if meta == nil || string(meta) == "null" {
+		x.Meta.Source = SourceImport
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(meta))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&x.Meta); err != nil {
+			le := jsonLineError(err).(*LineError)
+			le.Field = joinField("meta", le.Field)
+			return nil, nil, le
+		}
+	}
+	if _, err := metaJSON(&x, canon); err != nil {
 		f, msg, _ := strings.Cut(err.Error(), ": ")
-		return nil, &LineError{Field: f, Msg: msg}
+		return nil, nil, &LineError{Field: f, Msg: msg}
 	}
-	return x, nil
+	return &x, canon, nil
 }
 
 func joinField(a, b string) string {
@@ -142,15 +218,16 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 		}
 		st.Lines++
 		var x *Exchange
+		var canon []byte
 		var lerr error
 		if tooLong {
 			lerr = &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 		} else {
-			x, lerr = ParseLine(l)
+			x, canon, lerr = parseLine(l)
 		}
 		if lerr == nil {
 			var added bool
-			_, added, lerr = b.add(x)
+			_, added, lerr = b.addCanon(x, canon)
 			var ce *ConflictError
 			switch {
 			case errors.As(lerr, &ce):

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -179,6 +180,7 @@ func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
 // packWriter builds one pack in a temporary file.
 type packWriter struct {
 	f   *os.File
+	bw  *bufio.Writer
 	h   io.Writer // hashes what is written
 	sum interface{ Sum([]byte) []byte }
 	off int64
@@ -194,7 +196,8 @@ func (s *Store) newPackWriter(dict Digest) (*packWriter, error) {
 		return nil, err
 	}
 	h := sha256.New()
-	pw := &packWriter{f: f, h: io.MultiWriter(f, h), sum: h}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	pw := &packWriter{f: f, bw: bw, h: io.MultiWriter(bw, h), sum: h}
 	pw.ix.dict = dict
 	if _, err := pw.h.Write([]byte(packMagic)); err != nil {
 		pw.abort()
@@ -232,6 +235,10 @@ func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
 		return "", nil, err
 	}
 	if _, err := pw.h.Write(tr[:]); err != nil {
+		pw.abort()
+		return "", nil, err
+	}
+	if err := pw.bw.Flush(); err != nil {
 		pw.abort()
 		return "", nil, err
 	}

@@ -419,7 +419,7 @@ func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 }
 
 // encoderLevel is the zstd level of objects.
-const encoderLevel = zstd.SpeedDefault
+const encoderLevel = zstd.SpeedFastest
 
 // plainEncoder returns the shared dictionary-less encoder.
 var plainOnce sync.Once

@@ -1,13 +1,13 @@
 package cache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 
 	"golang.org/x/sync/errgroup"
@@ -54,11 +54,12 @@ type Batch struct {
 
 	// Objects are compressed in the background, chunk by chunk, while
 	// the caller parses more; frames[i] is items[i]'s frame.
-	dict   *dict // chosen at the first dispatch; nil: none
-	chosen bool
-	sent   int        // items dispatched for compression
-	chunks [][][]byte // compressed frames, chunk by chunk
-	g      *errgroup.Group
+	dict    *dict // chosen at the first dispatch; nil: none
+	chosen  bool
+	sent    int        // items dispatched for compression
+	sentRaw int        // their bytes
+	chunks  [][][]byte // compressed frames, chunk by chunk
+	g       *errgroup.Group
 }
 
 type item struct {
@@ -78,7 +79,9 @@ func (b *Batch) Add(x *Exchange) (Key, bool, error) {
 	if !json.Valid(x.Response) {
 		return Key{}, false, fmt.Errorf("cache: put: response: not valid JSON")
 	}
-	return b.add(x)
+	y := *x
+	y.Response = bytes.Clone(x.Response) // the batch keeps it until Flush
+	return b.add(&y)
 }
 
 func (b *Batch) add(x *Exchange) (Key, bool, error) {
@@ -86,6 +89,11 @@ func (b *Batch) add(x *Exchange) (Key, bool, error) {
 	if err != nil {
 		return Key{}, false, err
 	}
+	return b.addCanon(x, c)
+}
+
+// addCanon is add with the request's canonical form computed.
+func (b *Batch) addCanon(x *Exchange, c []byte) (Key, bool, error) {
 	k := Key(sha256.Sum256(c))
 	meta, err := metaJSON(x, c)
 	if err != nil {
@@ -122,7 +130,7 @@ func (b *Batch) add(x *Exchange) (Key, bool, error) {
 	}
 	if !haveResp && !b.objs[resp] {
 		b.objs[resp] = true
-		b.items = append(b.items, item{resp, append([]byte(nil), x.Response...)})
+		b.items = append(b.items, item{resp, x.Response})
 		b.raw += len(x.Response)
 	}
 	b.recs = append(b.recs, recEntry{key: k, resp: resp, meta: meta})
@@ -217,14 +225,15 @@ func (b *Batch) flushAny() error {
 	}
 	s.mu.Unlock()
 	b.items, b.recs, b.raw = nil, nil, 0
-	b.chunks, b.sent, b.g, b.chosen = nil, 0, nil, false
+	b.chunks, b.sent, b.sentRaw, b.g, b.chosen = nil, 0, 0, nil, false
 	clear(b.keys)
 	clear(b.objs)
 	return nil
 }
 
-// compressChunk is the number of objects one background task compresses.
-const compressChunk = 16
+// compressChunk is how many bytes of objects one background task
+// compresses: enough to make the hand-off cheap.
+const compressChunk = 1 << 20
 
 // dispatch starts compressing the queued objects in chunks; with all, also
 // a last partial chunk. The first dispatch picks the dictionary, training
@@ -247,15 +256,22 @@ func (b *Batch) dispatch(all bool) error {
 		b.chosen = true
 	}
 	if b.g == nil {
+		// No limit: the producer must never wait for a worker (each wait
+		// costs a wake-up on a busy machine); the queued objects are in
+		// memory anyway, bounded by packTarget.
 		b.g = new(errgroup.Group)
-		b.g.SetLimit(runtime.GOMAXPROCS(0))
 	}
 	enc := plainEncoder()
 	if b.dict != nil {
 		enc = b.dict.enc
 	}
-	for b.sent < len(b.items) && (all || len(b.items)-b.sent >= compressChunk) {
-		lo, hi := b.sent, min(b.sent+compressChunk, len(b.items))
+	for b.sent < len(b.items) && (all || b.raw-b.sentRaw >= compressChunk) {
+		lo, hi, n := b.sent, b.sent, 0
+		for hi < len(b.items) && n < compressChunk {
+			n += len(b.items[hi].raw)
+			hi++
+		}
+		b.sentRaw += n
 		out := make([][]byte, hi-lo)
 		b.chunks = append(b.chunks, out)
 		in := b.items[lo:hi]

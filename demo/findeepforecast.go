@@ -105,7 +105,7 @@ var fcCurrency = map[string]string{"US": "USD", "CN": "CNY", "HK": "HKD", "JP": 
 // Generate writes config.json, tasks.jsonl, prediction_log.jsonl and
 // tolerances.csv into dir and returns the oracle playing every system.
 func (forecastGen) Generate(dir string, opt Options) (replay.Oracle, error) {
-	systems, err := fcLoadSystems()
+	systems, mix, err := fcLoadSystems()
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (forecastGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 	for _, s := range systems {
 		o.systems[s.model] = s
 	}
-	tasks := fcTasks(opt)
+	tasks := fcTasks(opt, mix)
 	for i, t := range tasks {
 		t.index = i
 		o.tasks[t.ID] = t
@@ -200,7 +200,20 @@ func fcHash(seed uint64, parts ...string) uint64 {
 
 // fcLoadSystems reads the 13 methods and their published accuracies from
 // the embedded task-type and market tables, then adds the hostile system.
-func fcLoadSystems() ([]*fcSystem, error) {
+// It also returns, per task type, the distribution of tasks over the
+// markets (in forecast.Markets order).
+//
+// The published market table is explained well by markets differing in
+// their share of non-recurrent tasks: for market m, accuracy ~ s_m x
+// non-recurrent accuracy + (1 - s_m) x recurrent accuracy, with s_m fitted
+// by least squares over the 13 methods (residuals of 2-6 points). Market
+// sizes then follow from the task counts: weights w_m = (1 - s_m)^k with k
+// such that the non-recurrent and recurrent totals come out as published.
+// What the mix leaves unexplained becomes a per-method market factor on
+// the logit scale, and each method's chance per task type is calibrated
+// over the type's market mix so that the task-type table is kept.
+func fcLoadSystems() ([]*fcSystem, [4][]float64, error) {
+	var mix [4][]float64
 	read := func(name string) (*results.CSVTable, error) {
 		b, err := assets.ReadFile("assets/published/findeepforecast/" + name)
 		if err != nil {
@@ -210,45 +223,108 @@ func fcLoadSystems() ([]*fcSystem, error) {
 	}
 	tt, err := read("task_types.csv")
 	if err != nil {
-		return nil, err
+		return nil, mix, err
 	}
 	mk, err := read("markets.csv")
 	if err != nil {
-		return nil, err
+		return nil, mix, err
 	}
-	num := func(t *results.CSVTable, row []string, col string) (float64, error) {
+	num := func(t *results.CSVTable, row []string, col string) float64 {
 		i := t.Col(col)
 		if i < 0 {
-			return 0, fmt.Errorf("findeepforecast: %s: no column %s", t.File, col)
+			err = fmt.Errorf("findeepforecast: %s: no column %s", t.File, col)
+			return 0
 		}
-		return strconv.ParseFloat(row[i], 64)
+		v, perr := strconv.ParseFloat(row[i], 64)
+		if perr != nil {
+			err = fmt.Errorf("findeepforecast: %s: %s: %w", t.File, col, perr)
+		}
+		return v
+	}
+	nm := len(forecast.Markets)
+	type pub struct {
+		nr, rec float64
+		cells   [4]float64
+		market  []float64
+	}
+	var pubs []pub
+	for _, row := range tt.Rows {
+		mi := slices.IndexFunc(mk.Rows, func(r []string) bool { return r[0] == row[0] })
+		if mi < 0 {
+			return nil, mix, fmt.Errorf("findeepforecast: %s: no market row for %q", mk.File, row[0])
+		}
+		p := pub{nr: num(tt, row, "nonrec_overall"), rec: num(tt, row, "rec_overall")}
+		for c, cell := range fcCells {
+			p.cells[c] = num(tt, row, cell.col)
+		}
+		for _, m := range forecast.Markets {
+			p.market = append(p.market, num(mk, mk.Rows[mi], m))
+		}
+		pubs = append(pubs, p)
+	}
+	if err != nil {
+		return nil, mix, err
+	}
+	share := make([]float64, nm)
+	for m := range share {
+		var sxy, sxx float64
+		for _, p := range pubs {
+			sxy += (p.market[m] - p.rec) * (p.nr - p.rec)
+			sxx += (p.nr - p.rec) * (p.nr - p.rec)
+		}
+		share[m] = min(max(sxy/sxx, 0.02), 0.98)
+	}
+	counts, _, _ := fcCounts(Full)
+	target := float64(counts[2]+counts[3]) / float64(counts[0]+counts[1])
+	weights := func(k float64) []float64 {
+		w := make([]float64, nm)
+		for m := range w {
+			w[m] = math.Pow(1-share[m], k)
+		}
+		return w
+	}
+	ratio := func(k float64) float64 {
+		var a, b float64
+		for m, w := range weights(k) {
+			a += w * (1 - share[m])
+			b += w * share[m]
+		}
+		return a / b
+	}
+	lo, hi := -30.0, 30.0
+	for range 60 {
+		if k := (lo + hi) / 2; ratio(k) < target {
+			lo = k
+		} else {
+			hi = k
+		}
+	}
+	w := weights((lo + hi) / 2)
+	for c, cell := range fcCells {
+		mix[c] = make([]float64, nm)
+		var sum float64
+		for m := range mix[c] {
+			mix[c][m] = w[m] * share[m]
+			if cell.kind == forecast.Recurrent {
+				mix[c][m] = w[m] * (1 - share[m])
+			}
+			sum += mix[c][m]
+		}
+		for m := range mix[c] {
+			mix[c][m] /= sum
+		}
 	}
 	var out []*fcSystem
-	for _, row := range tt.Rows {
+	for i, row := range tt.Rows {
+		p := pubs[i]
 		s := &fcSystem{name: row[0], group: row[1], model: "sim-" + fcSlug(row[0]), factor: map[string]float64{}}
 		s.search = s.group != "thinking"
-		mi := slices.IndexFunc(mk.Rows, func(r []string) bool { return r[0] == s.name })
-		if mi < 0 {
-			return nil, fmt.Errorf("findeepforecast: %s: no market row for %q", mk.File, s.name)
+		for m, name := range forecast.Markets {
+			pred := share[m]*p.nr + (1-share[m])*p.rec
+			s.factor[name] = min(max(p.market[m]/pred, 0.25), 4)
 		}
-		var sum float64
-		for _, m := range forecast.Markets {
-			v, err := num(mk, mk.Rows[mi], m)
-			if err != nil {
-				return nil, err
-			}
-			s.factor[m] = v
-			sum += v
-		}
-		for _, m := range forecast.Markets {
-			s.factor[m] /= sum / float64(len(forecast.Markets))
-		}
-		for c, cell := range fcCells {
-			v, err := num(tt, row, cell.col)
-			if err != nil {
-				return nil, err
-			}
-			s.shift[c] = fcCalibrate(v/100, s.factor)
+		for c := range fcCells {
+			s.shift[c] = fcCalibrate(p.cells[c]/100, s.factor, mix[c])
 		}
 		out = append(out, s)
 	}
@@ -257,9 +333,9 @@ func fcLoadSystems() ([]*fcSystem, error) {
 		h.factor[m] = 1
 	}
 	for c := range h.shift {
-		h.shift[c] = fcCalibrate(0.3, h.factor)
+		h.shift[c] = fcCalibrate(0.3, h.factor, mix[c])
 	}
-	return append(out, h), nil
+	return append(out, h), mix, nil
 }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
@@ -270,19 +346,19 @@ func fcSlug(s string) string {
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-// fcCalibrate finds the logit shift a with mean over markets of
-// sigmoid(a + ln factor) = p, so that tasks spread evenly over the
-// markets have accuracy p while the markets keep their published order.
-func fcCalibrate(p float64, factor map[string]float64) float64 {
+// fcCalibrate finds the logit shift a with sum over markets of
+// mix x sigmoid(a + ln factor) = p: tasks spread over the markets by mix
+// then have accuracy p, while each market keeps its factor.
+func fcCalibrate(p float64, factor map[string]float64, mix []float64) float64 {
 	p = min(max(p, 0.001), 0.999)
 	lo, hi := -20.0, 20.0
 	for range 60 {
 		a := (lo + hi) / 2
 		var m float64
-		for _, mk := range forecast.Markets {
-			m += sigmoid(a + math.Log(factor[mk]))
+		for i, mk := range forecast.Markets {
+			m += mix[i] * sigmoid(a+math.Log(factor[mk]))
 		}
-		if m/float64(len(forecast.Markets)) < p {
+		if m < p {
 			lo = a
 		} else {
 			hi = a
@@ -304,8 +380,10 @@ var (
 	fcMacroEvents = []string{"raise its policy rate by at least 25 bps", "announce a fiscal stimulus above 1% of GDP", "tighten export controls", "cut its policy rate by at least 25 bps"}
 )
 
-// fcTasks generates the task set, sorted by ID.
-func fcTasks(opt Options) []*fcTask {
+// fcTasks generates the task set, sorted by ID: at full scale each task's
+// market is drawn from its type's mix; at small scale the markets take
+// turns, so that each has tasks.
+func fcTasks(opt Options, mix [4][]float64) []*fcTask {
 	r := stats.NewRand(opt.Seed ^ 0xf04eca57)
 	counts, pending, void := fcCounts(opt.Scale)
 	var out []*fcTask
@@ -314,7 +392,13 @@ func fcTasks(opt Options) []*fcTask {
 		n++
 		market := forecast.Markets[n%len(forecast.Markets)]
 		if opt.Scale == Full {
-			market = forecast.Markets[r.IntN(len(forecast.Markets))]
+			x := r.Float64()
+			for i, p := range mix[cell] {
+				if x -= p; x < 0 || i == len(mix[cell])-1 {
+					market = forecast.Markets[i]
+					break
+				}
+			}
 		}
 		t := fcMakeTask(r, fmt.Sprintf("fdf-w%02d-%04d", week, n), cell, week, market)
 		out = append(out, t)

@@ -90,7 +90,7 @@ func TestFinDeepForecastSmall(t *testing.T) {
 		t.Errorf("ranking of %d systems, want 14 (13 methods + hostile)", len(res.Ranking))
 	}
 	for _, name := range []string{"overall", "headline", "task_types", "markets", "weekly", "lifecycle", "isolation_audit",
-		"isolation_flags", "tolerance_sensitivity", "tolerances"} {
+		"isolation_flags", "invalid_predictions", "tolerance_sensitivity", "tolerances"} {
 		tb := res.Table(name)
 		if tb == nil || len(tb.Rows) == 0 {
 			t.Errorf("table %s missing or empty", name)
@@ -200,41 +200,46 @@ func TestFinDeepForecastDeterministic(t *testing.T) {
 }
 
 // TestFinDeepForecastFull checks the full-scale calibration: the
-// task-type accuracies land near the published table.
+// task-type and market accuracies land near the published tables.
 func TestFinDeepForecastFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full scale")
 	}
 	res := fcRun(t, Full, nil, nil)
-	b, _ := fs.ReadFile(assets, "assets/published/findeepforecast/task_types.csv")
-	pub, err := results.ReadCSV(bytes.NewReader(b), "task_types.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb := res.Table("task_types")
-	var sum float64
-	var n int
-	for _, pr := range pub.Rows {
-		for _, r := range tb.Rows {
-			if r[0].Text != pr[0] {
-				continue
-			}
-			for ci, h := range pub.Header[2:] {
-				var want float64
-				fmt.Sscan(pr[ci+2], &want)
-				got := r[tb.Col(h)].Num
-				sum += math.Abs(got - want)
-				n++
-				if math.Abs(got-want) > 15 {
-					t.Errorf("%s %s: %.1f, published %.1f", pr[0], h, got, want)
+	for _, tc := range []struct {
+		table   string
+		maxMean float64
+	}{{"task_types", 3}, {"markets", 5}} {
+		b, _ := fs.ReadFile(assets, "assets/published/findeepforecast/"+tc.table+".csv")
+		pub, err := results.ReadCSV(bytes.NewReader(b), tc.table+".csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := res.Table(tc.table)
+		var sum float64
+		var n int
+		for _, pr := range pub.Rows {
+			for _, r := range tb.Rows {
+				if r[0].Text != pr[0] {
+					continue
+				}
+				for ci, h := range pub.Header[2:] {
+					var want float64
+					fmt.Sscan(pr[ci+2], &want)
+					got := r[tb.Col(h)].Num
+					sum += math.Abs(got - want)
+					n++
+					if math.Abs(got-want) > 15 {
+						t.Errorf("%s %s %s: %.1f, published %.1f", tc.table, pr[0], h, got, want)
+					}
 				}
 			}
 		}
+		if want := 13 * (len(pub.Header) - 2); n != want || sum/float64(n) > tc.maxMean {
+			t.Errorf("%s: mean |computed - published| %.2f over %d cells, want <= %.0f over %d", tc.table, sum/float64(n), n, tc.maxMean, want)
+		}
+		t.Logf("full scale: mean |computed - published| over the %s table = %.2f points", tc.table, sum/float64(n))
 	}
-	if n != 13*6 || sum/float64(n) > 4 {
-		t.Errorf("mean absolute difference from the published task types %.2f over %d cells, want <= 4 over 78", sum/float64(n), n)
-	}
-	t.Logf("full scale: mean |computed - published| over the task-type table = %.2f points", sum/float64(n))
 }
 
 // fcMemory generates the full-scale inputs into memory with every reply.

@@ -109,6 +109,10 @@ var fdrCapFactor = map[hisrubric.Capability]float64{
 
 const fdrJudgeModel = "sim-judge-1"
 
+// fdrJudgeError is the simulated judge's error rate on each verdict,
+// claim and criterion point.
+const fdrJudgeError = 0.03
+
 // fdrWorld is the generated benchmark: inputs and the oracle.
 type fdrWorld struct {
 	seed      uint64
@@ -254,16 +258,14 @@ var (
 // fdrSentences are ground-truth sentence templates per language: {T}
 // topic, {N} a number, {Y} the fiscal year.
 var fdrSentences = map[string][]string{
-	"en": {"{T}: revenue grew {N}% in FY{Y}.", "Management cited {T} as the driver of a {N} basis-point margin change.",
-		"The company extended {T} to {N} new sites.", "{T} stayed exposed to currency swings of about {N}%.",
-		"Analysts rated {T} above peers for {N} consecutive years.", "Capital spending on {T} reached {N} million."},
-	"zh-CN": {"{T}：{Y}财年收入增长{N}%。", "管理层认为{T}推动利润率变化{N}个基点。", "公司在{T}方面新增{N}个网点。",
-		"{T}受汇率波动影响约{N}%。", "{T}连续{N}年优于同业。", "{T}相关资本开支达{N}百万元。"},
-	"zh-HK": {"{T}：{Y}財年收入增長{N}%。", "管理層認為{T}推動利潤率變化{N}個基點。", "公司在{T}方面新增{N}個網點。",
-		"{T}受匯率波動影響約{N}%。", "{T}連續{N}年優於同業。", "{T}相關資本開支達{N}百萬元。"},
-	"id": {"{T}: pendapatan tumbuh {N}% pada TA{Y}.", "Manajemen menyebut {T} mendorong perubahan margin {N} basis poin.",
-		"Perusahaan memperluas {T} ke {N} lokasi baru.", "{T} terpapar fluktuasi kurs sekitar {N}%.",
-		"{T} dinilai di atas pesaing selama {N} tahun berturut-turut.", "Belanja modal untuk {T} mencapai {N} juta."},
+	"en": {"{T}: revenue up {N}% in FY{Y}.", "{T} moved margin {N} bp.", "{T} added {N} sites.",
+		"{T} FX exposure near {N}%.", "{T} beat peers {N} years running.", "{T} capex was {N} million."},
+	"zh-CN": {"{T}：{Y}财年收入增长{N}%。", "{T}使利润率变动{N}个基点。", "{T}新增{N}个网点。",
+		"{T}汇率敞口约{N}%。", "{T}连续{N}年领先同业。", "{T}资本开支{N}百万元。"},
+	"zh-HK": {"{T}：{Y}財年收入增長{N}%。", "{T}使利潤率變動{N}個基點。", "{T}新增{N}個網點。",
+		"{T}匯率敞口約{N}%。", "{T}連續{N}年領先同業。", "{T}資本開支{N}百萬元。"},
+	"id": {"{T}: pendapatan naik {N}% pada TA{Y}.", "{T} mengubah margin {N} bp.", "{T} menambah {N} lokasi.",
+		"Eksposur kurs {T} sekitar {N}%.", "{T} unggul {N} tahun beruntun.", "Belanja modal {T} {N} juta."},
 }
 
 // fdrConclusions are the internal-control conclusions per language:
@@ -389,9 +391,9 @@ func (w *fdrWorld) metric(row string, u float64) string {
 // sentences writes a 3-5 sentence ground truth in the company language.
 func (w *fdrWorld) sentences(c hisrubric.Company, it hisrubric.Item, year int) string {
 	bank := fdrSentences[c.Language]
-	n := 3 + int(w.unit("n", c.ID, it.ID)*3)
+	n := 3 + int(w.unit("n", c.ID, it.ID)*2)
 	start := int(w.unit("start", c.ID, it.ID) * float64(len(bank)))
-	topic := strings.ToLower(it.Row)
+	topic := strings.ToLower(strings.Fields(it.Row)[0])
 	if it.Facet == "judgement" {
 		topic += " outlook"
 	}
@@ -552,9 +554,12 @@ func (w *fdrWorld) normalReport(s *fdrSystem, c *hisrubric.Company, u func(...st
 		it := &w.items[i]
 		byCell[it.Subsection+"\x00"+it.Row+"\x00"+it.Column] = append(byCell[it.Subsection+"\x00"+it.Row+"\x00"+it.Column], it)
 	}
-	target := s.target[c.Market]
+	target := s.target[c.Market] / (1 - w.faultLoss(s))
 	ok := func(it *hisrubric.Item, part string) bool {
-		q := min(max(target*fdrCapFactor[it.Capability]/w.capNorm, 0.02), 0.98)
+		// The simulated judge errs at fdrJudgeError either way: aim so
+		// that what it reports lands on the target.
+		q := (target*fdrCapFactor[it.Capability]/w.capNorm - fdrJudgeError) / (1 - 2*fdrJudgeError)
+		q = min(max(q, 0.02), 0.98)
 		return u("ok", it.ID, part) < q
 	}
 	missingSub := s.has("missing_subsection") && u("fault", "missing") < 0.5
@@ -630,6 +635,32 @@ func (w *fdrWorld) normalReport(s *fdrSystem, c *hisrubric.Company, u func(...st
 		}
 	}
 	return b.String()
+}
+
+// fdrFaults are the subsections each fault loses and how often.
+var fdrFaults = map[string]struct {
+	sub  string
+	rate float64
+}{
+	"broken_table": {"2.2", 0.5}, "missing_subsection": {"6.3", 0.5},
+	"wrong_multiplier": {"2.1", 1}, "billions": {"2.3", 1}, // billions: right values the string-matching judge rejects
+}
+
+// faultLoss is the expected share of marks system s loses to its report
+// faults, so that its success rate can make up for it.
+func (w *fdrWorld) faultLoss(s *fdrSystem) float64 {
+	lost, all := 0.0, 0.0
+	for _, it := range w.items {
+		wt := map[bool]float64{true: 2, false: 1}[it.Capability == hisrubric.Abstraction || it.Capability == hisrubric.Interpretation]
+		x := wt * fdrCapFactor[it.Capability]
+		all += x
+		for _, f := range s.faults {
+			if fl, ok := fdrFaults[f]; ok && fl.sub == it.Subsection {
+				lost += x * fl.rate
+			}
+		}
+	}
+	return lost / all
 }
 
 func fdrMarketIndex(code string) int {
@@ -797,7 +828,7 @@ func (w *fdrWorld) judge(p results.Prompt) (string, error) {
 		return "", err
 	}
 	flip := func(it hisrubric.BatchItem, k int) bool {
-		return w.unit("judge", string(b.Stage), b.Company, it.ID, it.Prediction, strconv.Itoa(k)) < 0.03
+		return w.unit("judge", string(b.Stage), b.Company, it.ID, it.Prediction, strconv.Itoa(k)) < fdrJudgeError
 	}
 	var r hisrubric.Reply
 	for _, it := range b.Items {

@@ -543,7 +543,7 @@ func (w *icbcWorld) assignQuality(p *icbcProfile, l string, ts []*icbc.Subjectiv
 		mean += w.unit(p.name, t.ID, "quality") / float64(len(ok))
 	}
 	for _, t := range ok {
-		q := target + 16*(w.unit(p.name, t.ID, "quality")-mean)
+		q := target + 32*(w.unit(p.name, t.ID, "quality")-mean)
 		w.quality[[2]string{p.name, t.ID}] = min(max(q, 5), 98)
 	}
 }
@@ -735,7 +735,7 @@ func (w *icbcWorld) humanScores(opt Options) []byte {
 				if !ok {
 					continue
 				}
-				score := q + shared + bias + 22*(2*w.unit(t.ID, expert, s, "noise")-1)
+				score := q + shared + bias + 20*(2*w.unit(t.ID, expert, s, "noise")-1)
 				score = math.Round(min(max(score, 0), 100))
 				enc.Encode(icbc.HumanScore{Task: t.ID, System: s, Expert: expert, Score: score}) // encoding a plain struct cannot fail
 			}

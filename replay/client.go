@@ -132,7 +132,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		c.getenv = os.Getenv
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{CheckRedirect: noRedirect}
 	}
 	if c.sleep == nil {
 		c.sleep = sleepCtx
@@ -143,6 +143,11 @@ func New(store *cache.Store, cfg Config) *Client {
 	c.secrets = KeyValues(c.getenv, cfg.Providers)
 	return c
 }
+
+// noRedirect refuses to follow redirects: a provider API does not
+// redirect a POST, and a client following one would send the key headers
+// (x-api-key, x-goog-api-key) to another host. A 3xx is an http_error.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // A Miss is a request that is not stored, in offline mode.
 type Miss struct {
@@ -179,6 +184,7 @@ type MissError struct {
 	Label results.Label
 }
 
+// Error names the key and the label of the missing request.
 func (e *MissError) Error() string {
 	return fmt.Sprintf("replay: not in the cache: %.8s (%s)", e.Key, LabelText(e.Label))
 }
@@ -247,6 +253,8 @@ type CallError struct {
 	Msg    string
 }
 
+// Error gives the cause, the HTTP status when there is one and the
+// message.
 func (e *CallError) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("replay: %s (HTTP %d): %s", e.Cause, e.Status, e.Msg)
@@ -747,14 +755,19 @@ var snapshotSuffix = regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4})$`)
 
 // Drifted reports whether a provider reporting model reported for a
 // request of model requested ran another model than asked: any other name
-// than the requested one or a dated snapshot of it. Unknown names (either
-// empty) are not drift.
+// than the requested one or a dated snapshot of it. A moving alias
+// ("-latest", Anthropic's "-0") may resolve to any snapshot of its base
+// name. Unknown names (either empty) are not drift.
 func Drifted(requested, reported string) bool {
 	if requested == "" || reported == "" || reported == requested {
 		return false
 	}
-	rest, ok := strings.CutPrefix(reported, requested)
-	return !ok || !snapshotSuffix.MatchString(rest)
+	for _, base := range []string{requested, strings.TrimSuffix(requested, "-latest"), strings.TrimSuffix(requested, "-0")} {
+		if rest, ok := strings.CutPrefix(reported, base); ok && snapshotSuffix.MatchString(rest) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Client) checkDrift(j *job, reported string) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache"
+
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -246,4 +248,26 @@ func TestStrings(t *testing.T) {
 	if got, want := f.String(), "reqs.jsonl:4: p m key abcdef01: http_error (HTTP 400), attempts 1: bad"; got != want {
 		t.Errorf("Failure.String() = %q, want %q", got, want)
 	}
+}
+
+func FuzzImportBatch(f *testing.F) {
+	f.Add(`{"custom_id":"finrepro-s1-ab","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[]}}`,
+		`{"id":"b","custom_id":"finrepro-s1-ab","response":{"status_code":200,"body":{"model":"m","choices":[{"message":{"content":"x"}}]}}}`)
+	f.Add(`{"custom_id":"a","url":"/v1/responses","body":{"model":"m"}}`, `{"custom_id":"a","response":null,"error":{"code":"x"}}`)
+	store, err := cache.Open(f.TempDir(), cache.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer store.Close()
+	f.Fuzz(func(t *testing.T, in, out string) {
+		c := New(store, Config{Mode: Record})
+		n, err := c.ImportBatch(strings.NewReader(in), "in.jsonl", strings.NewReader(out), "out.jsonl", "openai")
+		var ie *results.InputError
+		if err != nil && !errors.As(err, &ie) {
+			t.Errorf("error %v is not an InputError", err)
+		}
+		if n < 0 || c.Counts().Recorded != 0 {
+			t.Errorf("n %d, counts %+v", n, c.Counts())
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -435,12 +436,12 @@ func TestSecrets(t *testing.T) {
 	if bytes.Contains(out.Bytes(), []byte(fakeKey)) {
 		t.Errorf("the key reached an output:\n%s", out.String())
 	}
-	scanStore(t, store, dir, replies, fakeKey)
+	scanStore(t, store, dir, fakeKey)
 }
 
 // scanStore searches every file of the store, decompressing zstd frames,
-// and every exchange of the given replies for secret.
-func scanStore(t *testing.T, store *cache.Store, dir string, replies []results.Reply, secret string) {
+// and every stored exchange for secret.
+func scanStore(t *testing.T, store *cache.Store, dir string, secret string) {
 	t.Helper()
 	loadDicts(dir)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -461,19 +462,17 @@ func scanStore(t *testing.T, store *cache.Store, dir string, replies []results.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range replies {
-		k, err := cache.ParseKey(r.Key)
-		if err != nil {
-			continue
-		}
-		x, err := store.Get(k)
-		if err != nil {
-			continue
-		}
+	n := 0
+	err = store.Each(func(k cache.Key, x *cache.Exchange) error {
+		n++
 		b, _ := json.Marshal(x)
 		if bytes.Contains(b, []byte(secret)) {
-			t.Errorf("exchange %s holds the secret", r.Key)
+			t.Errorf("exchange %s holds the secret", k)
 		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Errorf("walked %d exchanges: %v", n, err)
 	}
 }
 
@@ -486,6 +485,10 @@ func TestDrift(t *testing.T) {
 		{"gpt-4o", "gpt-4o-2024-08-06", false},
 		{"claude-sonnet-4", "claude-sonnet-4-20250514", false},
 		{"gemini-1.5-pro", "gemini-1.5-pro-002", false},
+		{"claude-sonnet-4-0", "claude-sonnet-4-20250514", false},
+		{"claude-3-5-haiku-latest", "claude-3-5-haiku-20241022", false},
+		{"claude-sonnet-4-0", "claude-opus-4-20250514", true},
+		{"gpt-4o-latest", "gpt-4o-mini", true},
 		{"gpt-4o", "gpt-4o-mini", true},
 		{"gpt-4o", "gpt-4o-mini-2024-07-18", true},
 		{"deepseek-chat", "deepseek-v3", true},
@@ -737,4 +740,82 @@ func TestProgressTerminal(t *testing.T) {
 	q.done(true, 0)
 	q.logf("x")
 	q.finish()
+}
+
+func TestBadRequest(t *testing.T) {
+	store, _ := openStore(t)
+	c := New(store, Config{})
+	bad := call("nope", "m", "q")
+	rs := c.Answer(context.Background(), []results.Call{bad, call("openai", "", "q")})
+	for i, r := range rs {
+		var ce *CallError
+		if !errors.As(r.Err, &ce) || ce.Cause != CauseRequest {
+			t.Errorf("reply %d: %v", i, r.Err)
+		}
+	}
+	fs := c.Failures()
+	if len(fs) != 2 || fs[0].Label.Benchmark != "icbcbench" || len(c.Misses()) != 0 {
+		t.Errorf("failures %+v", fs)
+	}
+}
+
+// TestInterruptResume cancels a recording midway, as Ctrl-C does, and
+// checks that the rerun sends exactly the requests not yet stored.
+func TestInterruptResume(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.delay = 20 * time.Millisecond
+	pcs := map[string]ProviderConfig{"p": withConcurrency(f.config(), 2)}
+	var calls []results.Call
+	for i := range 20 {
+		calls = append(calls, call("p", "m", fmt.Sprint("q", i)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Millisecond)
+	defer cancel()
+	c1, _ := clientFor(t, store, Record, pcs, nil)
+	c1.Answer(ctx, calls)
+	stored := c1.Counts().Recorded
+	if stored == 0 || stored == len(calls) {
+		t.Skipf("the interruption came at an edge (%d stored); nothing to resume", stored)
+	}
+	for _, cc := range c1.FailureCounts() {
+		if cc.Cause != CauseCanceled {
+			t.Errorf("interrupted run failed with %s", cc.Cause)
+		}
+	}
+	before := f.count()
+	c2, _ := clientFor(t, store, Record, pcs, nil)
+	for i, r := range c2.Answer(context.Background(), calls) {
+		if r.Err != nil {
+			t.Errorf("rerun reply %d: %v", i, r.Err)
+		}
+	}
+	if sent := f.count() - before; sent != len(calls)-stored || c2.Counts().Hits != stored {
+		t.Errorf("rerun sent %d, want %d; counts %+v", sent, len(calls)-stored, c2.Counts())
+	}
+}
+
+// TestNoRedirect checks that a redirect is not followed, so the key
+// headers never reach another host.
+func TestNoRedirect(t *testing.T) {
+	var leaked sync.Map
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store("hit", r.Header.Get("x-api-key"))
+	}))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/messages", http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	store, _ := openStore(t)
+	pcs := map[string]ProviderConfig{"p": {Kind: KindAnthropic, BaseURL: redirect.URL + "/v1", KeyEnv: "FAKE_KEY", Backoff: time.Millisecond}}
+	c, _ := clientFor(t, store, Record, pcs, nil)
+	r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]
+	var ce *CallError
+	if !errors.As(r.Err, &ce) || ce.Cause != CauseHTTP || ce.Status != http.StatusTemporaryRedirect {
+		t.Errorf("err %v", r.Err)
+	}
+	if _, ok := leaked.Load("hit"); ok {
+		t.Error("the redirect was followed")
+	}
 }

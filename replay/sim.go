@@ -84,7 +84,6 @@ func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
 		reported = m.ReportedModel
 	}
 	msg := map[string]any{"role": "assistant", "content": nil}
-	finish := "stop"
 	text := ""
 	if s.uniform("refusal", req, 0) < m.Refusal {
 		msg["refusal"] = "I can't help with that request."
@@ -105,7 +104,9 @@ func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
 		"created":            0,
 		"model":              reported,
 		"system_fingerprint": "finrepro-sim",
-		"choices":            []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		// Anyone reading the raw exchange sees that it is synthetic.
+		"finrepro_synthetic": "output of the finrepro simulator, not of a real model",
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
 		"usage": map[string]any{
 			"prompt_tokens": in, "completion_tokens": estimateTokens(text),
 			"total_tokens": in + estimateTokens(text),

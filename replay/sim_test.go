@@ -108,6 +108,9 @@ func TestSimDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !strings.Contains(string(x.Response), `"finrepro_synthetic"`) {
+			t.Errorf("a sim response does not say it is synthetic: %s", x.Response)
+		}
 		if x.Meta.Source != results.SourceSim || x.Meta.RecordedAt != "2026-01-01T00:00:00Z" || x.Meta.CostUSD != 0 {
 			t.Errorf("meta %+v", x.Meta)
 		}

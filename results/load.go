@@ -138,14 +138,14 @@ func ReadCSV(r io.Reader, file string) (*CSVTable, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				return nil, Errorf(file, skipped+pe.Line, fmt.Sprintf("column %d", pe.Column), "%v", pe.Err)
 			}
-			return nil, Errorf(file, skipped+line, "", "%v", err)
+			return nil, Errorf(file, 0, "", "%v", err)
 		}
+		line, _ := cr.FieldPos(0)
 		if t.Header == nil {
 			t.Header = rec
 			continue

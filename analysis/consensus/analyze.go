@@ -258,13 +258,14 @@ func (a *analyzer) addFiltering() {
 // A rateCI is one product's pass rate with its bootstrap interval.
 type rateCI struct {
 	v, lo, hi float64
+	empty     bool  // the rubric set is empty: no rate
 	err       error // the interval is undefined
 }
 
 // bootRates computes item or macro pass rates of every product over the
-// scored queries with bootstrap intervals resampling queries. Every
-// product sees the same resamples (same seed).
-func (a *analyzer) bootRates(rs *rateSet, macro bool) []rateCI {
+// scored queries, with bootstrap intervals resampling queries when ci is
+// set. Every product sees the same resamples (same seed).
+func (a *analyzer) bootRates(rs *rateSet, macro, ci bool) []rateCI {
 	qs := a.base.scored
 	item, mac, ok := rs.rates(qs, a.np)
 	out := make([]rateCI, a.np)
@@ -274,7 +275,10 @@ func (a *analyzer) bootRates(rs *rateSet, macro bool) []rateCI {
 			out[p].v = mac[p]
 		}
 		if !ok {
-			out[p].err = &stats.UndefinedError{Reason: "no rubrics"}
+			out[p].empty = true
+			return
+		}
+		if !ci {
 			return
 		}
 		stat := func(idx []int) float64 {
@@ -317,15 +321,17 @@ func parallel(n int, fn func(i int)) {
 
 // addPassRates builds pass_rates and sets the baseline ranking.
 func (a *analyzer) addPassRates() map[string]float64 {
+	// Intervals for the gold rates only: the consistency-passed rates are
+	// context (see the ablation), and the headline stays readable.
 	sets := []struct {
-		name  string
-		rs    *rateSet
-		macro bool
+		name      string
+		rs        *rateSet
+		macro, ci bool
 	}{
-		{"consistency_item", a.base.cons, false},
-		{"consistency_macro", a.base.cons, true},
-		{"gold_item", a.base.gold, false},
-		{"gold_macro", a.base.gold, true},
+		{"consistency_item", a.base.cons, false, false},
+		{"consistency_macro", a.base.cons, true, false},
+		{"gold_item", a.base.gold, false, true},
+		{"gold_macro", a.base.gold, true, true},
 	}
 	cols := []analysis.Column{
 		{Name: "product"},
@@ -334,11 +340,13 @@ func (a *analyzer) addPassRates() map[string]float64 {
 	}
 	vals := make([][]rateCI, len(sets))
 	for i, s := range sets {
-		vals[i] = a.bootRates(s.rs, s.macro)
-		cols = append(cols,
-			analysis.Column{Name: s.name, Unit: "%", Decimals: 2, Better: analysis.Higher},
-			analysis.Column{Name: s.name + "_low", Unit: "%", Decimals: 2, Doc: "bootstrap 95% interval, lower end"},
-			analysis.Column{Name: s.name + "_high", Unit: "%", Decimals: 2, Doc: "bootstrap 95% interval, upper end"})
+		vals[i] = a.bootRates(s.rs, s.macro, s.ci)
+		cols = append(cols, analysis.Column{Name: s.name, Unit: "%", Decimals: 2, Better: analysis.Higher})
+		if s.ci {
+			cols = append(cols,
+				analysis.Column{Name: s.name + "_low", Unit: "%", Decimals: 2, Doc: "bootstrap 95% interval, lower end"},
+				analysis.Column{Name: s.name + "_high", Unit: "%", Decimals: 2, Doc: "bootstrap 95% interval, upper end"})
+		}
 	}
 	gi, gm := make([]float64, a.np), make([]float64, a.np)
 	for p := range a.np {
@@ -349,7 +357,7 @@ func (a *analyzer) addPassRates() map[string]float64 {
 	tiersOK := true
 	for i, p := range a.ranking {
 		lo[i], hi[i] = vals[2][p].lo, vals[2][p].hi
-		tiersOK = tiersOK && vals[2][p].err == nil
+		tiersOK = tiersOK && vals[2][p].err == nil && !vals[2][p].empty
 	}
 	tiers := stats.Tiers(lo, hi)
 	t := a.newTable("pass_rates", "Product pass rates",
@@ -365,17 +373,19 @@ func (a *analyzer) addPassRates() map[string]float64 {
 			tier = analysis.Undefined("no interval")
 		}
 		row := []analysis.Cell{analysis.Text(a.names[p]), analysis.Int(i + 1), tier}
-		for s := range sets {
+		for s, set := range sets {
 			v := vals[s][p]
-			if v.err != nil && strings.Contains(v.err.Error(), "no rubrics") {
-				row = append(row, analysis.Undefined("no rubrics"), analysis.Undefined("no rubrics"), analysis.Undefined("no rubrics"))
-				continue
-			}
-			lo, hi := analysis.Number(v.lo), analysis.Number(v.hi)
-			if v.err != nil {
+			val, lo, hi := analysis.Number(v.v), analysis.Number(v.lo), analysis.Number(v.hi)
+			switch {
+			case v.empty:
+				val, lo, hi = analysis.Undefined("no rubrics"), analysis.Undefined("no rubrics"), analysis.Undefined("no rubrics")
+			case v.err != nil:
 				lo, hi = analysis.Undefined(v.err.Error()), analysis.Undefined(v.err.Error())
 			}
-			row = append(row, analysis.Number(v.v), lo, hi)
+			row = append(row, val)
+			if set.ci {
+				row = append(row, lo, hi)
+			}
 		}
 		t.AddRow(row...)
 		if anyGold {

@@ -133,3 +133,27 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("%s differs in length: got %d lines, want %d (run go test -update to accept)", file, len(gl), len(wl))
 	}
 }
+
+func TestNoGoldRubric(t *testing.T) {
+	// No query has 100 gold rubrics: nothing is scored, every rate and
+	// correlation is undefined, and nothing panics or prints NaN.
+	res := runFixture(t, fixFS(), analysis.Settings{KnobMinRubrics: "100"})
+	for _, c := range []analysis.Cell{
+		cell(t, res, "pass_rates", "A", "gold_item"),
+		cell(t, res, "pass_rates", "A", "tier"),
+		cell(t, res, "splits", "mean_spearman", "value"),
+		cell(t, res, "leave_one_judge_out", "J1", "spearman"),
+		cell(t, res, "ablation", "gold", "spread_pp"),
+	} {
+		if !c.Undef {
+			t.Errorf("cell %+v, want undefined", c)
+		}
+	}
+	if len(res.Scores) != 0 || strings.Join(res.Ranking, ",") != "A,B,C,D,E" {
+		t.Errorf("Scores %v, Ranking %v", res.Scores, res.Ranking)
+	}
+	b, err := json.Marshal(res)
+	if err != nil || bytes.Contains(b, []byte("NaN")) {
+		t.Errorf("marshal: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,13 +111,13 @@ func LoadInputs(fsys fs.FS) (*Inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Config, err = ReadConfig(strings.NewReader(string(b)), ConfigFile); err != nil {
+	if in.Config, err = ReadConfig(bytes.NewReader(b), ConfigFile); err != nil {
 		return nil, err
 	}
 	if b, err = read(ToleranceFile, false); err != nil {
 		return nil, err
 	} else if b != nil {
-		if in.Tolerances, err = ReadTolerances(strings.NewReader(string(b)), ToleranceFile); err != nil {
+		if in.Tolerances, err = ReadTolerances(bytes.NewReader(b), ToleranceFile); err != nil {
 			return nil, err
 		}
 	}

@@ -176,6 +176,11 @@ func TestFixture(t *testing.T) {
 	if len(flags.Rows) != 2 || flags.Rows[0][3].Text != "late" || flags.Rows[1][6].Text != "https://example.com/c2" {
 		t.Errorf("isolation_flags rows %v", flags.Rows)
 	}
+	inv := res.Table("invalid_predictions")
+	if len(inv.Rows) != 3 || inv.Rows[0][4].Text != `=HYPERLINK("https://evil.example","Yes")` || inv.Rows[0][5].Text != "not yes or no" ||
+		inv.Rows[2][3].Text != "pending" || inv.Rows[2][5].Text != "no final answer" {
+		t.Errorf("invalid_predictions rows %v", inv.Rows)
+	}
 	var invalid int
 	for _, p := range res.Problems {
 		if strings.HasPrefix(p, "invalid prediction:") {

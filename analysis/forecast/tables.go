@@ -107,6 +107,7 @@ func Analyze(in *Inputs, replies []results.Reply, opt Options) *analysis.Result 
 		b.lifecycleTable(),
 		b.auditTable(),
 		b.flagsTable(),
+		b.invalidTable(),
 		b.sensitivityTable(),
 		b.tolerancesTable(),
 	}
@@ -465,6 +466,32 @@ func (b *board) flagsTable() *analysis.Table {
 				t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text("evidence"),
 					analysis.Text(task.Deadline), analysis.Text(e.Time.Format(timeLayout)), analysis.Text(clip(e.URL, 300)))
 			}
+		}
+	}
+	return t
+}
+
+// invalidTable lists every answer that could not be read, as the system
+// wrote it (cut at 200 bytes).
+func (b *board) invalidTable() *analysis.Table {
+	t := &analysis.Table{Name: "invalid_predictions", Title: "Invalid predictions",
+		Caption: "Replies whose final answer could not be read; they are scored wrong when their task is resolved.",
+		Columns: []analysis.Column{{Name: "task", Title: "Task"}, methodCol, {Name: "week", Title: "Week"},
+			{Name: "status", Title: "Status", Doc: "task state: resolved, pending or void"},
+			{Name: "answer", Title: "Answer", Doc: "the final answer as written, cut at 200 bytes"},
+			{Name: "reason", Title: "Reason"}}}
+	for ti, task := range b.in.Tasks {
+		for s, sys := range b.in.Config.Systems {
+			p := b.preds[ti][s]
+			if p.Missing || p.Invalid == "" {
+				continue
+			}
+			reason := p.Invalid
+			if i := strings.Index(reason, ": "); i >= 0 && p.Answer != "" {
+				reason = reason[:i] // the answer has its own column
+			}
+			t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text(b.status[ti].String()),
+				analysis.Text(clip(p.Answer, 200)), analysis.Text(reason))
 		}
 	}
 	return t

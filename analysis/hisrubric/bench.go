@@ -136,6 +136,9 @@ type run struct {
 	claims   []map[string][]string
 	criteria []map[string][]Point
 	gotRound []bool // per company: claims and criteria replies usable
+	// questions[ci][i] describes item i for company ci (fixed rows only;
+	// free rows name the truth's row).
+	questions [][]string
 	problems map[string]bool
 	missing  int
 	synth    bool
@@ -159,6 +162,25 @@ func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result
 	r.round1(ctx)
 	r.round2(ctx)
 	return r.result(), nil
+}
+
+// question describes item i for company ci to a judge.
+func (r *run) question(ci, i int) string {
+	it := &r.in.Items[i]
+	c := &r.in.Companies[ci]
+	if it.FreeRow() {
+		return question(r.in.Structure, it, r.in.Truth[c.ID][it.ID], c.Params())
+	}
+	if r.questions == nil {
+		r.questions = make([][]string, len(r.in.Companies))
+	}
+	if r.questions[ci] == nil {
+		r.questions[ci] = make([]string, len(r.in.Items))
+		for k := range r.in.Items {
+			r.questions[ci][k] = question(r.in.Structure, &r.in.Items[k], r.in.Truth[c.ID][r.in.Items[k].ID], c.Params())
+		}
+	}
+	return r.questions[ci][i]
 }
 
 func (r *run) problemf(format string, args ...any) { r.problems[fmt.Sprintf(format, args...)] = true }
@@ -208,7 +230,7 @@ func (r *run) round1(ctx context.Context) {
 				it := &in.Items[i]
 				if it.Protocol == protocol[st] {
 					t := in.Truth[c.ID][it.ID]
-					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: question(in.Structure, it, t, c.Params()), Truth: t.Answer})
+					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer})
 				}
 			}
 			if len(b.Items) > 0 {
@@ -326,7 +348,7 @@ func (r *run) round2(ctx context.Context) {
 				g.numeric = NumericVerdict(g.answer.Text, t.Answer, r.opt.tol)
 			}
 			var st Stage
-			bi := BatchItem{ID: it.ID, Question: question(in.Structure, it, t, c.Params()), Truth: t.Answer, Prediction: g.answer.Text}
+			bi := BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer, Prediction: g.answer.Text}
 			switch it.Protocol {
 			case Accuracy:
 				st = StageAccuracy

@@ -18,9 +18,10 @@ func Extract(c *Check, it *Item, t Truth, p Params) Answer {
 		return Answer{Why: "no table"}
 	}
 	col, mult, cur := -1, -1, -1
-	for i, h := range tab.Header {
-		switch colKey(h) {
-		case colKey(p.Resolve(it.Column)):
+	want := colKey(p.Resolve(it.Column))
+	for i, h := range tab.colKeys {
+		switch h {
+		case want:
 			if col < 0 {
 				col = i
 			}
@@ -37,8 +38,9 @@ func Extract(c *Check, it *Item, t Truth, p Params) Answer {
 	if it.FreeRow() {
 		row = t.Row
 	}
-	for _, r := range tab.Rows {
-		if key(r[0]) != key(row) {
+	rk := key(row)
+	for i, r := range tab.Rows {
+		if tab.rowKeys[i] != rk {
 			continue
 		}
 		text := r[col]

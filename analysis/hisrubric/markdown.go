@@ -49,6 +49,9 @@ type MDTable struct {
 	// Ragged counts body rows whose cell count differed from the
 	// header's; they are padded or cut to the header's width.
 	Ragged int
+	// colKeys and rowKeys are the normalised header cells and first
+	// cells of the rows.
+	colKeys, rowKeys []string
 }
 
 var (
@@ -126,6 +129,10 @@ func parseTable(run []string) *MDTable {
 			cells = cells[:len(t.Header)]
 		}
 		t.Rows = append(t.Rows, cells)
+		t.rowKeys = append(t.rowKeys, key(cells[0]))
+	}
+	for _, h := range t.Header {
+		t.colKeys = append(t.colKeys, colKey(h))
 	}
 	return t
 }
@@ -163,11 +170,15 @@ func splitRow(line string) []string {
 
 // cleanCell removes inline HTML and emphasis and collapses white space.
 func cleanCell(s string) string {
-	s = brRE.ReplaceAllString(s, " ")
-	s = tagRE.ReplaceAllString(s, "")
-	s = strings.NewReplacer("**", "", "__", "", "`", "").Replace(s)
+	if strings.Contains(s, "<") {
+		s = brRE.ReplaceAllString(s, " ")
+		s = tagRE.ReplaceAllString(s, "")
+	}
+	s = emphasis.Replace(s)
 	return strings.Join(strings.Fields(s), " ")
 }
+
+var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
 
 // key normalises a header, row or column name for comparison: lower
 // case letters and digits only, "&" read as "and".

@@ -13,7 +13,10 @@ type Quantity struct {
 	Percent bool // written with a percent sign; Value is in percent
 }
 
-var numRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+var (
+	numRE            = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	quantityReplacer = strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand")
+)
 
 // multipliers in the order they are tried: longer words first.
 var multipliers = []struct {
@@ -42,7 +45,7 @@ func ParseQuantity(s string) (Quantity, bool) {
 	if len(s) > 200 {
 		return Quantity{}, false
 	}
-	s = strings.ToLower(strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand").Replace(s))
+	s = strings.ToLower(quantityReplacer.Replace(s))
 	locs := numRE.FindAllStringIndex(s, -1)
 	if len(locs) != 1 {
 		return Quantity{}, false

@@ -52,7 +52,10 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 	var body []string
 	have := map[int]bool{}
 	for _, line := range strings.Split(report, "\n") {
-		m := reRefLine.FindStringSubmatch(line)
+		var m []string
+		if t := strings.TrimLeft(line, " \t-*+"); strings.HasPrefix(t, "[") && strings.Contains(t, "://") {
+			m = reRefLine.FindStringSubmatch(line)
+		}
 		if m == nil {
 			body = append(body, line)
 			continue

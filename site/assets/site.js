@@ -59,7 +59,18 @@
     // left-aligned, so that neither is cut at the edge of the chart
     var axes = function (a) { return a ? (Array.isArray(a) ? a : [a]) : []; };
     axes(opt.xAxis).forEach(function (a) {
-      if (a.name) { a.nameLocation = "middle"; a.nameGap = 28; opt.grid.bottom = Math.max(opt.grid.bottom, 28); }
+      if (!a.name) return;
+      // below rotated category labels: about 3.3 px of height per
+      // character of the longest label at 30 degrees
+      var gap = 28;
+      if (a.axisLabel && a.axisLabel.rotate && Array.isArray(a.data)) {
+        var longest = 0;
+        a.data.forEach(function (d) { longest = Math.max(longest, String(d).length); });
+        gap = Math.min(150, 20 + longest * 3.3);
+      }
+      a.nameLocation = "middle";
+      a.nameGap = gap;
+      opt.grid.bottom = Math.max(opt.grid.bottom, 36);
     });
     axes(opt.yAxis).forEach(function (a) {
       if (a.name) { a.nameLocation = "end"; a.nameTextStyle = { align: "left" }; }

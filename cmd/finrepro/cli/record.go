@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -180,6 +179,17 @@ func runRecord(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	if mode != replay.Offline {
+		known := replay.DefaultProviders()
+		for name, pc := range pcs {
+			known[name] = pc
+		}
+		for _, r := range reqs {
+			if known[r.Provider].Kind == replay.KindSim {
+				return usageErr("%s: provider %q is the built-in simulator, which records through \"finrepro demo\" only", replay.LabelText(r.Label), r.Provider)
+			}
+		}
+	}
 	store, err := cache.Open(*dir, cache.Options{})
 	if err != nil {
 		return err
@@ -202,25 +212,19 @@ func runRecord(ctx context.Context, env *Env, args []string) error {
 		return importReports(env, c, *reports)
 	}
 	replies := c.AnswerRequests(ctx, reqs)
-	for _, r := range replies {
-		if r.Err != nil && !isMissOrCall(r.Err) {
-			fmt.Fprintf(env.Stderr, "%v\n", r.Err)
+	if mode == replay.Offline {
+		if *dry {
+			printMisses(env.Stdout, c.Misses(), prices, len(reqs), "to record")
+		} else if err := exportMisses(env, c.Misses(), pcs, *exportBatch); err != nil {
+			return err
 		}
-	}
-	switch {
-	case *dry:
-		printMisses(env.Stdout, c.Misses(), prices, len(reqs), "to record")
+		if fs := c.Failures(); len(fs) > 0 {
+			printFailures(env.Stdout, fs)
+			return fmt.Errorf("%d requests are invalid", len(fs))
+		}
 		return nil
-	case *exportBatch != "":
-		return exportMisses(env, c.Misses(), pcs, *exportBatch)
 	}
 	return recordSummary(env, c, len(reqs), replies)
-}
-
-func isMissOrCall(err error) bool {
-	var me *replay.MissError
-	var ce *replay.CallError
-	return errors.As(err, &me) || errors.As(err, &ce)
 }
 
 // recordSummary prints what a recording did and fails when anything was

@@ -120,13 +120,22 @@ func TestRecordReplayCLI(t *testing.T) {
 		}
 	}
 
+	code, out, _ = run(t, append(rec, "--refresh")...)
+	if code != ExitOK || srv.count() != 6 || !strings.Contains(out, "3 recorded") {
+		t.Fatalf("refresh: code %d, calls %d\n%s", code, srv.count(), out)
+	}
+	sample1 := writeFile(t, tmp, "s1.jsonl", strings.Replace(reqLine("two"), `{"body"`, `{"sample":1,"body"`, 1)+"\n")
+	if code, out, _ = run(t, "replay", "--requests", sample1, "--provider", "local", "--dir", dir); code != ExitOK || !strings.Contains(out, "echo two") {
+		t.Errorf("replay of the refreshed sample: code %d %s", code, out)
+	}
+
 	more := writeFile(t, tmp, "more.jsonl", reqLine("two")+"\n"+reqLine("four")+"\n")
 	code, out, errOut = run(t, "replay", "--requests", more, "--provider", "local", "--dir", dir)
 	if code != ExitMiss || strings.Count(out, "\n") != 1 || !strings.Contains(out, "echo two") ||
 		!strings.Contains(errOut, "1 of 2 requests not in the cache") || !strings.Contains(errOut, "more.jsonl:2") {
 		t.Errorf("replay with a miss: code %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	if srv.count() != 3 {
+	if srv.count() != 6 {
 		t.Errorf("replay called the server")
 	}
 }
@@ -179,6 +188,7 @@ func TestRecordUsageCLI(t *testing.T) {
 		{[]string{"record", "--requests", reqs, "--dir", tmp, "--provider", "openai", "--kind", "soap"}, ExitUsage, "--kind"},
 		{[]string{"record", "--requests", bad, "--dir", tmp, "--provider", "openai"}, ExitFailure, "bad.jsonl:2: body"},
 		{[]string{"replay", "--requests", reqs}, ExitUsage, "required"},
+		{[]string{"record", "--requests", reqs, "--dir", tmp, "--provider", "sim"}, ExitUsage, "simulator"},
 		{[]string{"record", "--help"}, ExitOK, ""},
 	}
 	for _, tt := range tests {

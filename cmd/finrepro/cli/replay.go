@@ -57,8 +57,11 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	c := replay.New(store, replay.Config{Mode: replay.Offline, Providers: pcs, Prices: prices, Getenv: env.Getenv})
 	replies := c.AnswerRequests(ctx, reqs)
 	w := bufio.NewWriter(env.Stdout)
-	failed := 0
+	failed, synthetic := 0, 0
 	for _, r := range replies {
+		if r.Err == nil && r.Synthetic() {
+			synthetic++
+		}
 		var me *replay.MissError
 		switch {
 		case errors.As(r.Err, &me):
@@ -85,6 +88,9 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if synthetic > 0 {
+		fmt.Fprintf(env.Stderr, "note: %d of the responses are synthetic (simulator output, not a real model)\n", synthetic)
 	}
 	if ms := c.Misses(); len(ms) > 0 {
 		printMisses(env.Stderr, ms, prices, len(reqs), "record them with finrepro record")
