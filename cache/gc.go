@@ -122,7 +122,7 @@ func (s *Store) GC() (*GCStats, error) {
 			if err != nil {
 				return nil, fmt.Errorf("cache: gc: nothing removed: %w", err)
 			}
-			b.items = append(b.items, item{m.d, raw})
+			b.items = append(b.items, item{d: m.d, raw: raw})
 			b.raw += len(raw)
 			st.ObjectsKept++
 			if b.raw >= packTarget {

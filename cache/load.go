@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 )
 
@@ -195,55 +196,128 @@ type LoadStats struct {
 
 // Load adds the exchanges of a JSONL stream (one ParseLine object per
 // line) in batches. A bad line never harms what is stored. The returned
-// error is a *LineError in strict mode, or an I/O or store error.
+// error is a *LineError in strict mode, or an I/O or store error. Lines
+// are parsed, hashed and compressed in parallel and added in input order.
 func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
+	type line struct {
+		n       int
+		b       []byte
+		tooLong bool
+		p       *prepared
+	}
+	type chunk struct {
+		lines []line
+		err   error // reading stopped here
+		done  chan struct{}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	ordered := make(chan *chunk, 2*workers)
+	jobs := make(chan *chunk, 2*workers)
+	stop := make(chan struct{})
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		br := bufio.NewReaderSize(r, 1<<20)
+		var buf []byte
+		c := &chunk{done: make(chan struct{})}
+		size := 0
+		send := func() bool {
+			select {
+			case ordered <- c:
+			case <-stop:
+				return false
+			}
+			select {
+			case jobs <- c:
+			case <-stop:
+				return false
+			}
+			c, size = &chunk{done: make(chan struct{})}, 0
+			return true
+		}
+		for n := 1; ; n++ {
+			l, tooLong, err := readLine(br, &buf)
+			if err != nil && err != io.EOF {
+				c.err = fmt.Errorf("cache: load: line %d: %w", n, err)
+				send()
+				return
+			}
+			if l = bytes.TrimSpace(l); len(l) > 0 || tooLong {
+				c.lines = append(c.lines, line{n: n, b: bytes.Clone(l), tooLong: tooLong})
+				size += len(l)
+			}
+			if err == io.EOF {
+				send()
+				return
+			}
+			if size >= compressChunk || len(c.lines) >= 1024 {
+				if !send() {
+					return
+				}
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			for c := range jobs {
+				for i := range c.lines {
+					l := &c.lines[i]
+					if l.tooLong {
+						continue
+					}
+					x, canon, err := parseLine(l.b)
+					if err != nil {
+						l.p = &prepared{err: err}
+						continue
+					}
+					l.p = s.prepare(x, canon)
+				}
+				close(c.done)
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		for range ordered { // let the reader finish
+		}
+	}()
 	st := &LoadStats{}
 	b := s.NewBatch()
-	br := bufio.NewReaderSize(r, 1<<20)
-	var buf []byte
-	for n := 1; ; n++ {
-		l, tooLong, err := readLine(br, &buf)
-		if err == io.EOF && len(l) == 0 && !tooLong {
-			break
-		}
-		if err != nil && err != io.EOF {
-			return st, fmt.Errorf("cache: load: line %d: %w", n, err)
-		}
-		l = bytes.TrimSpace(l)
-		if len(l) == 0 && !tooLong {
-			if err == io.EOF {
-				break
-			}
-			continue
-		}
-		st.Lines++
-		var x *Exchange
-		var canon []byte
-		var lerr error
-		if tooLong {
-			lerr = &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
-		} else {
-			x, canon, lerr = parseLine(l)
-		}
-		if lerr == nil {
-			var added bool
-			_, added, lerr = b.addCanon(x, canon)
-			var ce *ConflictError
+	for c := range ordered {
+		<-c.done
+		for _, l := range c.lines {
+			st.Lines++
+			var lerr error
 			switch {
-			case errors.As(lerr, &ce):
-				lerr = &LineError{Field: "response", Msg: lerr.Error()}
-			case lerr != nil:
-				return st, fmt.Errorf("cache: load: line %d: %w", n, lerr)
-			case added:
-				st.Added++
+			case l.tooLong:
+				lerr = &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
+			case l.p.err != nil && l.p.x == nil:
+				lerr = l.p.err
+			case l.p.err != nil:
+				f, msg, _ := strings.Cut(l.p.err.Error(), ": ")
+				lerr = &LineError{Field: f, Msg: msg}
 			default:
-				st.Present++
+				_, added, err := b.addPrepared(l.p)
+				var ce *ConflictError
+				switch {
+				case errors.As(err, &ce):
+					lerr = &LineError{Field: "response", Msg: err.Error()}
+				case errors.Is(err, ErrTooLarge):
+					lerr = &LineError{Msg: err.Error()}
+				case err != nil:
+					return st, fmt.Errorf("cache: load: line %d: %w", l.n, err)
+				case added:
+					st.Added++
+				default:
+					st.Present++
+				}
 			}
-		}
-		if lerr != nil {
+			if lerr == nil {
+				continue
+			}
 			var le *LineError
 			if errors.As(lerr, &le) {
-				le.Line = n
+				le.Line = l.n
 			}
 			st.Bad++
 			if opt.Strict {
@@ -256,8 +330,11 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 				opt.Report(lerr)
 			}
 		}
-		if err == io.EOF {
-			break
+		if c.err != nil {
+			if ferr := b.Flush(); ferr != nil {
+				return st, ferr
+			}
+			return st, c.err
 		}
 	}
 	return st, b.Flush()

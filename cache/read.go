@@ -27,55 +27,77 @@ func (s *Store) Keys() ([]Key, error) {
 	return keys, nil
 }
 
-// eachWindow is how many exchanges Each decodes ahead in parallel; it
-// bounds Each's memory whatever the size of the store.
-const eachWindow = 64
+// eachWindow is how many exchanges Each decodes at once; with the two
+// windows queued ahead it bounds Each's memory whatever the store's size.
+const eachWindow = 256
 
 // Each calls fn with every exchange, sorted by key. An exchange whose data
 // is corrupt is skipped and recorded in Problems; Each then returns an
 // error wrapping ErrCorrupt after visiting the rest. An error from fn stops
-// the walk and is returned as is.
+// the walk and is returned as is. Exchanges are decoded in parallel a few
+// windows ahead of fn, so memory stays bounded whatever the store's size.
 func (s *Store) Each(fn func(Key, *Exchange) error) error {
 	keys, err := s.Keys()
 	if err != nil {
 		return err
 	}
-	var xs [eachWindow]*Exchange
-	var errs [eachWindow]error
-	bad := 0
-	for start := 0; start < len(keys); start += eachWindow {
-		chunk := keys[start:min(start+eachWindow, len(keys))]
-		var g errgroup.Group
-		g.SetLimit(runtime.GOMAXPROCS(0))
-		for i, k := range chunk {
-			g.Go(func() error {
-				s.mu.RLock()
-				r := s.recs[k]
-				s.mu.RUnlock()
-				if r == nil { // dropped by a concurrent gc's reload
-					xs[i], errs[i] = s.Get(k)
+	type window struct {
+		keys []Key
+		xs   []*Exchange
+		errs []error
+	}
+	windows := make(chan *window, 2)
+	stop := make(chan struct{})
+	go func() {
+		defer close(windows)
+		for start := 0; start < len(keys); start += eachWindow {
+			w := &window{keys: keys[start:min(start+eachWindow, len(keys))]}
+			w.xs = make([]*Exchange, len(w.keys))
+			w.errs = make([]error, len(w.keys))
+			var g errgroup.Group
+			g.SetLimit(runtime.GOMAXPROCS(0))
+			for i, k := range w.keys {
+				g.Go(func() error {
+					s.mu.RLock()
+					r := s.recs[k]
+					s.mu.RUnlock()
+					if r == nil { // dropped by a concurrent gc's reload
+						w.xs[i], w.errs[i] = s.Get(k)
+						return nil
+					}
+					w.xs[i], w.errs[i] = s.get(k, r)
 					return nil
-				}
-				xs[i], errs[i] = s.get(k, r)
-				return nil
-			})
+				})
+			}
+			g.Wait() // errors are kept per exchange
+			select {
+			case windows <- w:
+			case <-stop:
+				return
+			}
 		}
-		g.Wait() // errors are kept per exchange
-		for i, k := range chunk {
-			if errs[i] != nil {
-				if !errors.Is(errs[i], ErrCorrupt) {
-					return errs[i]
+	}()
+	defer func() {
+		close(stop)
+		for range windows { // let the decoder finish
+		}
+	}()
+	bad := 0
+	for w := range windows {
+		for i, k := range w.keys {
+			if w.errs[i] != nil {
+				if !errors.Is(w.errs[i], ErrCorrupt) {
+					return w.errs[i]
 				}
 				bad++
 				s.mu.Lock()
-				s.problems = append(s.problems, Problem{Key: k, Msg: errs[i].Error()})
+				s.problems = append(s.problems, Problem{Key: k, Msg: w.errs[i].Error()})
 				s.mu.Unlock()
 				continue
 			}
-			if err := fn(k, xs[i]); err != nil {
+			if err := fn(k, w.xs[i]); err != nil {
 				return err
 			}
-			xs[i] = nil
 		}
 	}
 	if bad > 0 {

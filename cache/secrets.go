@@ -67,7 +67,7 @@ func scan(b []byte, needles []string) []string {
 
 // ScanSecrets looks for secrets in every exchange of the store (request,
 // response and meta, decompressed) and returns what it finds, sorted by
-// key. needles are exact secret values (such as the API keys of the
+// key, then in its dictionaries. needles are exact secret values (such as the API keys of the
 // environment); values shorter than 8 bytes are ignored.
 func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
 	var out []Finding
@@ -86,7 +86,21 @@ func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	// Dictionaries hold excerpts of objects, possibly of removed ones.
+	ents, _ := os.ReadDir(filepath.Join(s.dir, dictsDir)) // no folder: no dictionaries
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(s.dir, dictsDir, e.Name()))
+		if err != nil {
+			return out, fmt.Errorf("cache: scan secrets: %w", err)
+		}
+		for _, w := range scan(b, needles) {
+			out = append(out, Finding{Path: relPath(dictsDir, e.Name()), What: w})
+		}
+	}
+	return out, nil
 }
 
 // ScanSecrets looks for secrets in every file under dir: plain files as

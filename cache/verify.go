@@ -17,8 +17,9 @@ import (
 // index, an object that fails to decode or to match its digest, an
 // exchange whose request or response is missing or corrupt, a bad meta,
 // keys recorded with different responses and stray files. It returns the
-// number of problems. Memory stays bounded by one pack's index and one
-// object, whatever the size of the store.
+// number of problems. It streams the packs: memory grows with the number
+// of exchanges (a few hundred bytes each for the index), not with their
+// content.
 func (s *Store) Verify(report func(Problem)) (int, error) {
 	n := 0
 	rep := func(p Problem) { n++; report(p) }

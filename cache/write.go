@@ -65,6 +65,9 @@ type Batch struct {
 type item struct {
 	d   Digest
 	raw []byte
+	// frame, when not nil, is raw already compressed with fdict.
+	frame []byte
+	fdict *dict
 }
 
 // NewBatch returns an empty batch.
@@ -99,10 +102,61 @@ func (b *Batch) addCanon(x *Exchange, c []byte) (Key, bool, error) {
 	if err != nil {
 		return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
 	}
-	if int64(len(c)) > b.s.opt.MaxObjectBytes || int64(len(x.Response)) > b.s.opt.MaxObjectBytes {
-		return k, false, fmt.Errorf("cache: put %s: exchange larger than %d bytes", k.Str(), b.s.opt.MaxObjectBytes)
+	return b.addPrepared(&prepared{x: x, canon: c, key: k, resp: Digest(sha256.Sum256(x.Response)), meta: meta})
+}
+
+// ErrTooLarge is a request or response larger than Options.MaxObjectBytes.
+var ErrTooLarge = errors.New("exchange larger than the object size limit")
+
+// prepared is an exchange with its key, digests and encoded meta, and
+// possibly its objects compressed ahead (by Load's workers).
+type prepared struct {
+	x     *Exchange
+	canon []byte
+	key   Key
+	resp  Digest
+	meta  []byte
+	err   error
+	// reqFrame and respFrame, when not nil, are compressed with dict.
+	dict                *dict
+	reqFrame, respFrame []byte
+}
+
+// prepare computes what addPrepared needs of x outside the batch, and
+// compresses the objects the store lacks when it has a dictionary.
+func (s *Store) prepare(x *Exchange, c []byte) *prepared {
+	p := &prepared{x: x, canon: c, key: Key(sha256.Sum256(c)), resp: Digest(sha256.Sum256(x.Response))}
+	if p.meta, p.err = metaJSON(x, c); p.err != nil {
+		return p
 	}
-	resp := Digest(sha256.Sum256(x.Response))
+	s.mu.RLock()
+	d := s.writeDict
+	_, stored := s.recs[p.key]
+	haveReq := len(s.objs[Digest(p.key)]) > 0
+	haveResp := len(s.objs[p.resp]) > 0
+	s.mu.RUnlock()
+	if d == nil || stored {
+		return p
+	}
+	p.dict = d
+	if !haveReq {
+		p.reqFrame = d.enc.EncodeAll(c, nil)
+	}
+	if !haveResp {
+		p.respFrame = d.enc.EncodeAll(x.Response, nil)
+	}
+	return p
+}
+
+// addPrepared adds a prepared exchange.
+func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
+	x, c, k, resp, meta := p.x, p.canon, p.key, p.resp, p.meta
+	if p.err != nil {
+		return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), p.err)
+	}
+	if int64(len(c)) > b.s.opt.MaxObjectBytes || int64(len(x.Response)) > b.s.opt.MaxObjectBytes {
+		return k, false, fmt.Errorf("cache: put %s: %w (%d bytes)", k.Str(), ErrTooLarge, b.s.opt.MaxObjectBytes)
+	}
 	s := b.s
 	s.mu.RLock()
 	r, stored := s.recs[k]
@@ -125,12 +179,12 @@ func (b *Batch) addCanon(x *Exchange, c []byte) (Key, bool, error) {
 	b.keys[k] = resp
 	if !haveReq && !b.objs[Digest(k)] {
 		b.objs[Digest(k)] = true
-		b.items = append(b.items, item{Digest(k), c})
+		b.items = append(b.items, item{Digest(k), c, p.reqFrame, p.dict})
 		b.raw += len(c)
 	}
 	if !haveResp && !b.objs[resp] {
 		b.objs[resp] = true
-		b.items = append(b.items, item{resp, x.Response})
+		b.items = append(b.items, item{resp, x.Response, p.respFrame, p.dict})
 		b.raw += len(x.Response)
 	}
 	b.recs = append(b.recs, recEntry{key: k, resp: resp, meta: meta})
@@ -275,8 +329,13 @@ func (b *Batch) dispatch(all bool) error {
 		out := make([][]byte, hi-lo)
 		b.chunks = append(b.chunks, out)
 		in := b.items[lo:hi]
+		d := b.dict
 		b.g.Go(func() error {
 			for i, it := range in {
+				if it.frame != nil && it.fdict == d {
+					out[i] = it.frame
+					continue
+				}
 				out[i] = enc.EncodeAll(it.raw, nil)
 			}
 			return nil

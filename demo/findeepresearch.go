@@ -42,6 +42,8 @@ type fdrSystem struct {
 	small              bool // part of the Small demo
 	hostile            bool
 	target             map[string]float64 // market -> expected accuracy (0-1)
+	// tiltNorm keeps the system's expected marks on target under its tilt.
+	tiltNorm float64
 }
 
 // fdrSystems are the paper's methods (Table 7 gives models and settings)
@@ -104,7 +106,39 @@ var fdrIndustries = []struct {
 // fdrCapFactor shapes an accuracy target into per-capability success
 // rates: Recognition easiest, Interpretation hardest (paper, Figure 5).
 var fdrCapFactor = map[hisrubric.Capability]float64{
-	hisrubric.Recognition: 1.55, hisrubric.Calculation: 1.2, hisrubric.Abstraction: 1.2, hisrubric.Interpretation: 0.55,
+	hisrubric.Recognition: 1.75, hisrubric.Calculation: 1.4, hisrubric.Abstraction: 1.05, hisrubric.Interpretation: 0.45,
+}
+
+// fdrSecFactor shapes it further by section: Section 3 easier and
+// Section 6 much harder than the rest (paper, Figure 6).
+var fdrSecFactor = map[string]float64{"1": 1.1, "2": 1, "3": 2.1, "4": 1, "5": 0.9, "6": 0.45}
+
+// fdrTilt leans some methods towards their strengths in the paper's
+// text: Grok 4 DeepSearch best at Recognition and Calculation, o3 at
+// Abstraction and Interpretation, Gemini Deep Research at Section 6.
+var fdrTilt = map[string]map[string]float64{
+	"Grok 4 DeepSearch":            {"recognition": 1.1, "calculation": 1.1, "abstraction": 0.9, "interpretation": 0.9},
+	"OpenAI o3-deep-research":      {"recognition": 0.95, "calculation": 0.95, "abstraction": 1.1, "interpretation": 1.1},
+	"Gemini 2.5 Pro Deep Research": {"6": 1.3},
+}
+
+// fdrFactor is item it's success rate relative to its system's target.
+func fdrFactor(it *hisrubric.Item) float64 {
+	sec, _, _ := strings.Cut(it.Subsection, ".")
+	return fdrCapFactor[it.Capability] * fdrSecFactor[sec]
+}
+
+// tiltOf is system s's own factor for item it.
+func tiltOf(s *fdrSystem, it *hisrubric.Item) float64 {
+	sec, _, _ := strings.Cut(it.Subsection, ".")
+	x := 1.0
+	if v, ok := fdrTilt[s.name][string(it.Capability)]; ok {
+		x *= v
+	}
+	if v, ok := fdrTilt[s.name][sec]; ok {
+		x *= v
+	}
+	return x
 }
 
 const fdrJudgeModel = "sim-judge-1"
@@ -169,7 +203,7 @@ func newFDRWorld(opt Options) (*fdrWorld, error) {
 	for _, it := range w.items {
 		wt := map[bool]float64{true: 2, false: 1}[it.Capability == hisrubric.Abstraction || it.Capability == hisrubric.Interpretation]
 		marks += wt
-		norm += wt * fdrCapFactor[it.Capability]
+		norm += wt * fdrFactor(&it)
 	}
 	w.capNorm = norm / marks
 	perMarket := 1
@@ -194,8 +228,17 @@ func newFDRWorld(opt Options) (*fdrWorld, error) {
 	for i := range w.companies {
 		w.byPrompt[hisrubric.ResearchPrompt(w.structure, &w.companies[i])] = i
 	}
-	for i, s := range w.systems {
+	for i := range w.systems {
+		s := &w.systems[i]
 		w.bySystem[fdrSystemKey(s.model, s.params)] = i
+		num, den := 0.0, 0.0
+		for k := range w.items {
+			it := &w.items[k]
+			wt := map[bool]float64{true: 2, false: 1}[it.Capability == hisrubric.Abstraction || it.Capability == hisrubric.Interpretation]
+			num += wt * fdrFactor(it) * tiltOf(s, it)
+			den += wt * fdrFactor(it)
+		}
+		s.tiltNorm = den / num
 	}
 	return w, nil
 }
@@ -528,15 +571,11 @@ func (w *fdrWorld) report(s *fdrSystem, c *hisrubric.Company) string {
 		case "CN":
 			return "<<<|||>>> \x00 \u202e malformed synthetic output ||| ## ### |:-:|\n|a|b\n" + strings.Repeat("| | |\n", 50) + "<script>alert('synthetic')</script>"
 		case "ID":
-			return w.hostileReport(s, c, u) + strings.Repeat("\n| synthetic padding | "+strings.Repeat("x", 200)+" |", 6000)
+			return w.normalReport(s, c, u, "hostile") + strings.Repeat("\n| synthetic padding | "+strings.Repeat("x", 200)+" |", 6000)
 		}
-		return w.hostileReport(s, c, u)
+		return w.normalReport(s, c, u, "hostile")
 	}
 	return w.normalReport(s, c, u, "")
-}
-
-func (w *fdrWorld) hostileReport(s *fdrSystem, c *hisrubric.Company, u func(...string) float64) string {
-	return w.normalReport(s, c, u, "hostile")
 }
 
 // fdrPayloads are the hostile system's cell contents.
@@ -558,7 +597,7 @@ func (w *fdrWorld) normalReport(s *fdrSystem, c *hisrubric.Company, u func(...st
 	ok := func(it *hisrubric.Item, part string) bool {
 		// The simulated judge errs at fdrJudgeError either way: aim so
 		// that what it reports lands on the target.
-		q := (target*fdrCapFactor[it.Capability]/w.capNorm - fdrJudgeError) / (1 - 2*fdrJudgeError)
+		q := (target*fdrFactor(it)*tiltOf(s, it)*s.tiltNorm/w.capNorm - fdrJudgeError) / (1 - 2*fdrJudgeError)
 		q = min(max(q, 0.02), 0.98)
 		return u("ok", it.ID, part) < q
 	}
@@ -618,7 +657,7 @@ func (w *fdrWorld) normalReport(s *fdrSystem, c *hisrubric.Company, u func(...st
 					case col == "Currency":
 						text = fdrMarkets[fdrMarketIndex(c.Market)].currency
 					default:
-						text = w.writeCell(c, s, byCell[sub.ID+"\x00"+row+"\x00"+col], row, col, ok, u, billions, thousandfold)
+						text = w.writeCell(c, byCell[sub.ID+"\x00"+row+"\x00"+col], row, col, ok, u, billions, thousandfold)
 					}
 					if mode == "hostile" && hostileAt < 40 && u("hostile", sub.ID, row, col) < 0.15 {
 						text = fdrPayloads[hostileAt%len(fdrPayloads)] + " " + text
@@ -652,7 +691,7 @@ func (w *fdrWorld) faultLoss(s *fdrSystem) float64 {
 	lost, all := 0.0, 0.0
 	for _, it := range w.items {
 		wt := map[bool]float64{true: 2, false: 1}[it.Capability == hisrubric.Abstraction || it.Capability == hisrubric.Interpretation]
-		x := wt * fdrCapFactor[it.Capability]
+		x := wt * fdrFactor(&it)
 		all += x
 		for _, f := range s.faults {
 			if fl, ok := fdrFaults[f]; ok && fl.sub == it.Subsection {
@@ -673,7 +712,7 @@ func fdrMarketIndex(code string) int {
 }
 
 // writeCell writes one table cell from the items graded on it.
-func (w *fdrWorld) writeCell(c *hisrubric.Company, s *fdrSystem, items []*hisrubric.Item, row, col string, ok func(*hisrubric.Item, string) bool, u func(...string) float64, billions, thousandfold bool) string {
+func (w *fdrWorld) writeCell(c *hisrubric.Company, items []*hisrubric.Item, row, col string, ok func(*hisrubric.Item, string) bool, u func(...string) float64, billions, thousandfold bool) string {
 	if len(items) == 0 {
 		switch {
 		case row == "Adjusted Closing Price":

@@ -29,7 +29,7 @@ import (
 // synthetic one, simulated objective, rubric and citation judges, and a
 // simulated expert-score sample. At Full scale every system answers every
 // task, tuned so that the tables land near the published ones; at Small
-// scale three systems and the hostile one answer half the objective tasks
+// scale three systems and the hostile one answer 32 of the 80 objective tasks
 // and four report tasks. Every generated text says it is synthetic.
 func ICBCBench() Generator { return icbcGen{} }
 
@@ -280,8 +280,8 @@ func icbcConfig(opt Options, profiles []*icbcProfile) map[string]any {
 	return cfg
 }
 
-// icbcSmallObjective picks half the objective tasks: per language every
-// multimodal task, then text-only tasks in id order up to 20.
+// icbcSmallObjective picks 32 objective tasks: per language every
+// multimodal task, then text-only tasks in id order up to 16.
 func icbcSmallObjective() []string {
 	b, err := fs.ReadFile(assets, "assets/icbcbench/"+icbc.ObjectiveFile)
 	if err != nil {
@@ -299,7 +299,7 @@ func icbcSmallObjective() []string {
 	var ids []string
 	n := map[string]int{}
 	for _, t := range tasks {
-		if n[t.Language] < 20 {
+		if n[t.Language] < 16 {
 			ids = append(ids, t.ID)
 			n[t.Language]++
 		}
@@ -746,7 +746,7 @@ func (w *icbcWorld) humanScores(opt Options) []byte {
 
 var (
 	reIcbcSub    = regexp.MustCompile(`(?m)^(\d+\.\d+) .* \(max ([0-9.]+)\)$`)
-	reIcbcBy     = regexp.MustCompile(`(?:Prepared by (.+?) \(synthetic|由 (.+?) 生成（合成)`)
+	reIcbcBy     = regexp.MustCompile(`(?:Prepared by (.+?) \(synthetic demo output|由 (.+?) 生成（合成演示输出)`)
 	reIcbcAnswer = regexp.MustCompile(`(?m)^(?:Exact Answer|确切答案)\s*[:：]\s*(.*)$`)
 	reIcbcConf   = regexp.MustCompile(`(?m)^(?:Confidence|置信度)\s*[:：]\s*(\d+)`)
 	reIcbcClaim  = regexp.MustCompile(`(?m)^(C\d+): (.*)$`)

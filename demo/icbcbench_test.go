@@ -100,6 +100,14 @@ func TestICBCBenchSmall(t *testing.T) {
 			}
 		}
 	}
+	// The hostile system's reports are found and scored (about 30 points
+	// by design), not silently zero.
+	zh := res.Table("zh_detail")
+	for _, r := range zh.Rows {
+		if r[0].Text == icbcHostile && !(r[zh.Col("expert")].Num > 15) {
+			t.Errorf("hostile ZH expert = %v, want its simulated score", r[zh.Col("expert")].Num)
+		}
+	}
 	if n := len(res.Table("rubrics").Rows); n != 40 {
 		t.Errorf("rubrics has %d rows, want 40", n)
 	}

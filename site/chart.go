@@ -160,8 +160,13 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 				data = append(data, opts.HeatMapData{Value: []any{i, j, v}})
 			}
 		}
-		if lo > hi {
+		switch {
+		case lo > hi:
 			lo, hi = 0, 1
+		case lo < 0 && hi > 0:
+			// changes and deltas: white at zero
+			m := max(-lo, hi)
+			lo, hi = -m, m
 		}
 		h.SetGlobalOptions(init, charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),

@@ -25,6 +25,9 @@ type page struct {
 	Tables []*tableView // the sensitivity page
 	System *systemView
 	Task   *taskView
+
+	rows   int                  // the row limit of its tables
+	remake func(rows int) *page // builds the page again with another limit
 }
 
 // The view types below hold what the templates print: plain strings,
@@ -92,6 +95,8 @@ type downloadGroup struct {
 
 type benchView struct {
 	Result      *analysis.Result
+	Problems    []string // the first maxProblems
+	MoreProbs   int      // problems not shown
 	Tables      []*tableView
 	Comparisons []*tableView
 	Tasks       *tableView
@@ -134,16 +139,23 @@ type verdictView struct {
 	Truncated                 bool
 }
 
-// pages returns every page of the site, in a fixed order.
+// pages returns every page of the site, in a fixed order. Pages with
+// tables can be remade with fewer rows per table, should they come out
+// over MaxPage.
 func (s *site) pages() []*page {
 	var out []*page
-	out = append(out, s.indexPage())
-	for _, r := range s.in.Results {
-		out = append(out, s.benchPage(r))
+	add := func(make func(rows int) *page, rows int) {
+		p := make(rows)
+		p.rows, p.remake = rows, make
+		out = append(out, p)
 	}
-	out = append(out, s.sensitivityPage())
+	add(s.indexPage, maxRows)
+	for _, r := range s.in.Results {
+		add(func(rows int) *page { return s.benchPage(r, rows) }, maxRows)
+	}
+	add(s.sensitivityPage, maxRows)
 	for _, sys := range s.systems {
-		out = append(out, s.systemPage(sys))
+		add(func(rows int) *page { return s.systemPage(sys, rows) }, maxSystemRows)
 	}
 	for _, r := range s.in.Results {
 		out = append(out, s.taskPages(r)...)
@@ -170,7 +182,7 @@ func title0(r *analysis.Result) string {
 	return r.Benchmark
 }
 
-func (s *site) indexPage() *page {
+func (s *site) indexPage(rows int) *page {
 	pg := s.newPage("index", "index.html", "finrepro leaderboard")
 	v := &indexView{}
 	// benchmarks
@@ -202,7 +214,10 @@ func (s *site) indexPage() *page {
 	for _, r := range s.in.Results {
 		st.Headers = append(st.Headers, headView{Text: title0(r), Doc: "rank on the headline table", Num: true})
 	}
-	for _, sys := range s.systems {
+	// systems in several benchmarks first, then by name
+	byCount := slices.Clone(s.systems)
+	slices.SortStableFunc(byCount, func(a, b *system) int { return len(b.Names) - len(a.Names) })
+	for _, sys := range byCount {
 		row := []cellView{{Text: sys.Name, Href: "systems/" + sys.Slug + ".html", Row: true}, intCell(len(sys.Names))}
 		for _, r := range s.in.Results {
 			name, ok := sys.Names[r.Benchmark]
@@ -227,7 +242,7 @@ func (s *site) indexPage() *page {
 	v.Systems = st
 	for i, t := range s.in.Comparisons {
 		if _, ok := s.benchSlug[t.Benchmark]; !ok {
-			tv := s.tableView(capRows(t, maxIndexRows, "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil)
+			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, rows)
 			v.Comparisons = append(v.Comparisons, tv)
 		}
 	}
@@ -278,17 +293,20 @@ func countTasks(r *analysis.Result) int {
 	return len(set)
 }
 
-func (s *site) benchPage(r *analysis.Result) *page {
+func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	slug := s.benchSlug[r.Benchmark]
 	pg := s.newPage("benchmark", slug+".html", title0(r))
-	v := &benchView{Result: r}
+	v := &benchView{Result: r, Problems: r.Problems}
+	if len(r.Problems) > maxProblems {
+		v.Problems, v.MoreProbs = r.Problems[:maxProblems], len(r.Problems)-maxProblems
+	}
 	for i, t := range r.Tables {
-		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, "")))
+		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, ""), rows))
 	}
 	for i, t := range s.in.Comparisons {
 		switch _, own := s.benchSlug[t.Benchmark]; {
 		case t.Benchmark == r.Benchmark:
-			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), nil))
+			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), rows))
 		case !own && t.Col("benchmark") >= 0:
 			// a table over all benchmarks: this benchmark's rows
 			sub := *t
@@ -300,7 +318,7 @@ func (s *site) benchPage(r *analysis.Result) *page {
 				}
 			}
 			if len(sub.Rows) > 0 {
-				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil))
+				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil, rows))
 			}
 		}
 	}
@@ -336,15 +354,15 @@ func (s *site) linker(bench, root string) func(string) string {
 	}
 }
 
-func (s *site) sensitivityPage() *page {
+func (s *site) sensitivityPage(rows int) *page {
 	pg := s.newPage("sensitivity", "sensitivity.html", "Sensitivity")
 	for i, t := range s.in.Sensitivity {
-		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), nil))
+		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), rows))
 	}
 	return pg
 }
 
-func (s *site) systemPage(sys *system) *page {
+func (s *site) systemPage(sys *system, rows int) *page {
 	pg := s.newPage("system", "systems/"+sys.Slug+".html", sys.Name)
 	v := &systemView{Name: sys.Name}
 	sum := &tableView{Anchor: "summary", Title: "Ranks", Sortable: true,
@@ -367,14 +385,14 @@ func (s *site) systemPage(sys *system) *page {
 			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, score})
 		sb := systemBench{Title: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Name: name}
 		for i, t := range r.Tables {
-			rows := rowsNaming(t, name)
-			if len(rows) == 0 {
+			named := rowsNaming(t, name)
+			if len(named) == 0 {
 				continue
 			}
 			sub := *t
-			sub.Rows = rows
+			sub.Rows = named
 			sub.Charts = nil
-			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil))
+			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, rows))
 		}
 		for _, g := range groupTasks(r.Details) {
 			for _, d := range g {
@@ -470,8 +488,11 @@ func cut(text string, n int) (string, bool) {
 // Row limits keep big tables from pushing a page over MaxPage; the
 // downloads hold every row.
 const (
-	maxRows      = 2000 // any table
-	maxIndexRows = 100  // a table over all benchmarks on the index
+	maxRows       = 2000 // any table
+	maxIndexRows  = 100  // a table over all benchmarks on the index
+	maxSystemRows = 200  // a table's rows naming one system, on its page
+	maxChartRows  = 1000 // the rows a chart draws
+	maxProblems   = 1000 // problems listed on a benchmark page
 )
 
 // capRows returns t cut to n rows, with a note saying where the rest is.
@@ -488,9 +509,14 @@ func capRows(t *analysis.Table, n int, rest string) *analysis.Table {
 // tableView renders t for a page; anchor prefixes the table's chart IDs
 // so that they are unique on the page. link, when not nil, links row
 // header cells (the first column) to a page.
-func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string) *tableView {
-	full := t
-	t = capRows(t, maxRows, "the CSV, JSON and XLSX downloads have them all")
+func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string, rows int) *tableView {
+	full, drawn := t, t // drawn: the rows charts draw
+	if len(t.Rows) > maxChartRows {
+		c := *t
+		c.Rows = t.Rows[:maxChartRows]
+		drawn = &c
+	}
+	t = capRows(t, rows, "the CSV, JSON and XLSX downloads have them all")
 	v := &tableView{Anchor: anchor, Title: t.Title, Caption: t.Caption, Notes: t.Notes, Sortable: len(t.Rows) > 1}
 	if v.Title == "" {
 		v.Title = t.Name
@@ -524,8 +550,11 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		}
 		v.Rows = append(v.Rows, row)
 	}
+	if len(t.Charts) > 0 && drawn != full {
+		v.Notes = append(v.Notes, fmt.Sprintf("The charts draw the first %d of %d rows.", maxChartRows, len(full.Rows)))
+	}
 	for _, c := range t.Charts {
-		opt, err := chartOption(full, c)
+		opt, err := chartOption(drawn, c)
 		dom := anchor + "_" + c.ID
 		if err != nil {
 			s.fail(fmt.Errorf("benchmark %s: %w", t.Benchmark, err))
@@ -533,7 +562,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		}
 		h := 360
 		if c.Kind == analysis.Heatmap || c.Kind == analysis.Mirror {
-			h = max(h, 80+26*len(full.Rows))
+			h = max(h, 140+28*len(drawn.Rows))
 		}
 		v.Charts = append(v.Charts, chartView{DOMID: "chart_" + dom, DataID: "data_" + dom, Title: c.Title,
 			Kind: string(c.Kind), Height: h, JSON: template.JS(opt)})

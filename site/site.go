@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
@@ -24,6 +25,10 @@ import (
 // MaxPage is the size no page may exceed; the shared ECharts script is
 // not a page.
 const MaxPage = 2 << 20
+
+// minRows is the fewest rows per table a page is cut to when it would
+// exceed MaxPage.
+const minRows = 20
 
 // Text limits on task pages: all the texts of a page (question, outputs,
 // reasonings) share textBudget bytes, each between minText and maxText,
@@ -144,8 +149,19 @@ func build(in Input) ([]file, error) {
 	for i, p := range pages {
 		g.Go(func() error {
 			var buf bytes.Buffer
-			if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
-				return fmt.Errorf("page %s: %w", p.Path, err)
+			for {
+				buf.Reset()
+				if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
+					return fmt.Errorf("page %s: %w", p.Path, err)
+				}
+				if buf.Len() <= MaxPage || p.remake == nil || p.rows <= minRows {
+					break
+				}
+				// too big: the same page with a quarter of the rows per
+				// table, the notes saying so
+				rows := max(p.rows/4, minRows)
+				p = p.remake(rows)
+				p.rows = rows
 			}
 			if buf.Len() > MaxPage {
 				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
@@ -168,11 +184,15 @@ type site struct {
 	sysSlug   *slugger
 	taskSlug  map[string]*slugger // per benchmark
 	systems   []*system           // sorted by canonical name
-	err       error               // the first error met while rendering
+	mu        sync.Mutex
+	err       error // the first error met while rendering
 }
 
-// fail records the first error met while building pages.
+// fail records the first error met while building pages; remade pages
+// call it from several goroutines.
 func (s *site) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err == nil {
 		s.err = err
 	}

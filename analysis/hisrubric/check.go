@@ -244,6 +244,9 @@ func list(xs []string) string {
 
 // clip cuts s to at most n runes.
 func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
 	r := []rune(s)
 	if len(r) <= n {
 		return s

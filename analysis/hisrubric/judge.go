@@ -1,7 +1,6 @@
 package hisrubric
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,8 +116,7 @@ func ParseReply(text string) (*Reply, error) {
 		return nil, errors.New("parse reply: no JSON object")
 	}
 	var r Reply
-	dec := json.NewDecoder(bytes.NewReader([]byte(text[i : j+1])))
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal([]byte(text[i:j+1]), &r); err != nil {
 		return nil, fmt.Errorf("parse reply: %w", err)
 	}
 	if r.Items == nil {

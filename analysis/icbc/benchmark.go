@@ -64,13 +64,19 @@ type run struct {
 	objRes  [][]objOutcome // [system][objective task]
 	subRes  [][]subOutcome // [system][subjective task]
 	res     *analysis.Result
+	// prefix starts the task names of a private hold-out run ("private/").
+	prefix string
 	// llmScores are the rubric judges' totals by (task id, system), in
 	// judge order, NaN when not scored.
 	llmScores map[[2]string][]float64
 }
 
 func (r *run) problem(format string, args ...any) {
-	r.res.Problems = append(r.res.Problems, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if r.prefix != "" && !strings.HasPrefix(msg, r.prefix) && !strings.Contains(msg, " task "+r.prefix) {
+		msg = r.prefix + " " + msg
+	}
+	r.res.Problems = append(r.res.Problems, msg)
 }
 
 func idLess(a, b string) int {
@@ -111,6 +117,9 @@ func Analyze(ctx context.Context, inputs *Inputs, ans results.Answerer, s analys
 	r.parseRubrics()
 	r.answer(ctx, ans)
 	r.tables()
+	if len(inputs.PrivateObjectives)+len(inputs.PrivateSubjectives) > 0 {
+		r.private(ctx, ans)
+	}
 	slices.Sort(r.res.Problems)
 	r.res.Problems = slices.Compact(r.res.Problems)
 	slices.SortFunc(r.res.Details, func(a, b analysis.Detail) int {
@@ -149,8 +158,13 @@ func (r *run) parseRubrics() {
 	}
 }
 
-func objTask(o *Objective) string  { return "objective/" + o.Language + "/" + o.ID }
-func subTask(s *Subjective) string { return "subjective/" + s.Language + "/" + s.ID }
+// objTask and subTask name a task in labels, details and problems:
+// "objective/en/12", "private/subjective/zh/3".
+func (r *run) objTask(o *Objective) string { return r.prefix + "objective/" + o.Language + "/" + o.ID }
+
+func (r *run) subTask(s *Subjective) string {
+	return r.prefix + "subjective/" + s.Language + "/" + s.ID
+}
 
 // humanSample returns the (task, system) reports experts scored.
 func (r *run) humanSample() map[[2]string]bool {
@@ -181,7 +195,7 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 		}
 		if sys.Does("objective") {
 			for ti, o := range r.obj {
-				calls = append(calls, call(sys.Model, SolverPrompt(o, &r.in.Prompts), objTask(o), results.RoleSystem, sys.Name))
+				calls = append(calls, call(sys.Model, SolverPrompt(o, &r.in.Prompts), r.objTask(o), results.RoleSystem, sys.Name))
 				objRefs = append(objRefs, ref{si, ti})
 			}
 		}
@@ -193,15 +207,15 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 				if r.rubrics[s.ID] == nil {
 					continue
 				}
-				calls = append(calls, call(sys.Model, ReportPrompt(s), subTask(s), results.RoleSystem, sys.Name))
+				calls = append(calls, call(sys.Model, ReportPrompt(s), r.subTask(s), results.RoleSystem, sys.Name))
 				subRefs = append(subRefs, ref{si, ti})
 			}
 		}
 	}
 	replies := r.reply(ctx, ans, calls)
 	objReplies, subReplies := replies[:len(objRefs)], replies[len(objRefs):]
-	// Round 2: judges.
-	calls = calls[:0]
+	// Round 2: judges (a fresh slice: the Answerer may keep the first).
+	calls = nil
 	type jref struct {
 		kind  int // 0 objective, 1 rubric, 2 citation
 		sys   int
@@ -218,7 +232,7 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 			continue
 		}
 		o := r.obj[rf.task]
-		calls = append(calls, call(cfg.ObjectiveJudge, JudgePrompt(o, &r.in.Prompts, rep.Text), objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
+		calls = append(calls, call(cfg.ObjectiveJudge, JudgePrompt(o, &r.in.Prompts, rep.Text), r.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
 		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
 	}
 	sample := r.humanSample()
@@ -239,7 +253,7 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 			if j > 0 && !sample[[2]string{s.ID, sys.Name}] {
 				break
 			}
-			calls = append(calls, call(judge, RubricPrompt(s, rb, rep.Text), subTask(s), results.RoleJudge, judge.Name))
+			calls = append(calls, call(judge, RubricPrompt(s, rb, rep.Text), r.subTask(s), results.RoleJudge, judge.Name))
 			jrefs = append(jrefs, jref{kind: 1, sys: rf.sys, task: rf.task, judge: j})
 		}
 		refs, claims := ParseReport(rep.Text, cfg.MaxClaims)
@@ -257,7 +271,7 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 			for _, c := range claims {
 				ids = append(ids, c.ID)
 			}
-			calls = append(calls, call(cfg.CitationJudge, CitationPrompt(claims, refs), subTask(s), results.RoleJudge, cfg.CitationJudge.Name))
+			calls = append(calls, call(cfg.CitationJudge, CitationPrompt(claims, refs), r.subTask(s), results.RoleJudge, cfg.CitationJudge.Name))
 			jrefs = append(jrefs, jref{kind: 2, sys: rf.sys, task: rf.task, ids: ids})
 		}
 	}
@@ -307,12 +321,12 @@ func (r *run) scoreObjective(si, ti int, rep results.Reply) {
 	out.judgeRaw = rep.Text
 	v, err := ParseVerdict(rep.Text)
 	if err != nil {
-		r.problem("%s %s: judge response counted incorrect: %v", objTask(o), r.systems[si].Name, err)
+		r.problem("%s %s: judge response counted incorrect: %v", r.objTask(o), r.systems[si].Name, err)
 		return
 	}
 	out.parsed, out.correct, out.conf, out.verdict = true, v.Correct, v.Confidence, v
 	for _, n := range v.Notes {
-		r.problem("%s %s: judge response: %s", objTask(o), r.systems[si].Name, n)
+		r.problem("%s %s: judge response: %s", r.objTask(o), r.systems[si].Name, n)
 	}
 }
 
@@ -325,11 +339,11 @@ func (r *run) scoreRubric(si, ti, judge int, rep results.Reply) {
 	}
 	scores, notes, err := ParseRubricScores(rep.Text, r.rubrics[s.ID])
 	for _, n := range notes {
-		r.problem("%s %s: judge %s: %s", subTask(s), r.systems[si].Name, name, n)
+		r.problem("%s %s: judge %s: %s", r.subTask(s), r.systems[si].Name, name, n)
 	}
 	total := 0.0
 	if err != nil {
-		r.problem("%s %s: judge %s: response scored 0: %v", subTask(s), r.systems[si].Name, name, err)
+		r.problem("%s %s: judge %s: response scored 0: %v", r.subTask(s), r.systems[si].Name, name, err)
 		scores = nil
 	}
 	var why []string
@@ -360,10 +374,10 @@ func (r *run) scoreCitations(si, ti int, ids []string, claims []Claim, rep resul
 	name := r.in.Config.CitationJudge.Name
 	verdicts, notes, err := ParseCitations(rep.Text, ids)
 	for _, n := range notes {
-		r.problem("%s %s: citation judge: %s", subTask(s), r.systems[si].Name, n)
+		r.problem("%s %s: citation judge: %s", r.subTask(s), r.systems[si].Name, n)
 	}
 	if err != nil {
-		r.problem("%s %s: citation judge response unreadable, no claim judged: %v", subTask(s), r.systems[si].Name, err)
+		r.problem("%s %s: citation judge response unreadable, no claim judged: %v", r.subTask(s), r.systems[si].Name, err)
 		out.judged = 0
 		return
 	}
@@ -398,7 +412,7 @@ func (r *run) sourceScore(refs []Reference, s *Subjective, sys *System) float64 
 		}
 		age := r.in.RefDate.Sub(ref.Date).Hours() / 24
 		if age < 0 {
-			r.problem("%s %s: reference [%d] dated %s after the reference date; age taken as 0", subTask(s), sys.Name, ref.N, ref.Date.Format("2006-01-02"))
+			r.problem("%s %s: reference [%d] dated %s after the reference date; age taken as 0", r.subTask(s), sys.Name, ref.N, ref.Date.Format("2006-01-02"))
 			age = 0
 		}
 		auth := r.o.tiers[r.in.Authority.Tier(ref.URL)-1]
@@ -426,3 +440,34 @@ func clip(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// private runs the private hold-out tasks with the same systems and
+// judges and adds the private_holdout table (the main_results layout).
+func (r *run) private(ctx context.Context, ans results.Answerer) {
+	pin := *r.in
+	pin.Objectives, pin.Subjectives, pin.Human = r.in.PrivateObjectives, r.in.PrivateSubjectives, nil
+	pin.Config.ObjectiveTasks, pin.Config.SubjectiveTasks = nil, nil
+	p := &run{in: &pin, o: r.o, prefix: "private/", systems: r.systems, rubrics: map[string]*Rubric{}, res: &analysis.Result{}}
+	p.selectTasks()
+	p.parseRubrics()
+	p.answer(ctx, ans)
+	t := &analysis.Table{Benchmark: Name, Name: "private_holdout", Title: "ICBCBench private hold-out set",
+		Caption: "Scores on the private hold-out tasks (points), same layout as the main results.",
+		Columns: []analysis.Column{colSystem, colGroup,
+			pts("en_objective", "EN objective", ""), pts("en_subjective", "EN subjective", ""), pts("en_overall", "EN overall", ""),
+			pts("zh_objective", "ZH objective", ""), pts("zh_subjective", "ZH subjective", ""), pts("zh_overall", "ZH overall", "")}}
+	eo, es := p.track("en")
+	zo, zs := p.track("zh")
+	main := r.res.Table("main_results")
+	for _, row := range main.Rows {
+		si := slices.IndexFunc(p.systems, func(s System) bool { return s.Name == row[0].Text })
+		e, z := p.score(si, eo, es), p.score(si, zo, zs)
+		t.AddRow(row[0], row[1], num(e.objAll), num(e.subjective), num(e.overall), num(z.objAll), num(z.subjective), num(z.overall))
+	}
+	p.details()
+	r.res.Tables = append(r.res.Tables, t)
+	r.res.Problems = append(r.res.Problems, p.res.Problems...)
+	r.res.Details = append(r.res.Details, p.res.Details...)
+	r.res.Missing += p.res.Missing
+	r.res.Synthetic = r.res.Synthetic || p.res.Synthetic
+}

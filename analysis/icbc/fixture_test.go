@@ -348,3 +348,58 @@ func TestDeterminism(t *testing.T) {
 		t.Fatal("shuffled inputs changed the requests")
 	}
 }
+
+// TestPrivateHoldout runs the fixture's tasks again as a private set:
+// with the same replies the private_holdout table equals main_results,
+// and the private calls are labelled apart.
+func TestPrivateHoldout(t *testing.T) {
+	in := fixtureInputs()
+	in.PrivateObjectives = in.Objectives
+	in.PrivateSubjectives = in.Subjectives
+	var calls []results.Call
+	ans := fixtureAnswerer{&calls}
+	res, err := Analyze(context.Background(), in, privateAnswerer{ans}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, priv := res.Table("main_results"), res.Table("private_holdout")
+	if priv == nil || len(priv.Rows) != len(pub.Rows) {
+		t.Fatalf("private_holdout = %+v", priv)
+	}
+	for i, row := range priv.Rows {
+		for j, c := range row {
+			want := pub.Rows[i][pub.Col(priv.Columns[j].Name)]
+			if c != want {
+				t.Errorf("private_holdout %s %s = %+v, want %+v", row[0].Text, priv.Columns[j].Name, c, want)
+			}
+		}
+	}
+	if res.Missing != 2 {
+		t.Errorf("Missing = %d, want 2 (zh/3 of B, public and private)", res.Missing)
+	}
+	private := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c.Label.Task, "private/") {
+			private++
+		}
+	}
+	if private == 0 || 2*private != len(calls) {
+		t.Errorf("%d private calls of %d", private, len(calls))
+	}
+}
+
+// privateAnswerer answers private calls as the public ones.
+type privateAnswerer struct{ a fixtureAnswerer }
+
+func (p privateAnswerer) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	cs := make([]results.Call, len(calls))
+	for i, c := range calls {
+		c.Label.Task = strings.TrimPrefix(c.Label.Task, "private/")
+		cs[i] = c
+	}
+	out := p.a.Answer(ctx, cs)
+	for i := range calls {
+		(*p.a.calls)[len(*p.a.calls)-len(calls)+i] = calls[i]
+	}
+	return out
+}

@@ -91,7 +91,8 @@ type System struct {
 	// citation-consistency and source-quality components.
 	Citation bool `json:"citation,omitempty"`
 	Source   bool `json:"source,omitempty"`
-	// Subjective is false for a system that writes no reports.
+	// Objective and Subjective, when false, leave the system out of a
+	// track (a system that writes no reports, say).
 	Objective  *bool `json:"objective,omitempty"`
 	Subjective *bool `json:"subjective,omitempty"`
 }
@@ -144,6 +145,10 @@ type Config struct {
 	MaxClaims int `json:"max_claims"`
 	// HumanScores names the JSONL file of expert scores, if any.
 	HumanScores string `json:"human_scores,omitempty"`
+	// PrivateObjectiveFile and PrivateSubjectiveFile name a private
+	// hold-out set in the public files' formats, if the bundle has one.
+	PrivateObjectiveFile  string `json:"private_objective_file,omitempty"`
+	PrivateSubjectiveFile string `json:"private_subjective_file,omitempty"`
 }
 
 // A HumanScore is one expert's score of one report (human_scores.jsonl).
@@ -163,6 +168,10 @@ type Inputs struct {
 	Config      Config
 	RefDate     time.Time
 	Human       []HumanScore
+	// PrivateObjectives and PrivateSubjectives are the private hold-out
+	// tasks, if any.
+	PrivateObjectives  []Objective
+	PrivateSubjectives []Subjective
 }
 
 func readJSON(fsys fs.FS, name string, v any) error {
@@ -187,6 +196,22 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	}
 	if err := in.check(); err != nil {
 		return nil, err
+	}
+	if f := in.Config.PrivateObjectiveFile; f != "" {
+		if err := readJSON(fsys, f, &in.PrivateObjectives); err != nil {
+			return nil, err
+		}
+		if err := checkObjectives(in.PrivateObjectives, f); err != nil {
+			return nil, err
+		}
+	}
+	if f := in.Config.PrivateSubjectiveFile; f != "" {
+		if err := readJSON(fsys, f, &in.PrivateSubjectives); err != nil {
+			return nil, err
+		}
+		if err := checkSubjectives(in.PrivateSubjectives, f); err != nil {
+			return nil, err
+		}
 	}
 	if in.Config.HumanScores != "" {
 		f, err := fsys.Open(in.Config.HumanScores)
@@ -215,33 +240,48 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	return in, nil
 }
 
-func (in *Inputs) check() error {
+func checkObjectives(objs []Objective, file string) error {
 	seen := map[string]bool{}
-	for i, o := range in.Objectives {
+	for i, o := range objs {
 		field := func(f string) string { return fmt.Sprintf("[%d].%s", i, f) }
 		switch {
-		case o.ID == "" || seen["o"+o.ID]:
-			return results.Errorf(ObjectiveFile, 0, field("id"), "empty or repeated id %q", o.ID)
+		case o.ID == "" || seen[o.ID]:
+			return results.Errorf(file, 0, field("id"), "empty or repeated id %q", o.ID)
 		case o.Language != "en" && o.Language != "zh":
-			return results.Errorf(ObjectiveFile, 0, field("language"), "got %q, want en or zh", o.Language)
+			return results.Errorf(file, 0, field("language"), "got %q, want en or zh", o.Language)
 		case o.Question == "":
-			return results.Errorf(ObjectiveFile, 0, field("question"), "empty")
+			return results.Errorf(file, 0, field("question"), "empty")
 		case o.Answer.String() == "":
-			return results.Errorf(ObjectiveFile, 0, field("answer"), "empty")
+			return results.Errorf(file, 0, field("answer"), "empty")
 		}
-		seen["o"+o.ID] = true
+		seen[o.ID] = true
 	}
-	for i, s := range in.Subjectives {
+	return nil
+}
+
+func checkSubjectives(subs []Subjective, file string) error {
+	seen := map[string]bool{}
+	for i, s := range subs {
 		field := func(f string) string { return fmt.Sprintf("[%d].%s", i, f) }
 		switch {
-		case s.ID == "" || seen["s"+s.ID]:
-			return results.Errorf(SubjectiveFile, 0, field("id"), "empty or repeated id %q", s.ID)
+		case s.ID == "" || seen[s.ID]:
+			return results.Errorf(file, 0, field("id"), "empty or repeated id %q", s.ID)
 		case s.Language != "en" && s.Language != "zh":
-			return results.Errorf(SubjectiveFile, 0, field("language"), "got %q, want en or zh", s.Language)
+			return results.Errorf(file, 0, field("language"), "got %q, want en or zh", s.Language)
 		case s.Question == "":
-			return results.Errorf(SubjectiveFile, 0, field("question"), "empty")
+			return results.Errorf(file, 0, field("question"), "empty")
 		}
-		seen["s"+s.ID] = true
+		seen[s.ID] = true
+	}
+	return nil
+}
+
+func (in *Inputs) check() error {
+	if err := checkObjectives(in.Objectives, ObjectiveFile); err != nil {
+		return err
+	}
+	if err := checkSubjectives(in.Subjectives, SubjectiveFile); err != nil {
+		return err
 	}
 	for _, l := range []string{"en", "zh"} {
 		if in.Prompts.Answer[l] == "" {

@@ -345,3 +345,26 @@ func FuzzLoadConfig(f *testing.F) {
 // humanFileForFuzz lets a fuzzed configuration name a human-score file
 // that exists (holding the fuzzed text itself).
 const humanFileForFuzz = "human.jsonl"
+
+func TestLoadPrivate(t *testing.T) {
+	m := fstest.MapFS{}
+	for _, f := range []string{ObjectiveFile, SubjectiveFile, PromptsFile, AuthorityFile, ConfigFile} {
+		b, err := os.ReadFile("testdata/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[f] = &fstest.MapFile{Data: b}
+	}
+	cfg := strings.Replace(string(m[ConfigFile].Data), `"max_claims": 30`, `"max_claims": 30, "private_objective_file": "private_objective.json", "private_subjective_file": "private_subjective.json"`, 1)
+	m[ConfigFile] = &fstest.MapFile{Data: []byte(cfg)}
+	m["private_objective.json"] = m[ObjectiveFile]
+	m["private_subjective.json"] = &fstest.MapFile{Data: []byte(`[{"id": "1", "language": "fr", "question": "q"}]`)}
+	if _, err := Load(m); err == nil || !strings.Contains(err.Error(), "private_subjective.json: [0].language") {
+		t.Fatalf("Load error = %v, want the private file's language", err)
+	}
+	m["private_subjective.json"] = m[SubjectiveFile]
+	in, err := Load(m)
+	if err != nil || len(in.PrivateObjectives) != 80 || len(in.PrivateSubjectives) != 40 {
+		t.Fatalf("Load = %v private tasks, %v", in, err)
+	}
+}

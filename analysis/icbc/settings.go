@@ -24,14 +24,14 @@ const (
 )
 
 var knobs = []analysis.Knob{
-	{Name: KnobBeta, Default: "10", Doc: "calibration error bin size: 10 reproduces the paper's table (its errors exceed what one bin of 80 allows); HLE uses 100"},
+	{Name: KnobBeta, Default: "10", Sweep: []string{"100"}, Doc: "calibration error bin size: 10 reproduces the paper's table (its errors exceed what one bin of 80 allows); HLE uses 100"},
 	{Name: KnobBinning, Default: "all", Doc: "calibration bins: all (the authors' code: every bin, one bin when n < beta) or hle (the original HLE code, which skips the last bin)"},
 	{Name: KnobECEBins, Default: "10", Doc: "equal-width bins of the ECE and the reliability diagram"},
-	{Name: KnobExpertAverage, Default: "positive", Doc: "expert score average: positive (over tasks scoring above 0, the authors' code) or all (over all scored tasks)"},
-	{Name: KnobCitationAverage, Default: "task", Doc: "citation consistency: task (mean of per-task shares, tasks without citations 0, the authors') or pooled (all claims together, DeepResearch Bench)"},
-	{Name: KnobAlpha, Default: "", Doc: "source age decay per day; empty: the configuration's (0.002 in the paper)"},
-	{Name: KnobWeights, Default: "", Doc: "subjective weights expert,citation,source; empty: the configuration's (0.8,0.1,0.1)"},
-	{Name: KnobTiers, Default: "", Doc: "authority of tiers 1-4; empty: the configuration's (1,0.85,0.7,0.2)"},
+	{Name: KnobExpertAverage, Default: "positive", Sweep: []string{"all"}, Doc: "expert score average: positive (over tasks scoring above 0, the authors' code) or all (over all scored tasks)"},
+	{Name: KnobCitationAverage, Default: "task", Sweep: []string{"pooled"}, Doc: "citation consistency: task (mean of per-task shares, tasks without citations 0, the authors') or pooled (all claims together, DeepResearch Bench)"},
+	{Name: KnobAlpha, Default: "", Sweep: []string{"0.001", "0.004"}, Doc: "source age decay per day; empty: the configuration's (0.002 in the paper)"},
+	{Name: KnobWeights, Default: "", Sweep: []string{"1,0,0", "0.6,0.2,0.2"}, Doc: "subjective weights expert,citation,source; empty: the configuration's (0.8,0.1,0.1)"},
+	{Name: KnobTiers, Default: "", Sweep: []string{"1,1,1,1"}, Doc: "authority of tiers 1-4; empty: the configuration's (1,0.85,0.7,0.2)"},
 	{Name: KnobTie, Default: "0", Doc: "score difference within which two reports tie in the pairwise agreement rate"},
 	{Name: KnobBootstrap, Default: "1000", Doc: "bootstrap resamples of tasks for intervals"},
 	{Name: KnobSeed, Default: "1", Doc: "bootstrap seed"},

@@ -261,7 +261,7 @@ func (r *run) domains(order []int) *analysis.Table {
 	for _, o := range r.obj {
 		d := r.domainOf(o)
 		if d == "" {
-			r.problem("%s: classification_code %q maps to no domain", objTask(o), o.ClassificationCode)
+			r.problem("%s: classification_code %q maps to no domain", r.objTask(o), o.ClassificationCode)
 			continue
 		}
 		count[d]++
@@ -343,7 +343,7 @@ func (r *run) details() {
 			case out.correct:
 				score = "correct"
 			}
-			d := analysis.Detail{Task: objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(out.answer.Text, 4000), Score: score}
+			d := analysis.Detail{Task: r.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(out.answer.Text, 4000), Score: score}
 			if !out.missing {
 				v := analysis.Verdict{Judge: r.in.Config.ObjectiveJudge.Name, Reasoning: clip(out.verdict.Reasoning, 2000)}
 				if out.parsed {
@@ -364,7 +364,7 @@ func (r *run) details() {
 			if !math.IsNaN(out.expert) {
 				score = fmt.Sprintf("expert %s/100", trimFloat(out.expert))
 			}
-			r.res.Details = append(r.res.Details, analysis.Detail{Task: subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
+			r.res.Details = append(r.res.Details, analysis.Detail{Task: r.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
 				Output: clip(out.report, 6000), Score: score, Verdicts: out.verdicts})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
@@ -90,6 +91,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if misses := client.Misses(); len(misses) > 0 {
 		return reportMisses(env.Stderr, misses)
 	}
+	replayed, avoided := client.Counts().Hits, client.AvoidedUSD()
 	comps, err := compareAll(b, res, *tol)
 	if err != nil {
 		return err
@@ -139,6 +141,11 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	printVerdicts(w, comps)
+	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", replayed, avoided)
+	if prov.Synthetic {
+		fmt.Fprint(w, "; simulated exchanges cost nothing")
+	}
+	fmt.Fprintln(w, ").")
 	fmt.Fprintf(w, "Wrote %d files to %s (site: %s/site/index.html; hashes: %s/SHA256SUMS).\n", len(files), *out, *out, *out)
 	return nil
 }
@@ -202,7 +209,7 @@ func recordMissing(ctx context.Context, env *Env, b *results.Bundle, benches []a
 			return errors.New("recording cancelled")
 		}
 	}
-	rec := replay.New(store, replay.Config{Mode: replay.Record, Progress: progress})
+	rec := replay.New(store, replay.Config{Mode: replay.Record, Progress: progress, Clock: time.Now})
 	if _, err := runAll(ctx, b, benches, rec, settings); err != nil {
 		return err
 	}

@@ -2,13 +2,129 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/site"
 )
 
+const siteDoc = `Replay a bundle offline from its cache, run every benchmark it holds and
+write only its static leaderboard site into DIR/site/ (replacing it). The
+site links the workbooks, CSV, JSON and LaTeX files that "finrepro
+reproduce" left in DIR, when there are any.
+
+BUNDLE is a bundle folder or a .tar.zst archive; without it, the built-in
+synthetic demo bundle is used. No API call is made: a request missing from
+the cache fails the run (exit 3) with a list of what is missing.`
+
 func runSite(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("site", "site [flags]", "Not implemented yet.")
-	if err := parse(fs, args); err != nil {
+	fset := env.newFlags("site", "site [BUNDLE] [flags]", siteDoc)
+	out := fset.String("out", "finrepro-out", "output `DIR`; the site goes to DIR/site")
+	sets := fset.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
+	noSweep := fset.Bool("no-sweep", false, "skip the default sensitivity sweeps")
+	tol := fset.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
+	if err := parse(fset, args); err != nil {
 		return err
 	}
-	return errors.New("not implemented yet")
+	if fset.NArg() > 1 {
+		return usageErr("at most one BUNDLE")
+	}
+	settings, err := parseSettings(*sets)
+	if err != nil {
+		return err
+	}
+	b, cleanup, err := openBundle(fset.Arg(0))
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	if err := verifyOpened(env, b); err != nil {
+		return err
+	}
+	benches, err := present(b)
+	if err != nil {
+		return err
+	}
+	store, err := cache.Open(b.CachePath(), cache.Options{})
+	if err != nil {
+		return integrityErr(err)
+	}
+	defer store.Close()
+	client := replay.New(store, replay.Config{Mode: replay.Offline})
+	res, err := runAll(ctx, b, benches, client, settings)
+	if err != nil {
+		return err
+	}
+	if misses := client.Misses(); len(misses) > 0 {
+		return reportMisses(env.Stderr, misses)
+	}
+	comps, err := compareAll(b, res, *tol)
+	if err != nil {
+		return err
+	}
+	verdicts, cells := analysis.ComparisonTables(comps)
+	var sens []*analysis.Table
+	if !*noSweep {
+		if sens, err = sweepAll(ctx, b, benches, client, settings, nil); err != nil {
+			return err
+		}
+	}
+	aliases, err := loadAliases(b)
+	if err != nil {
+		return err
+	}
+	downloads, err := existingOutputs(*out)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(*out, "site")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	prov := provenance(b, benches, res, settings)
+	err = site.Write(dir, site.Input{Results: res, Sensitivity: sens, Comparisons: compTables(comps, verdicts, cells),
+		Provenance: prov, Aliases: aliases, Downloads: downloads})
+	if err != nil {
+		return err
+	}
+	if prov.Synthetic {
+		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
+	}
+	fmt.Fprintf(env.Stdout, "Wrote the site to %s (open %s).\n", dir, filepath.Join(dir, "index.html"))
+	return nil
+}
+
+// existingOutputs lists the files a reproduce run left in out (the
+// folders of outputDirs other than site, and SHA256SUMS), relative to out
+// and sorted, for the site's downloads.
+func existingOutputs(out string) ([]string, error) {
+	var files []string
+	for _, d := range outputDirs {
+		if d == "site" {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(out, d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			rel, err := filepath.Rel(out, p)
+			files = append(files, filepath.ToSlash(rel))
+			return err
+		})
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "SHA256SUMS")); err == nil {
+		files = append(files, "SHA256SUMS")
+	}
+	slices.SortFunc(files, strings.Compare)
+	return files, nil
 }
