@@ -457,7 +457,14 @@ func (p *parser) hex4() (rune, bool) {
 }
 
 func nfc(b []byte) string {
-	if norm.NFC.IsNormal(b) {
+	ascii := true
+	for _, c := range b {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii || norm.NFC.IsNormal(b) {
 		return string(b)
 	}
 	return string(norm.NFC.Bytes(b))

@@ -212,8 +212,13 @@ func (r fdrRecorder) Answer(ctx context.Context, calls []results.Call) []results
 // BenchmarkFinDeepResearchFull times the analysis of the full-scale demo
 // (64 companies, 17 systems, 247 items per report) from recorded replies
 // ("run") against loading the inputs alone ("load"), the baseline.
-func BenchmarkFinDeepResearchFull(b *testing.B) {
-	bundle, o := fdrBuild(b, Full)
+func BenchmarkFinDeepResearchFull(b *testing.B) { fdrBenchmark(b, Full) }
+
+// BenchmarkFinDeepResearchSmall does the same for the Small demo.
+func BenchmarkFinDeepResearchSmall(b *testing.B) { fdrBenchmark(b, Small) }
+
+func fdrBenchmark(b *testing.B, scale Scale) {
+	bundle, o := fdrBuild(b, scale)
 	memo := fdrMemo{}
 	res, err := hisrubric.Benchmark{}.Run(context.Background(), analysis.Input{Bundle: bundle, Answer: fdrRecorder{&fdrOracleAnswerer{o: o}, memo}})
 	if err != nil || res.Missing > 0 {

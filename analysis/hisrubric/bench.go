@@ -139,9 +139,9 @@ type run struct {
 	// questions[ci][i] describes item i for company ci (fixed rows only;
 	// free rows name the truth's row).
 	questions [][]string
-	problems map[string]bool
-	missing  int
-	synth    bool
+	problems  map[string]bool
+	missing   int
+	synth     bool
 }
 
 // Run loads the inputs, gets reports and judge verdicts through

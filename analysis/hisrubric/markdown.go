@@ -77,13 +77,13 @@ func Parse(md string) *Doc {
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
 			continue
-		case headerRE.MatchString(ln):
+		case isHeader(ln):
 			m := headerRE.FindStringSubmatch(ln)
 			text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(m[2]), "#"))
 			d.Blocks = append(d.Blocks, Block{Kind: HeaderBlock, Line: i + 1, Level: len(m[1]), Text: cleanCell(text)})
 		case hasPipe(ln):
 			j := i
-			for j < len(lines) && hasPipe(lines[j]) && !headerRE.MatchString(lines[j]) {
+			for j < len(lines) && hasPipe(lines[j]) && !isHeader(lines[j]) {
 				j++
 			}
 			run := lines[i:j]
@@ -102,6 +102,13 @@ func Parse(md string) *Doc {
 		}
 	}
 	return d
+}
+
+// isHeader reports whether line is an ATX header: up to three spaces,
+// then one to six '#'.
+func isHeader(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	return len(line)-len(t) <= 3 && strings.HasPrefix(t, "#") && headerRE.MatchString(line)
 }
 
 // hasPipe reports whether line has an unescaped pipe.
