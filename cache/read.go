@@ -37,14 +37,21 @@ const eachWindow = 256
 // the walk and is returned as is. Exchanges are decoded in parallel a few
 // windows ahead of fn, so memory stays bounded whatever the store's size.
 func (s *Store) Each(fn func(Key, *Exchange) error) error {
+	return s.each(true, func(k Key, x *Exchange, _ []byte) error { return fn(k, x) })
+}
+
+// each is Each that also passes the meta as stored (JSON); with
+// decodeMeta false, x.Meta is left empty.
+func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) error {
 	keys, err := s.Keys()
 	if err != nil {
 		return err
 	}
 	type window struct {
-		keys []Key
-		xs   []*Exchange
-		errs []error
+		keys  []Key
+		xs    []*Exchange
+		metas [][]byte
+		errs  []error
 	}
 	windows := make(chan *window, 2)
 	stop := make(chan struct{})
@@ -53,6 +60,7 @@ func (s *Store) Each(fn func(Key, *Exchange) error) error {
 		for start := 0; start < len(keys); start += eachWindow {
 			w := &window{keys: keys[start:min(start+eachWindow, len(keys))]}
 			w.xs = make([]*Exchange, len(w.keys))
+			w.metas = make([][]byte, len(w.keys))
 			w.errs = make([]error, len(w.keys))
 			var g errgroup.Group
 			g.SetLimit(runtime.GOMAXPROCS(0))
@@ -62,10 +70,11 @@ func (s *Store) Each(fn func(Key, *Exchange) error) error {
 					r := s.recs[k]
 					s.mu.RUnlock()
 					if r == nil { // dropped by a concurrent gc's reload
-						w.xs[i], w.errs[i] = s.Get(k)
+						w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
 						return nil
 					}
-					w.xs[i], w.errs[i] = s.get(k, r)
+					w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
+					w.metas[i] = r.meta
 					return nil
 				})
 			}
@@ -95,7 +104,7 @@ func (s *Store) Each(fn func(Key, *Exchange) error) error {
 				s.mu.Unlock()
 				continue
 			}
-			if err := fn(k, w.xs[i]); err != nil {
+			if err := fn(k, w.xs[i], w.metas[i]); err != nil {
 				return err
 			}
 		}
@@ -251,11 +260,7 @@ func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
 func (s *Store) Dump(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var line []byte
-	err := s.Each(func(k Key, x *Exchange) error {
-		meta, err := json.Marshal(&x.Meta)
-		if err != nil {
-			return err
-		}
+	err := s.each(false, func(k Key, x *Exchange, meta []byte) error {
 		line = append(line[:0], `{"request":`...)
 		line = append(line, x.Request...)
 		line = append(line, `,"response":`...)
@@ -271,7 +276,7 @@ func (s *Store) Dump(w io.Writer) error {
 		line = append(line, `,"meta":`...)
 		line = append(line, meta...)
 		line = append(line, "}\n"...)
-		_, err = bw.Write(line)
+		_, err := bw.Write(line)
 		return err
 	})
 	if ferr := bw.Flush(); err == nil {

@@ -475,6 +475,12 @@ func (s *Store) Get(k Key) (*Exchange, error) {
 }
 
 func (s *Store) get(k Key, r *rec) (*Exchange, error) {
+	return s.getMeta(k, r, true)
+}
+
+// getMeta reads an exchange; with decodeMeta false it leaves x.Meta empty
+// (for callers that use the record's meta JSON as it is).
+func (s *Store) getMeta(k Key, r *rec, decodeMeta bool) (*Exchange, error) {
 	req, err := s.readObject(Digest(k))
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
@@ -488,6 +494,12 @@ func (s *Store) get(k Key, r *rec) (*Exchange, error) {
 		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
 	x := &Exchange{Request: js, Response: resp}
+	if !decodeMeta {
+		if !json.Valid(r.meta) {
+			return nil, fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
+		}
+		return x, nil
+	}
 	if err := json.Unmarshal(r.meta, &x.Meta); err != nil {
 		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}

@@ -6,7 +6,7 @@ import _ "embed"
 // packed as .tar.zst. TestEmbeddedIsCurrent rebuilds it and fails when it
 // is stale; refresh it with "go generate ./demo".
 //
-//go:generate sh -c "rm -rf /tmp/finrepro-demo-gen && go run ../cmd/finrepro demo --out /tmp/finrepro-demo-gen --scale small --seed 1 --archive small.tar.zst && rm -rf /tmp/finrepro-demo-gen"
+//go:generate go run ../cmd/finrepro demo --scale small --seed 1 --archive small.tar.zst
 //go:embed small.tar.zst
 var small []byte
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/demo"
@@ -18,16 +19,24 @@ sizes and is meant for benchmarks. Everything in it is synthetic and says so.
 With --archive, the bundle is also packed into a deterministic .tar.zst.`
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
-	fs := env.newFlags("demo", "demo --out DIR [flags]", demoDoc)
-	out := fs.String("out", "", "bundle `DIR` to create (must be empty or absent)")
+	fs := env.newFlags("demo", "demo (--out DIR | --archive FILE) [flags]", demoDoc)
+	out := fs.String("out", "", "bundle `DIR` to create (must be empty or absent); a temporary one when only --archive is given")
 	scale := fs.String("scale", "small", "small or full")
 	seed := fs.Uint64("seed", 1, "seed of every simulated input and output")
 	archive := fs.String("archive", "", "also write the bundle as this .tar.zst `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() > 0 {
-		return usageErr("want --out DIR and no arguments")
+	if (*out == "" && *archive == "") || fs.NArg() > 0 {
+		return usageErr("want --out DIR or --archive FILE, and no arguments")
+	}
+	if *out == "" {
+		tmp, err := os.MkdirTemp("", "finrepro-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		*out = filepath.Join(tmp, "bundle")
 	}
 	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed}
 	if opt.Scale != demo.Small && opt.Scale != demo.Full {
