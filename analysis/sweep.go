@@ -2,11 +2,13 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis/stats"
+	"github.com/finrepro/finrepro/results"
 )
 
 // A Variant is one run of a sensitivity sweep: a knob set to a value.
@@ -34,6 +36,7 @@ type SweepResult struct {
 // and compares every variant's ranking with the baseline's. Each run
 // reads the cache alone when in.Answer is an offline client.
 func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResult, error) {
+	in.Answer = &memo{next: in.Answer, replies: map[string]results.Reply{}}
 	base, err := b.Run(ctx, in)
 	if err != nil {
 		return nil, err
@@ -56,6 +59,43 @@ func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResu
 		}
 	}
 	return sr, nil
+}
+
+// memo answers every call once: a sweep's variants mostly repeat the
+// baseline's calls, which need not be read and decoded again.
+type memo struct {
+	next    results.Answerer
+	replies map[string]results.Reply
+}
+
+func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	out := make([]results.Reply, len(calls))
+	keys := make([]string, len(calls))
+	var todo []results.Call
+	var at []int
+	for i, c := range calls {
+		b, err := json.Marshal(c.Prompt)
+		if err != nil {
+			todo, at = append(todo, c), append(at, i) // not memoised
+			continue
+		}
+		keys[i] = string(b)
+		if r, ok := m.replies[keys[i]]; ok {
+			out[i] = r
+			continue
+		}
+		todo, at = append(todo, c), append(at, i)
+	}
+	if len(todo) > 0 {
+		for j, r := range m.next.Answer(ctx, todo) {
+			i := at[j]
+			out[i] = r
+			if keys[i] != "" && r.Err == nil {
+				m.replies[keys[i]] = r
+			}
+		}
+	}
+	return out
 }
 
 func variant(knob, value string, base []string, r *Result) Variant {

@@ -1,5 +1,15 @@
 // Package cache is finrepro's content-addressed, zstd-compressed store of
-// recorded exchanges. (API outline; see docs/cache.md once written.)
+// recorded exchanges, so that benchmark runs replay offline byte for byte.
+//
+// An exchange is found by the Key of its request: the SHA-256 of the
+// request's canonical encoding (Canonical; docs/keys.md). Its request and
+// response are objects named by the Digest (SHA-256) of their uncompressed
+// bytes; identical responses are stored once. Objects and records live in
+// immutable pack files written with temp file, fsync, rename and fsync of
+// the folder, so several processes can write one store without a lock and
+// a crash leaves whole files only. Every read re-hashes: corrupt data is
+// reported (ErrCorrupt) and never served. docs/cache.md specifies the
+// layout byte by byte.
 package cache
 
 import (

@@ -75,6 +75,11 @@ func (ix *packIndex) marshal() []byte {
 
 var errBadIndex = errors.New("malformed pack index")
 
+func uvarintLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], v)
+}
+
 // parsePackIndex decodes an index; objects must lie in [8, indexOff).
 func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(indexHeader))
@@ -86,7 +91,7 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	rest = rest[32:]
 	uv := func() (int64, bool) {
 		v, n := binary.Uvarint(rest)
-		if n <= 0 || v > 1<<62 {
+		if n <= 0 || v > 1<<62 || n != uvarintLen(v) { // only the shortest form
 			return 0, false
 		}
 		rest = rest[n:]

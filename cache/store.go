@@ -418,7 +418,9 @@ func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, opts...)
 }
 
-// encoderLevel is the zstd level of objects.
+// encoderLevel is the zstd level of objects: with the store's dictionary
+// the fastest level compressed realistic exchanges as well as the default
+// level (2.97 against 2.95 times) for 60% of the CPU.
 const encoderLevel = zstd.SpeedFastest
 
 // plainEncoder returns the shared dictionary-less encoder.

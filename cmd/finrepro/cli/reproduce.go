@@ -133,6 +133,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		width := terminalWidth(env.Stdout)
 		for _, r := range res {
 			if t := r.Table(r.Headline); t != nil {
+				fmt.Fprintf(w, "[%s]\n", r.Title)
 				if err := report.WriteTerminal(w, t, width); err != nil {
 					return err
 				}

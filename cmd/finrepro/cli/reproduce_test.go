@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/demo"
+	"github.com/finrepro/finrepro/results"
+	"github.com/xuri/excelize/v2"
+)
+
+// unpackDemo unpacks the built-in demo bundle into a temporary folder.
+func unpackDemo(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := cache.ReadArchive(bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReproduceDemo is the newcomer path: reproduce on the built-in demo
+// writes every output, SHA256SUMS matches them, and a second independent
+// run writes identical bytes.
+func TestReproduceDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reproduces the whole demo twice")
+	}
+	out1, out2 := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	code, stdout, stderr := run(t, "reproduce", "--out", out1)
+	if code != 0 {
+		t.Fatalf("reproduce exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"SYNTHETIC DATA", "Published tables:", "FinResearchBench II", "Replayed "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	sums := checkSums(t, out1)
+	for _, f := range []string{
+		"site/index.html", "site/sensitivity.html", "site/assets/echarts.min.js",
+		"xlsx/all.xlsx", "xlsx/icbcbench.xlsx", "xlsx/findeepresearch.xlsx", "xlsx/findeepforecast.xlsx", "xlsx/finresearchbench2.xlsx",
+		"json/finresearchbench2/pass_rates.json", "json/icbcbench/main_results.json", "json/findeepresearch/markets.json",
+		"json/findeepforecast/task_types.json", "json/comparison/verdicts.json",
+		"csv/finresearchbench2/pass_rates.csv", "latex/icbcbench/main_results.tex",
+	} {
+		if _, ok := sums[f]; !ok {
+			t.Errorf("no %s in SHA256SUMS", f)
+		}
+	}
+	// The workbook says the data is synthetic on its README sheet.
+	x, err := excelize.OpenFile(filepath.Join(out1, "xlsx", "all.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := x.GetCellValue("README", "A1")
+	x.Close()
+	if !strings.Contains(strings.ToUpper(v), "SYNTHETIC") {
+		t.Errorf("README!A1 = %q, want a synthetic-data notice", v)
+	}
+
+	if code, _, stderr := run(t, "reproduce", "--quiet", "--out", out2); code != 0 {
+		t.Fatalf("second reproduce exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(out1, "SHA256SUMS"))
+	b, _ := os.ReadFile(filepath.Join(out2, "SHA256SUMS"))
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs of reproduce wrote different outputs")
+	}
+	checkSums(t, out2)
+}
+
+// checkSums reads DIR/SHA256SUMS, checks every listed file's hash and
+// that every output file is listed, and returns the sums by path.
+func checkSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sums := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		sum, path, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", sc.Text())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(b)
+		if hex.EncodeToString(h[:]) != sum {
+			t.Errorf("%s: hash differs from SHA256SUMS", path)
+		}
+		sums[path] = sum
+	}
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Base(p) != "SHA256SUMS" {
+			n++
+		}
+		return err
+	})
+	if n != len(sums) {
+		t.Errorf("%d output files, %d in SHA256SUMS", n, len(sums))
+	}
+	return sums
+}
+
+// TestReproduceMiss changes a judge's model in a demo bundle (and reseals
+// it): every call to that judge is then missing, and reproduce exits 3
+// naming them instead of calling anything.
+func TestReproduceMiss(t *testing.T) {
+	dir := unpackDemo(t)
+	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
+	b, err := os.ReadFile(panel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"model": "gpt-5.4"`), []byte(`"model": "gpt-5.4-mini"`), 1)
+	if err := os.WriteFile(panel, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "reproduce", dir, "--out", filepath.Join(t.TempDir(), "out"))
+	if code != ExitMiss {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitMiss, stderr)
+	}
+	for _, want := range []string{"not in the cache", "finresearchbench2", "gpt-5.4-mini", "--mode record"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestReproduceCorrupt flips one byte of the demo bundle's cache: reproduce
+// refuses it with exit 4 before any analysis.
+func TestReproduceCorrupt(t *testing.T) {
+	dir := unpackDemo(t)
+	var victim string
+	filepath.WalkDir(filepath.Join(dir, "cache"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && victim == "" && strings.HasSuffix(p, ".pack") {
+			victim = p
+		}
+		return err
+	})
+	if victim == "" {
+		t.Fatal("no pack file in the demo cache")
+	}
+	b, err := os.ReadFile(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(victim, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "reproduce", dir, "--out", filepath.Join(t.TempDir(), "out"))
+	if code != ExitIntegrity {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, ExitIntegrity, stderr)
+	}
+	rel, _ := filepath.Rel(dir, victim)
+	if !strings.Contains(stderr, filepath.ToSlash(rel)) {
+		t.Errorf("stderr does not name %s:\n%s", rel, stderr)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, ExitUsage, "Commands:"},
+		{[]string{"--help"}, ExitOK, "Exit codes:"},
+		{[]string{"nope"}, ExitUsage, "unknown command"},
+		{[]string{"reproduce", "--help"}, ExitOK, "--mode"},
+		{[]string{"reproduce", "a", "b"}, ExitUsage, "at most one BUNDLE"},
+		{[]string{"reproduce", "--mode", "online"}, ExitUsage, "want offline or record"},
+		{[]string{"reproduce", "--set", "icbcbench.nope=1"}, ExitUsage, "unknown knob"},
+		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1,V2"},
+		{[]string{"demo"}, ExitUsage, "--out DIR"},
+		{[]string{"version"}, ExitOK, "finrepro " + Version},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := run(t, tc.args...)
+			if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+				t.Fatalf("exit %d, want %d; output lacks %q?\n%s%s", code, tc.code, tc.want, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestSweep varies FinResearchBench II's judge panel from the cache alone.
+func TestSweep(t *testing.T) {
+	code, stdout, stderr := run(t, "sweep", "--knob", "finresearchbench2.judges=gpt-5.4+claude-opus-4-7,gemini-3-pro-preview")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"judges", "gpt-5.4,claude-opus-4-7", "gemini-3-pro-preview", "Spearman"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
