@@ -264,7 +264,7 @@ func (s *Store) Dump(w io.Writer) error {
 		line = append(line[:0], `{"request":`...)
 		line = append(line, x.Request...)
 		line = append(line, `,"response":`...)
-		if bytes.ContainsAny(x.Response, "\r\n") {
+		if bytes.IndexByte(x.Response, '\n') >= 0 || bytes.IndexByte(x.Response, '\r') >= 0 {
 			var c bytes.Buffer
 			if err := json.Compact(&c, x.Response); err != nil {
 				return fmt.Errorf("cache: dump %s: %w", k.Str(), err)

@@ -40,7 +40,7 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
+	defer store.Close() // after the explicit Close below, a no-op
 	b := &results.Bundle{Dir: dir}
 	var names []string
 	for _, g := range gens {
@@ -74,8 +74,20 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 			fmt.Fprintf(progress, "demo: %s: %d tables\n", name, len(res.Tables))
 		}
 	}
+	// One Put per exchange leaves one small pack each; gc merges them into
+	// one pack with a trained dictionary, deterministically.
+	if _, err := store.GC(); err != nil {
+		return nil, err
+	}
 	if err := store.Close(); err != nil {
 		return nil, err
+	}
+	found, err := cache.ScanSecrets(dir, opt.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		return nil, fmt.Errorf("demo: refusing to seal a bundle holding a secret: %v", found[0])
 	}
 	return results.Seal(dir, results.Manifest{
 		Name:       fmt.Sprintf("finrepro-demo-%s", opt.Scale),

@@ -22,6 +22,10 @@ const (
 type Options struct {
 	Scale Scale
 	Seed  uint64
+	// Secrets are values (API keys of the environment) that must not
+	// appear anywhere in the bundle; Build refuses to seal one that holds
+	// any of them or anything shaped like a key.
+	Secrets []string
 }
 
 // A Generator makes one benchmark's part of the demo bundle.

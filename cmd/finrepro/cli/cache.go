@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
 )
@@ -288,11 +289,12 @@ var SecretEnvVars = []string{
 	"MISTRAL_API_KEY", "TOGETHER_API_KEY", "PERPLEXITY_API_KEY", "HF_TOKEN",
 }
 
-// secretValues returns the values of the secret variables that are set.
+// secretValues returns the values of the secret variables that are set:
+// SecretEnvVars, every provider's key variable and extra.
 func secretValues(env *Env, extra []string) []string {
-	var out []string
+	out := replay.KeyValues(env.Getenv)
 	for _, name := range slices.Concat(SecretEnvVars, extra) {
-		if v := env.Getenv(name); v != "" {
+		if v := env.Getenv(name); v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}

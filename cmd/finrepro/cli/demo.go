@@ -38,7 +38,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		defer os.RemoveAll(tmp)
 		*out = filepath.Join(tmp, "bundle")
 	}
-	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed}
+	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed, Secrets: secretValues(env, nil)}
 	if opt.Scale != demo.Small && opt.Scale != demo.Full {
 		return usageErr("--scale %q: want small or full", *scale)
 	}
