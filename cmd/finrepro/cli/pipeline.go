@@ -33,6 +33,104 @@ func benchmarks() []analysis.Benchmark {
 	}
 }
 
+// A session is an opened, verified bundle, its store and an offline
+// client over it: what reproduce, site and sweep share.
+type session struct {
+	bundle   *results.Bundle
+	benches  []analysis.Benchmark
+	store    *cache.Store
+	client   *replay.Client
+	settings map[string]analysis.Settings
+	cleanup  func()
+}
+
+// openSession parses the settings, opens and verifies the bundle at arg
+// (see openBundle) and opens its store. The caller must call close.
+func openSession(env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
+	settings, err := parseSettings(sets)
+	if err != nil {
+		return nil, err
+	}
+	b, cleanup, err := openBundle(arg)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{bundle: b, settings: settings, cleanup: cleanup}
+	if err := verifyOpened(env, b); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.benches, err = present(b); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.store, err = cache.Open(b.CachePath(), cache.Options{}); err != nil {
+		s.close()
+		return nil, integrityErr(err)
+	}
+	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress})
+	return s, nil
+}
+
+func (s *session) close() {
+	if s.store != nil {
+		s.store.Close() // read-only use: nothing to lose on a failed close
+	}
+	s.cleanup()
+}
+
+// An analysis is what a session computed offline.
+type analysisRun struct {
+	res   []*analysis.Result
+	comps []analysis.Comparison
+	sens  []*analysis.Table
+	// replayed counts the exchanges the benchmarks' runs read from the
+	// cache (sweeps excluded); avoided is their recorded cost.
+	replayed int
+	avoided  float64
+}
+
+// analyse runs every benchmark offline, fails with the list of misses
+// when a request is not stored, compares with the published tables and,
+// when sweep is true, runs the default sensitivity sweeps, whose tables
+// are also appended to their benchmark's result.
+func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
+	res, err := runAll(ctx, s.bundle, s.benches, s.client, s.settings)
+	if err != nil {
+		return nil, err
+	}
+	if misses := s.client.Misses(); len(misses) > 0 {
+		return nil, reportMisses(env.Stderr, misses)
+	}
+	a := &analysisRun{res: res, replayed: s.client.Counts().Hits, avoided: s.client.AvoidedUSD()}
+	if a.comps, err = compareAll(s.bundle, res, tol); err != nil {
+		return nil, err
+	}
+	if sweep {
+		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil); err != nil {
+			return nil, err
+		}
+		for _, t := range a.sens {
+			for _, r := range res {
+				if r.Benchmark == t.Benchmark {
+					r.Tables = append(r.Tables, t)
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+// comparisonTables returns the verdict and cell tables of the published
+// comparison, none when the bundle carries no published table.
+func (a *analysisRun) comparisonTables() []*analysis.Table {
+	if len(a.comps) == 0 {
+		return nil
+	}
+	v, c := analysis.ComparisonTables(a.comps)
+	return []*analysis.Table{v, c}
+}
+
 // openBundle opens the bundle at arg: a folder, a .tar.zst archive
 // (unpacked into a temporary folder) or, when arg is empty, the built-in
 // demo bundle. The returned function removes any temporary folder.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/report"
 	"github.com/finrepro/finrepro/results"
@@ -51,75 +50,35 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if *mode != "offline" && *mode != "record" {
 		return usageErr("--mode %q: want offline or record", *mode)
 	}
-	settings, err := parseSettings(*sets)
-	if err != nil {
-		return err
-	}
-	b, cleanup, err := openBundle(fs.Arg(0))
-	defer cleanup()
-	if err != nil {
-		return err
-	}
-	if err := verifyOpened(env, b); err != nil {
-		return err
-	}
-	benches, err := present(b)
-	if err != nil {
-		return err
-	}
-	store, err := cache.Open(b.CachePath(), cache.Options{})
-	if err != nil {
-		return integrityErr(err)
-	}
-	defer store.Close()
 	progress := io.Writer(nil)
 	if !*quiet && isTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
-
+	s, err := openSession(env, fs.Arg(0), *sets, progress)
+	if err != nil {
+		return err
+	}
+	defer s.close()
 	if *mode == "record" {
-		if err := recordMissing(ctx, env, b, benches, store, settings, *yes, progress); err != nil {
+		if err := recordMissing(ctx, env, s, *yes, progress); err != nil {
 			return err
 		}
 	}
-
-	client := replay.New(store, replay.Config{Mode: replay.Offline, Progress: progress})
-	res, err := runAll(ctx, b, benches, client, settings)
+	a, err := s.analyse(ctx, env, *tol, !*noSweep)
 	if err != nil {
 		return err
 	}
-	if misses := client.Misses(); len(misses) > 0 {
-		return reportMisses(env.Stderr, misses)
-	}
-	replayed, avoided := client.Counts().Hits, client.AvoidedUSD()
-	comps, err := compareAll(b, res, *tol)
-	if err != nil {
-		return err
-	}
-	verdicts, cells := analysis.ComparisonTables(comps)
 	var extra []*analysis.Result
-	if len(comps) > 0 {
-		extra = append(extra, &analysis.Result{Benchmark: "comparison", Title: "Published tables", Tables: []*analysis.Table{verdicts, cells}})
+	comps := a.comparisonTables()
+	if comps != nil {
+		extra = append(extra, &analysis.Result{Benchmark: "comparison", Title: "Published tables", Tables: comps})
 	}
-	var sens []*analysis.Table
-	if !*noSweep {
-		if sens, err = sweepAll(ctx, b, benches, client, settings, nil); err != nil {
-			return err
-		}
-		for _, t := range sens {
-			for _, r := range res {
-				if r.Benchmark == t.Benchmark {
-					r.Tables = append(r.Tables, t)
-				}
-			}
-		}
-	}
-	aliases, err := loadAliases(b)
+	aliases, err := loadAliases(s.bundle)
 	if err != nil {
 		return err
 	}
-	prov := provenance(b, benches, res, settings)
-	files, err := writeOutputs(*out, res, extra, sens, compTables(comps, verdicts, cells), aliases, prov)
+	prov := provenance(s.bundle, s.benches, a.res, s.settings)
+	files, err := writeOutputs(*out, a.res, extra, a.sens, comps, aliases, prov)
 	if err != nil {
 		return err
 	}
@@ -131,7 +90,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	if !*quiet {
 		width := terminalWidth(env.Stdout)
-		for _, r := range res {
+		for _, r := range a.res {
 			if t := r.Table(r.Headline); t != nil {
 				fmt.Fprintf(w, "[%s]\n", r.Title)
 				if err := report.WriteTerminal(w, t, width); err != nil {
@@ -141,21 +100,14 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	printVerdicts(w, comps)
-	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", replayed, avoided)
+	printVerdicts(w, a.comps)
+	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
 	if prov.Synthetic {
 		fmt.Fprint(w, "; simulated exchanges cost nothing")
 	}
 	fmt.Fprintln(w, ").")
 	fmt.Fprintf(w, "Wrote %d files to %s (site: %s/site/index.html; hashes: %s/SHA256SUMS).\n", len(files), *out, *out, *out)
 	return nil
-}
-
-func compTables(comps []analysis.Comparison, verdicts, cells *analysis.Table) []*analysis.Table {
-	if len(comps) == 0 {
-		return nil
-	}
-	return []*analysis.Table{verdicts, cells}
 }
 
 func printVerdicts(w io.Writer, comps []analysis.Comparison) {
@@ -188,9 +140,9 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // benchmark runs through a recording client. Calls that depend on replies
 // not yet recorded (a judge grading a report not yet written) appear only
 // in the recording run, so the estimate is a lower bound.
-func recordMissing(ctx context.Context, env *Env, b *results.Bundle, benches []analysis.Benchmark, store *cache.Store, settings map[string]analysis.Settings, yes bool, progress io.Writer) error {
-	dry := replay.New(store, replay.Config{Mode: replay.Offline})
-	if _, err := runAll(ctx, b, benches, dry, settings); err != nil {
+func recordMissing(ctx context.Context, env *Env, s *session, yes bool, progress io.Writer) error {
+	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
+	if _, err := runAll(ctx, s.bundle, s.benches, dry, s.settings); err != nil {
 		return err
 	}
 	misses := dry.Misses()
@@ -210,8 +162,9 @@ func recordMissing(ctx context.Context, env *Env, b *results.Bundle, benches []a
 			return errors.New("recording cancelled")
 		}
 	}
-	rec := replay.New(store, replay.Config{Mode: replay.Record, Progress: progress, Clock: time.Now})
-	if _, err := runAll(ctx, b, benches, rec, settings); err != nil {
+	// The wall clock is what recorded_at must say for a real recording.
+	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Progress: progress, Clock: time.Now})
+	if _, err := runAll(ctx, s.bundle, s.benches, rec, s.settings); err != nil {
 		return err
 	}
 	if f := rec.Failures(); len(f) > 0 {

@@ -9,9 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/cache"
-	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/site"
 )
 
@@ -36,47 +33,16 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if fset.NArg() > 1 {
 		return usageErr("at most one BUNDLE")
 	}
-	settings, err := parseSettings(*sets)
+	s, err := openSession(env, fset.Arg(0), *sets, nil)
 	if err != nil {
 		return err
 	}
-	b, cleanup, err := openBundle(fset.Arg(0))
-	defer cleanup()
+	defer s.close()
+	a, err := s.analyse(ctx, env, *tol, !*noSweep)
 	if err != nil {
 		return err
 	}
-	if err := verifyOpened(env, b); err != nil {
-		return err
-	}
-	benches, err := present(b)
-	if err != nil {
-		return err
-	}
-	store, err := cache.Open(b.CachePath(), cache.Options{})
-	if err != nil {
-		return integrityErr(err)
-	}
-	defer store.Close()
-	client := replay.New(store, replay.Config{Mode: replay.Offline})
-	res, err := runAll(ctx, b, benches, client, settings)
-	if err != nil {
-		return err
-	}
-	if misses := client.Misses(); len(misses) > 0 {
-		return reportMisses(env.Stderr, misses)
-	}
-	comps, err := compareAll(b, res, *tol)
-	if err != nil {
-		return err
-	}
-	verdicts, cells := analysis.ComparisonTables(comps)
-	var sens []*analysis.Table
-	if !*noSweep {
-		if sens, err = sweepAll(ctx, b, benches, client, settings, nil); err != nil {
-			return err
-		}
-	}
-	aliases, err := loadAliases(b)
+	aliases, err := loadAliases(s.bundle)
 	if err != nil {
 		return err
 	}
@@ -88,8 +54,8 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	prov := provenance(b, benches, res, settings)
-	err = site.Write(dir, site.Input{Results: res, Sensitivity: sens, Comparisons: compTables(comps, verdicts, cells),
+	prov := provenance(s.bundle, s.benches, a.res, s.settings)
+	err = site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
 		Provenance: prov, Aliases: aliases, Downloads: downloads})
 	if err != nil {
 		return err

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/finrepro/finrepro/cache"
-	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/report"
 )
 
@@ -37,10 +35,6 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 1 {
 		return usageErr("at most one BUNDLE")
 	}
-	settings, err := parseSettings(*sets)
-	if err != nil {
-		return err
-	}
 	var only map[string][]string
 	for _, k := range *knobs {
 		name, vals, ok := strings.Cut(k, "=")
@@ -56,32 +50,19 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		}
 		only[name] = splitValues(vals)
 	}
-	b, cleanup, err := openBundle(fs.Arg(0))
-	defer cleanup()
+	s, err := openSession(env, fs.Arg(0), *sets, nil)
 	if err != nil {
 		return err
 	}
-	if err := verifyOpened(env, b); err != nil {
-		return err
-	}
-	benches, err := present(b)
+	defer s.close()
+	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only)
 	if err != nil {
 		return err
 	}
-	store, err := cache.Open(b.CachePath(), cache.Options{})
-	if err != nil {
-		return integrityErr(err)
-	}
-	defer store.Close()
-	client := replay.New(store, replay.Config{Mode: replay.Offline})
-	tables, err := sweepAll(ctx, b, benches, client, settings, only)
-	if err != nil {
-		return err
-	}
-	if misses := client.Misses(); len(misses) > 0 {
+	if misses := s.client.Misses(); len(misses) > 0 {
 		return reportMisses(env.Stderr, misses)
 	}
-	if b.Manifest.Synthetic {
+	if s.bundle.Manifest.Synthetic {
 		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: every exchange in this bundle was simulated.")
 	}
 	width := terminalWidth(env.Stdout)
