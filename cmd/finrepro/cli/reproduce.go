@@ -37,6 +37,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	out := fs.String("out", "finrepro-out", "output `DIR`")
 	mode := fs.String("mode", "offline", "offline (replay only) or record (record what is missing)")
 	yes := fs.Bool("yes", false, "record without asking for confirmation")
+	baseURLs := fs.StringArray("base-url", nil, "in record mode, the base URL of a provider, `NAME=URL` (repeatable), e.g. vllm=http://gpu:8000/v1")
 	sets := fs.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
 	noSweep := fs.Bool("no-sweep", false, "skip the default sensitivity sweeps")
 	tol := fs.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
@@ -60,7 +61,14 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.close()
 	if *mode == "record" {
-		if err := recordMissing(ctx, env, s, *yes, progress); err != nil {
+		if fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst") {
+			return usageErr("--mode record needs a bundle folder to record into")
+		}
+		providers, err := providerOverrides(*baseURLs)
+		if err != nil {
+			return err
+		}
+		if err := recordMissing(ctx, env, s, providers, *yes, progress); err != nil {
 			return err
 		}
 	}
@@ -140,7 +148,7 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // benchmark runs through a recording client. Calls that depend on replies
 // not yet recorded (a judge grading a report not yet written) appear only
 // in the recording run, so the estimate is a lower bound.
-func recordMissing(ctx context.Context, env *Env, s *session, yes bool, progress io.Writer) error {
+func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
 	if _, err := runAll(ctx, s.bundle, s.benches, dry, s.settings); err != nil {
 		return err
@@ -163,7 +171,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, yes bool, progress
 		}
 	}
 	// The wall clock is what recorded_at must say for a real recording.
-	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Progress: progress, Clock: time.Now})
+	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Getenv: env.Getenv, Progress: progress, Clock: time.Now})
 	if _, err := runAll(ctx, s.bundle, s.benches, rec, s.settings); err != nil {
 		return err
 	}
@@ -173,7 +181,45 @@ func recordMissing(ctx context.Context, env *Env, s *session, yes bool, progress
 		}
 		return fmt.Errorf("%d requests could not be recorded", len(f))
 	}
+	// The bundle has grown: merge the new packs and list them in the
+	// manifest, so that it verifies again.
+	if _, err := s.store.GC(); err != nil {
+		return err
+	}
+	m := *s.bundle.Manifest
+	if !strings.Contains(m.Producer, recordedNote) {
+		m.Producer += recordedNote
+	}
+	sealed, err := results.Seal(s.bundle.Dir, m)
+	if err != nil {
+		return err
+	}
+	s.bundle.Manifest = sealed
 	return nil
+}
+
+// recordedNote marks a bundle's producer line once reproduce has recorded
+// into it.
+const recordedNote = "; grown by finrepro reproduce --mode record"
+
+// providerOverrides turns NAME=URL flags into provider configurations:
+// a known provider keeps its API shape and key variable, an unknown one
+// is taken as OpenAI-compatible chat completions without a key.
+func providerOverrides(flags []string) (map[string]replay.ProviderConfig, error) {
+	out := map[string]replay.ProviderConfig{}
+	for _, f := range flags {
+		name, url, ok := strings.Cut(f, "=")
+		if !ok || name == "" || url == "" {
+			return nil, usageErr("--base-url %q: want NAME=URL", f)
+		}
+		pc, known := replay.DefaultProviders()[name]
+		if !known {
+			pc = replay.ProviderConfig{Kind: replay.KindChat}
+		}
+		pc.BaseURL = url
+		out[name] = pc
+	}
+	return out, nil
 }
 
 // provenance says where the outputs come from: the bundle, its hash, the

@@ -219,3 +219,60 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceRecord grows the demo leaderboard: one FinResearchBench II
+// judge is moved to an OpenAI-compatible server (a local imitation), so
+// its calls are missing. Offline reproduce exits 3; record mode sends
+// exactly the missing calls and then reproduces; a second record run
+// sends nothing, and offline reproduce now succeeds.
+func TestReproduceRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reproduces the demo three times")
+	}
+	srv := newChatServer(t)
+	dir := unpackDemo(t)
+	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
+	b, err := os.ReadFile(panel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"provider": "sim",
+      "model": "gpt-5.4"`), []byte(`"provider": "vllm",
+      "model": "gpt-5.4"`), 1)
+	if err := os.WriteFile(panel, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--no-sweep"); code != ExitMiss {
+		t.Fatalf("offline: exit %d, want %d\n%s", code, ExitMiss, stderr)
+	}
+	if srv.count() != 0 {
+		t.Fatalf("offline reproduce made %d calls", srv.count())
+	}
+	// Without --yes and with no terminal, record mode refuses to spend.
+	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--mode", "record"); code != ExitUsage {
+		t.Fatalf("record without --yes: exit %d, want %d\n%s", code, ExitUsage, stderr)
+	}
+	args := []string{"reproduce", dir, "--out", out, "--no-sweep", "--mode", "record", "--yes", "--base-url", "vllm=" + srv.URL + "/v1"}
+	code, _, stderr := run(t, args...)
+	if code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, stderr)
+	}
+	calls := srv.count()
+	if calls == 0 {
+		t.Fatal("record mode sent no request")
+	}
+	if code, _, stderr := run(t, args...); code != 0 || srv.count() != calls {
+		t.Fatalf("second record run: exit %d, %d new calls\n%s", code, srv.count()-calls, stderr)
+	}
+	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--no-sweep"); code != 0 {
+		t.Fatalf("offline after recording: exit %d\n%s", code, stderr)
+	}
+}
