@@ -96,6 +96,8 @@ type Client struct {
 	spent    float64
 	avoided  float64
 	counts   Counts
+	// simPending are simulated exchanges recorded but not yet stored.
+	simPending []simPut
 }
 
 // Counts count the distinct requests a client has seen, by outcome.
@@ -446,6 +448,7 @@ func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []res
 		pending = append(pending, j)
 	}
 	c.record(ctx, pending)
+	c.flushSim()
 	for _, j := range jobs {
 		for _, i := range j.idxs {
 			replies[i] = j.reply

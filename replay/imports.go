@@ -2,9 +2,11 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,12 +179,62 @@ func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
 		c.fail(j, ce, meta.Attempts)
 		return ce
 	}
-	if _, err := c.store.Put(&cache.Exchange{Request: j.raw, Response: response, Meta: meta}); err != nil {
+	x := &cache.Exchange{Request: j.raw, Response: response, Meta: meta}
+	if j.pc.Kind == KindSim {
+		// Simulated exchanges cost nothing to make again, so they skip the
+		// per-exchange fsync: they are written together, in one pack, when
+		// the batch of calls ends (flushSim).
+		c.mu.Lock()
+		c.simPending = append(c.simPending, simPut{j, x})
+		c.mu.Unlock()
+		return nil
+	}
+	if _, err := c.store.Put(x); err != nil {
 		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
 		c.fail(j, ce, meta.Attempts)
 		return ce
 	}
 	return nil
+}
+
+// A simPut is a simulated exchange waiting for flushSim.
+type simPut struct {
+	j *job
+	x *cache.Exchange
+}
+
+// flushSim stores the simulated exchanges of a batch of calls in one
+// pack; if that fails, their calls fail.
+func (c *Client) flushSim() {
+	c.mu.Lock()
+	pending := c.simPending
+	c.simPending = nil
+	c.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	// Calls finish in any order; the pack's bytes must not.
+	slices.SortFunc(pending, func(a, b simPut) int { return bytes.Compare(a.j.key[:], b.j.key[:]) })
+	b := c.store.NewBatch()
+	var err error
+	for _, p := range pending {
+		if _, _, err = b.Add(p.x); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = b.Flush()
+	}
+	if err == nil {
+		return
+	}
+	for _, p := range pending {
+		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
+		c.fail(p.j, ce, p.x.Meta.Attempts)
+		c.mu.Lock()
+		c.counts.Recorded--
+		c.mu.Unlock()
+	}
 }
 
 // A Provenance says where a hand-collected report came from.
