@@ -98,10 +98,38 @@ type Request struct {
 	Sample   int             `json:"sample,omitempty"`
 	// Label says what the request is for, in reports; never stored.
 	Label results.Label `json:"-"`
+	// model is the body's model when the request was built from a
+	// prompt, which saves decoding the body to find it.
+	model string
 }
 
-// Encode returns the request object's JSON.
-func (r *Request) Encode() ([]byte, error) { return json.Marshal(r) }
+// Encode returns the request object's JSON. The body is copied as it is
+// (the cache key's canonical encoding validates and normalises it), which
+// spares a full re-validation of large bodies.
+func (r *Request) Encode() ([]byte, error) {
+	body := bytes.TrimSpace(r.Body)
+	if len(body) == 0 {
+		return nil, errors.New("empty body")
+	}
+	var b bytes.Buffer
+	b.Grow(len(body) + len(r.Provider) + len(r.Endpoint) + 64)
+	b.WriteString(`{"provider":`)
+	writeJSONString(&b, r.Provider)
+	b.WriteString(`,"endpoint":`)
+	writeJSONString(&b, r.Endpoint)
+	b.WriteString(`,"body":`)
+	b.Write(body)
+	if r.Sample != 0 {
+		fmt.Fprintf(&b, `,"sample":%d`, r.Sample)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always encodes
+	b.Write(q)
+}
 
 // defaultEndpoint is the endpoint of a provider kind when a request line
 // names none.
@@ -236,6 +264,9 @@ func bodyOf(p results.Prompt, kind Kind) (map[string]any, string, error) {
 
 // modelOf returns the requested model of a request object.
 func modelOf(kind Kind, r *Request) string {
+	if r.model != "" {
+		return r.model
+	}
 	if kind == KindGemini {
 		m, _ := strings.CutPrefix(r.Endpoint, "models/")
 		m, _, _ = strings.Cut(m, ":")

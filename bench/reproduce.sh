@@ -1,0 +1,30 @@
+#!/bin/sh
+# Time "finrepro reproduce" on the full-scale demo bundle against reading
+# the whole store once ("finrepro cache dump" to /dev/null), in the same
+# run, and report the ratio and peak memory. Not run by CI.
+#
+#   sh bench/reproduce.sh [ROUNDS]      # default 3 rounds
+#   BUNDLE=dir sh bench/reproduce.sh    # reuse a built full-scale bundle
+set -eu
+ROUNDS=${1:-3}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+go build -o "$W/finrepro" ./cmd/finrepro
+B=${BUNDLE:-}
+if [ -z "$B" ]; then
+	B="$W/full"
+	/usr/bin/time -f "demo --scale full: %e s, peak %M KB" "$W/finrepro" demo --out "$B" --scale full > /dev/null 2> "$W/demo.err" || { cat "$W/demo.err"; exit 1; }
+	tail -n 1 "$W/demo.err"
+fi
+echo "bundle: $(du -sh "$B" | cut -f1), exchanges: $("$W/finrepro" cache stats --dir "$B/cache" --json | sed -n 's/.*"exchanges": *\([0-9]*\).*/\1/p' | head -n 1)"
+measure() { # label, command...: prints "seconds peak_kb"
+	label=$1; shift
+	/usr/bin/time -f "%e %M" -o "$W/t" "$@" > /dev/null 2> /dev/null
+	cat "$W/t"
+}
+for r in $(seq "$ROUNDS"); do
+	d=$(measure dump "$W/finrepro" cache dump --dir "$B/cache")
+	p=$(measure reproduce "$W/finrepro" reproduce "$B" --out "$W/out" --quiet)
+	n=$(measure no-sweep "$W/finrepro" reproduce "$B" --out "$W/out" --quiet --no-sweep)
+	echo "$d $p $n" | awk -v r="$r" '{ printf "round %d: dump %.2f s | reproduce %.2f s (%.1fx dump, peak %d MB) | without sweeps %.2f s (%.1fx, peak %d MB)\n", r, $1, $3, $3/$1, $4/1024, $5, $5/$1, $6/1024 }'
+done
