@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -36,7 +37,7 @@ type SweepResult struct {
 // and compares every variant's ranking with the baseline's. Each run
 // reads the cache alone when in.Answer is an offline client.
 func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResult, error) {
-	in.Answer = &memo{next: in.Answer, replies: map[string]results.Reply{}}
+	in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
 	base, err := b.Run(ctx, in)
 	if err != nil {
 		return nil, err
@@ -65,12 +66,13 @@ func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResu
 // baseline's calls, which need not be read and decoded again.
 type memo struct {
 	next    results.Answerer
-	replies map[string]results.Reply
+	replies map[[32]byte]results.Reply // by SHA-256 of the prompt's JSON
 }
 
 func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply {
 	out := make([]results.Reply, len(calls))
-	keys := make([]string, len(calls))
+	keys := make([][32]byte, len(calls))
+	keyed := make([]bool, len(calls))
 	var todo []results.Call
 	var at []int
 	for i, c := range calls {
@@ -79,7 +81,7 @@ func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply
 			todo, at = append(todo, c), append(at, i) // not memoised
 			continue
 		}
-		keys[i] = string(b)
+		keys[i], keyed[i] = sha256.Sum256(b), true
 		if r, ok := m.replies[keys[i]]; ok {
 			out[i] = r
 			continue
@@ -90,7 +92,7 @@ func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply
 		for j, r := range m.next.Answer(ctx, todo) {
 			i := at[j]
 			out[i] = r
-			if keys[i] != "" && r.Err == nil {
+			if keyed[i] && r.Err == nil {
 				m.replies[keys[i]] = r
 			}
 		}
