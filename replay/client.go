@@ -856,6 +856,8 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
 	setAuth(hr.Header, j.pc.Kind, apiKey)
+	// Latency is a measurement of the real call: it goes into the stored
+	// meta, never into an analysis output.
 	start := time.Now()
 	resp, err := c.http.Do(hr)
 	if err != nil {
@@ -864,6 +866,7 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	res.latencyMS = time.Since(start).Milliseconds()
+	// An HTTP-date Retry-After is relative to the wall clock.
 	res.retryAfter = parseRetryAfter(resp.Header, time.Now())
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {

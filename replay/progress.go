@@ -42,7 +42,7 @@ func (p *progress) start(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total, p.ndone, p.failed, p.cost, p.lastLine = n, 0, 0, 0, 0
-	p.began = time.Now()
+	p.began = time.Now() // for the rate and ETA shown on stderr only
 	if !p.tty {
 		fmt.Fprintf(p.w, "recording %d requests\n", n)
 	}

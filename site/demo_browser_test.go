@@ -367,7 +367,10 @@ func TestDemoBrowser(t *testing.T) {
 			for p := range work {
 				got, bad := tab.visit(root, p)
 				if name, ok := shots[p]; ok {
-					if png, err := chromedp.Run(tab.ctx, chromedp.FullScreenshot(100)); err != nil {
+					ts := time.Now()
+					png, err := chromedp.Run(tab.ctx, chromedp.FullScreenshot(100))
+					fmt.Fprintf(os.Stderr, "shot %s %v %d bytes\n", p, time.Since(ts), len(png))
+					if err != nil {
 						bad = append(bad, "screenshot: "+err.Error())
 					} else if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 						bad = append(bad, err.Error())
