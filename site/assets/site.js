@@ -49,7 +49,7 @@
   // Charts.
   if (typeof echarts === "undefined") return;
   var abs = function (v) { return typeof v === "number" ? Math.abs(v) : v; };
-  function prepare(opt) {
+  function prepare(opt, width) {
     var ex = opt.finrepro || {};
     delete opt.finrepro;
     opt.tooltip = opt.tooltip || {};
@@ -59,6 +59,11 @@
     // left-aligned, so that neither is cut at the edge of the chart
     var axes = function (a) { return a ? (Array.isArray(a) ? a : [a]) : []; };
     axes(opt.xAxis).forEach(function (a) {
+      // a category label at 30 degrees needs about 30 px of the axis not
+      // to overprint its neighbour: with more categories than fit, show
+      // every k-th label only (the table below has them all)
+      if (a.axisLabel && a.axisLabel.rotate && Array.isArray(a.data) && width > 0 && width / a.data.length < 30)
+        a.axisLabel.interval = Math.ceil(30 * a.data.length / width) - 1;
       if (!a.name) return;
       // below rotated category labels: about 3.3 px of height per
       // character of the longest label at 30 degrees
@@ -123,6 +128,31 @@
     }
     return opt;
   }
+  // fitLeft moves the grid right by what the leftmost text of the chart
+  // reaches past its left edge: a rotated category label hangs left of its
+  // tick, and containLabel does not count that part. Texts in a clipped
+  // group (a scrolling legend's hidden items) do not count. The grid moves
+  // by at most a third of the chart, so that a very long label cannot
+  // squeeze the plot away.
+  function hidden(e) {
+    for (; e; e = e.parent || e.__hostTarget) if (e.invisible || e.ignore || e.getClipPath && e.getClipPath()) return true;
+    return false;
+  }
+  function fitLeft(chart, left) {
+    var most = Math.max(left, Math.floor(chart.getWidth() / 3));
+    for (var i = 0; i < 3 && left < most; i++) {
+      var over = 0;
+      chart.getZr().storage.getDisplayList(true).forEach(function (e) {
+        if (e.type !== "tspan" || hidden(e)) return;
+        var r = e.getBoundingRect().clone();
+        if (e.transform) r.applyTransform(e.transform);
+        over = Math.min(over, r.x);
+      });
+      if (over > -1) return;
+      left = Math.min(most, left + Math.ceil(-over) + 4);
+      chart.setOption({ grid: { left: left } });
+    }
+  }
   var drawn = [];
   each(document.querySelectorAll("[data-chart]"), function (el) {
     var src = document.getElementById(el.getAttribute("data-chart"));
@@ -130,8 +160,17 @@
     var h = parseInt(el.getAttribute("data-height"), 10);
     if (h > 0 && window.matchMedia && !window.matchMedia("(max-width: 40em)").matches) el.style.height = h + "px";
     var chart = echarts.init(el, null, { renderer: "canvas" });
-    chart.setOption(prepare(JSON.parse(src.textContent)));
-    drawn.push(chart);
+    var opt = prepare(JSON.parse(src.textContent), el.clientWidth);
+    var left = opt.grid && typeof opt.grid.left === "number" ? opt.grid.left : null;
+    chart.setOption(opt);
+    if (left !== null) fitLeft(chart, left);
+    drawn.push({ chart: chart, left: left });
   });
-  window.addEventListener("resize", function () { drawn.forEach(function (c) { c.resize(); }); });
+  window.addEventListener("resize", function () {
+    drawn.forEach(function (d) {
+      if (d.left !== null) d.chart.setOption({ grid: { left: d.left } });
+      d.chart.resize();
+      if (d.left !== null) fitLeft(d.chart, d.left);
+    });
+  });
 })();
