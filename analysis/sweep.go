@@ -3,10 +3,17 @@ package analysis
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/finrepro/finrepro/analysis/stats"
 	"github.com/finrepro/finrepro/results"
@@ -42,31 +49,71 @@ func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResu
 	if err != nil {
 		return nil, err
 	}
-	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking}
+	return SweepFrom(ctx, b, in, knobs, base)
+}
+
+// SweepFrom is Sweep over a baseline already computed with in.Settings,
+// which it does not run again. Knobs without values to sweep cost
+// nothing: a benchmark with none is not run at all. The first variant
+// runs alone and fills the memo of replies; the others then run in
+// parallel, GOMAXPROCS at a time.
+func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, base *Result) (*SweepResult, error) {
+	if _, ok := in.Answer.(*memo); !ok {
+		in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
+	}
+	type job struct{ knob, value string }
+	var jobs []job
 	for _, k := range knobs {
 		for _, v := range k.Sweep {
-			s := Settings{}
-			for name, val := range in.Settings {
-				s[name] = val
-			}
-			s[k.Name] = v
-			vin := in
-			vin.Settings = s
-			r, err := b.Run(ctx, vin)
-			if err != nil {
-				return nil, fmt.Errorf("sweep %s=%s: %w", k.Name, v, err)
-			}
-			sr.Variants = append(sr.Variants, variant(k.Name, v, base.Ranking, r))
+			jobs = append(jobs, job{k.Name, v})
+		}
+	}
+	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking}
+	if len(jobs) == 0 {
+		return sr, nil
+	}
+	sr.Variants = make([]Variant, len(jobs))
+	errs := make([]error, len(jobs))
+	runOne := func(i int) {
+		s := Settings{}
+		for name, val := range in.Settings {
+			s[name] = val
+		}
+		s[jobs[i].knob] = jobs[i].value
+		vin := in
+		vin.Settings = s
+		r, err := b.Run(ctx, vin)
+		if err != nil {
+			errs[i] = fmt.Errorf("sweep %s=%s: %w", jobs[i].knob, jobs[i].value, err)
+			return
+		}
+		sr.Variants[i] = variant(jobs[i].knob, jobs[i].value, base.Ranking, r)
+	}
+	runOne(0)
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := 1; i < len(jobs); i++ {
+		g.Go(func() error { runOne(i); return nil })
+	}
+	g.Wait() // errors are in errs, reported in order
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return sr, nil
 }
 
 // memo answers every call once: a sweep's variants mostly repeat the
-// baseline's calls, which need not be read and decoded again.
+// baseline's calls, which need not be read and decoded again. It is safe
+// for concurrent use.
 type memo struct {
 	next    results.Answerer
-	replies map[[32]byte]results.Reply // by SHA-256 of the prompt's JSON
+	mu      sync.Mutex
+	replies map[[32]byte]results.Reply // by promptKey
 }
 
 func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply {
@@ -76,28 +123,52 @@ func (m *memo) Answer(ctx context.Context, calls []results.Call) []results.Reply
 	var todo []results.Call
 	var at []int
 	for i, c := range calls {
-		b, err := json.Marshal(c.Prompt)
+		k, err := promptKey(&c.Prompt)
 		if err != nil {
 			todo, at = append(todo, c), append(at, i) // not memoised
 			continue
 		}
-		keys[i], keyed[i] = sha256.Sum256(b), true
-		if r, ok := m.replies[keys[i]]; ok {
+		keys[i], keyed[i] = k, true
+		m.mu.Lock()
+		r, ok := m.replies[k]
+		m.mu.Unlock()
+		if ok {
 			out[i] = r
 			continue
 		}
 		todo, at = append(todo, c), append(at, i)
 	}
 	if len(todo) > 0 {
-		for j, r := range m.next.Answer(ctx, todo) {
+		replies := m.next.Answer(ctx, todo)
+		m.mu.Lock()
+		for j, r := range replies {
 			i := at[j]
 			out[i] = r
 			if keyed[i] && r.Err == nil {
 				m.replies[keys[i]] = r
 			}
 		}
+		m.mu.Unlock()
 	}
 	return out
+}
+
+// promptKey identifies a prompt: the SHA-256 of its fields, each preceded
+// by its length, the parameters as JSON. It fails when the parameters do
+// not encode.
+func promptKey(p *results.Prompt) ([32]byte, error) {
+	params, err := json.Marshal(p.Params)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range []string{p.Provider, p.Model, p.System, p.User, string(params), strconv.Itoa(p.Sample)} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		io.WriteString(h, f)
+	}
+	return [32]byte(h.Sum(nil)), nil
 }
 
 func variant(knob, value string, base []string, r *Result) Variant {

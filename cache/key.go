@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -100,76 +103,67 @@ func Canonical(request []byte) ([]byte, error) {
 	if len(request) > MaxRequestBytes {
 		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
 	}
-	p := &parser{src: request}
-	p.space()
-	v, err := p.value(0, "")
-	if err != nil {
+	e := newEncoder(request, 0, "")
+	defer e.free()
+	e.space()
+	if err := e.value(0); err != nil {
 		return nil, err
 	}
-	p.space()
-	if p.i != len(p.src) {
-		return nil, p.errf("", "trailing data after JSON value")
+	e.space()
+	if e.i != len(e.src) {
+		return nil, e.errf("", "trailing data after JSON value")
 	}
-	return canonicalRequest(v)
+	return e.request()
 }
 
-// canonicalRequest checks a parsed request object and encodes it.
-func canonicalRequest(v any) ([]byte, error) {
-	obj, ok := v.(object)
-	if !ok {
+// request checks that the value just encoded is a request object and
+// returns its canonical encoding.
+func (e *encoder) request() ([]byte, error) {
+	if e.out[e.val] != '{' {
 		return nil, &RequestError{"", "not a JSON object"}
 	}
-	var provider, endpoint, body, sample []byte
-	for _, m := range obj {
+	var provider, endpoint, body, sample bool
+	for _, m := range e.members {
+		enc := e.out[m.val:m.end]
 		switch m.key {
 		case "provider":
-			provider = m.enc
-			if !isString(m.enc) || len(m.enc) == 2 {
+			provider = true
+			if !isString(enc) || len(enc) == 2 {
 				return nil, &RequestError{"provider", "want a non-empty string"}
 			}
 		case "endpoint":
-			endpoint = m.enc
-			if !isString(m.enc) {
+			endpoint = true
+			if !isString(enc) {
 				return nil, &RequestError{"endpoint", "want a string"}
 			}
 		case "body":
-			body = m.enc
-			if m.enc[0] != '{' {
+			body = true
+			if enc[0] != '{' {
 				return nil, &RequestError{"body", "want a JSON object"}
 			}
 		case "sample":
-			sample = m.enc
-			if n, err := strconv.ParseUint(string(m.enc), 10, 31); err != nil || len(m.enc) > 10 {
+			// A number's canonical form is its digits alone when it is
+			// an integer, so the check is on the form itself.
+			sample = true
+			if _, err := strconv.ParseUint(string(enc), 10, 31); err != nil || len(enc) > 10 {
 				return nil, &RequestError{"sample", "want an integer from 0 to 2147483647"}
-			} else {
-				sample = strconv.AppendUint(nil, n, 10)
 			}
 		default:
 			return nil, &RequestError{m.key, "unknown field (a request holds provider, endpoint, body and sample only)"}
 		}
 	}
 	switch {
-	case provider == nil:
+	case !provider:
 		return nil, &RequestError{"provider", "missing"}
-	case endpoint == nil:
+	case !endpoint:
 		return nil, &RequestError{"endpoint", "missing"}
-	case body == nil:
+	case !body:
 		return nil, &RequestError{"body", "missing"}
-	case sample == nil:
-		sample = []byte("0")
+	case !sample:
+		// "sample" sorts after the other three fields: it goes last.
+		e.out = append(e.out[:len(e.out)-1], `,"sample":0}`...)
 	}
-	out := make([]byte, 0, len(KeySchema)+len(body)+len(provider)+len(endpoint)+48)
-	out = append(out, KeySchema...)
-	out = append(out, "\n{\"body\":"...)
-	out = append(out, body...)
-	out = append(out, ",\"endpoint\":"...)
-	out = append(out, endpoint...)
-	out = append(out, ",\"provider\":"...)
-	out = append(out, provider...)
-	out = append(out, ",\"sample\":"...)
-	out = append(out, sample...)
-	out = append(out, '}')
-	return out, nil
+	return e.out, nil
 }
 
 // canonicalJSON strips the KeySchema line of a canonical encoding.
@@ -178,14 +172,6 @@ func canonicalJSON(c []byte) ([]byte, bool) {
 }
 
 func isString(enc []byte) bool { return len(enc) >= 2 && enc[0] == '"' }
-
-// object is a parsed JSON object: members with their canonical encodings.
-type object []member
-
-type member struct {
-	key string // NFC
-	enc []byte // canonical encoding of the value
-}
 
 // parser is a strict JSON parser (RFC 8259) that produces the canonical
 // encoding of each value as it goes.
@@ -209,156 +195,417 @@ func (p *parser) space() {
 	}
 }
 
-// value parses one value. The result is an object for objects (so that the
-// caller can inspect the top level) and its []byte encoding otherwise.
-func (p *parser) value(depth int, path string) (any, error) {
-	if depth > maxDepth {
-		return nil, p.errf(path, "nested deeper than %d", maxDepth)
+// An encoder is a strict JSON parser (RFC 8259) that writes the
+// canonical encoding of what it reads into one buffer: every value is
+// written in place, and an object whose keys are out of order is moved
+// once, when it ends. Paths for errors are built only on an error.
+type encoder struct {
+	parser
+	out     []byte
+	val     int    // where the top-level value starts in out
+	buf     []byte // a string's decoded bytes
+	tmp     []byte // an object's members while they are put in order
+	members []span // the members of the objects being read, innermost last
+	path    []step // where the value being read is
+	root    string // the path of the top-level value
+}
+
+// A span is an object member written in out: `"key":value` at
+// [start, end), its value from val.
+type span struct {
+	key             string
+	start, val, end int
+}
+
+// A step is one level of a path: an object key, or an array index when
+// idx >= 0.
+type step struct {
+	key string
+	idx int
+}
+
+// newEncoder returns an encoder reading src from offset i, whose output
+// starts with the KeySchema line.
+func newEncoder(src []byte, i int, root string) *encoder {
+	e := encoders.Get().(*encoder)
+	e.parser, e.root = parser{src: src, i: i}, root
+	e.out = make([]byte, 0, len(KeySchema)+1+len(src)-i+16)
+	e.out = append(e.out, KeySchema...)
+	e.out = append(e.out, '\n')
+	e.val = len(e.out)
+	return e
+}
+
+// encoders keeps encoders with their scratch buffers between requests.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
+// free returns e to the pool; the output stays with the caller.
+func (e *encoder) free() {
+	if cap(e.buf) > maxScratch || cap(e.tmp) > maxScratch {
+		return // a huge request's buffers are not worth keeping
 	}
-	if p.i >= len(p.src) {
-		return nil, p.errf(path, "unexpected end of input")
-	}
-	switch c := p.src[p.i]; {
-	case c == '{':
-		return p.object(depth, path)
-	case c == '[':
-		return p.array(depth, path)
-	case c == '"':
-		s, err := p.str(path)
-		if err != nil {
-			return nil, err
+	*e = encoder{buf: e.buf[:0], tmp: e.tmp[:0], members: e.members[:0], path: e.path[:0]}
+	encoders.Put(e)
+}
+
+// maxScratch is the largest scratch buffer an encoder keeps for reuse.
+const maxScratch = 4 << 20
+
+// where returns the path of the value being read.
+func (e *encoder) where() string {
+	p := e.root
+	for _, s := range e.path {
+		switch {
+		case s.idx >= 0:
+			p = fmt.Sprintf("%s[%d]", p, s.idx)
+		case p == "":
+			p = s.key
+		default:
+			p += "." + s.key
 		}
-		return appendString(nil, s), nil
+	}
+	return p
+}
+
+// at sets the path of an error from the parser, which has none.
+func (e *encoder) at(err error) error {
+	var re *RequestError
+	if errors.As(err, &re) {
+		re.Field = e.where()
+	}
+	return err
+}
+
+// value encodes one value. The members of the top-level object stay in
+// e.members.
+func (e *encoder) value(depth int) error {
+	if depth > maxDepth {
+		return e.errf(e.where(), "nested deeper than %d", maxDepth)
+	}
+	if e.i >= len(e.src) {
+		return e.errf(e.where(), "unexpected end of input")
+	}
+	switch c := e.src[e.i]; {
+	case c == '{':
+		return e.object(depth)
+	case c == '[':
+		return e.array(depth)
+	case c == '"':
+		return e.str()
 	case c == '-' || '0' <= c && c <= '9':
-		return p.number(path)
+		n, err := e.number("")
+		if err != nil {
+			return e.at(err)
+		}
+		e.out = append(e.out, n...)
+		return nil
 	default:
 		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.src[p.i:], []byte(lit)) {
-				p.i += len(lit)
-				return []byte(lit), nil
+			if bytes.HasPrefix(e.src[e.i:], []byte(lit)) {
+				e.i += len(lit)
+				e.out = append(e.out, lit...)
+				return nil
 			}
 		}
-		return nil, p.errf(path, "invalid character %q", c)
+		return e.errf(e.where(), "invalid character %q", c)
 	}
 }
 
-func (p *parser) object(depth int, path string) (object, error) {
-	p.i++ // '{'
-	obj := object{}
-	p.space()
-	if p.i < len(p.src) && p.src[p.i] == '}' {
-		p.i++
-		return obj, nil
+// manyMembers is the member count from which duplicate keys are found
+// with a map rather than by a scan.
+const manyMembers = 16
+
+func (e *encoder) object(depth int) error {
+	e.i++ // '{'
+	start := len(e.out)
+	e.out = append(e.out, '{')
+	e.space()
+	if e.i < len(e.src) && e.src[e.i] == '}' {
+		e.i++
+		e.out = append(e.out, '}')
+		return nil
 	}
-	seen := map[string]bool{}
+	base := len(e.members)
+	var seen map[string]bool
 	for {
-		p.space()
-		if p.i >= len(p.src) || p.src[p.i] != '"' {
-			return nil, p.errf(path, "want an object key")
+		e.space()
+		if e.i >= len(e.src) || e.src[e.i] != '"' {
+			return e.errf(e.where(), "want an object key")
 		}
-		k, err := p.str(path)
+		k, err := e.parser.str("")
 		if err != nil {
-			return nil, err
+			return e.at(err)
 		}
-		sub := k
-		if path != "" {
-			sub = path + "." + k
+		e.path = append(e.path, step{key: k, idx: -1})
+		if e.dup(base, k, &seen) {
+			return e.errf(e.where(), "duplicate key")
 		}
-		if seen[k] {
-			return nil, p.errf(sub, "duplicate key")
+		e.space()
+		if e.i >= len(e.src) || e.src[e.i] != ':' {
+			return e.errf(e.where(), "want ':'")
 		}
-		seen[k] = true
-		p.space()
-		if p.i >= len(p.src) || p.src[p.i] != ':' {
-			return nil, p.errf(sub, "want ':'")
+		e.i++
+		e.space()
+		if len(e.members) > base {
+			e.out = append(e.out, ',')
 		}
-		p.i++
-		p.space()
-		v, err := p.value(depth+1, sub)
-		if err != nil {
-			return nil, err
+		m := span{key: k, start: len(e.out)}
+		e.out = appendString(e.out, k)
+		e.out = append(e.out, ':')
+		m.val = len(e.out)
+		if err := e.value(depth + 1); err != nil {
+			return err
 		}
-		obj = append(obj, member{k, encode(v)})
-		p.space()
-		if p.i >= len(p.src) {
-			return nil, p.errf(path, "unexpected end of input")
+		m.end = len(e.out)
+		e.members = append(e.members, m)
+		e.path = e.path[:len(e.path)-1]
+		e.space()
+		if e.i >= len(e.src) {
+			return e.errf(e.where(), "unexpected end of input")
 		}
-		if p.src[p.i] == '}' {
-			p.i++
+		if e.src[e.i] == '}' {
+			e.i++
 			break
 		}
-		if p.src[p.i] != ',' {
-			return nil, p.errf(path, "want ',' or '}'")
+		if e.src[e.i] != ',' {
+			return e.errf(e.where(), "want ',' or '}'")
 		}
-		p.i++
+		e.i++
 	}
-	sortMembers(obj)
-	return obj, nil
+	e.order(start, e.members[base:])
+	e.out = append(e.out, '}')
+	if depth > 0 {
+		e.members = e.members[:base]
+	}
+	return nil
 }
 
-// sortMembers sorts by the UTF-8 bytes of the keys (insertion sort for
-// the usual small objects, else a library sort).
-func sortMembers(obj object) {
-	for i := 1; i < len(obj); i++ {
-		for j := i; j > 0 && obj[j].key < obj[j-1].key; j-- {
-			obj[j], obj[j-1] = obj[j-1], obj[j]
+// dup reports whether key k was already read in the object whose members
+// start at base.
+func (e *encoder) dup(base int, k string, seen *map[string]bool) bool {
+	ms := e.members[base:]
+	if len(ms) < manyMembers {
+		for _, m := range ms {
+			if m.key == k {
+				return true
+			}
 		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, 2*len(ms))
+		for _, m := range ms {
+			(*seen)[m.key] = true
+		}
+	}
+	if (*seen)[k] {
+		return true
+	}
+	(*seen)[k] = true
+	return false
+}
+
+// order sorts the members ms of the object starting at start in out by
+// the UTF-8 bytes of their keys, moving them when they are out of order.
+func (e *encoder) order(start int, ms []span) {
+	sorted := true
+	for i := 1; i < len(ms) && sorted; i++ {
+		sorted = ms[i-1].key < ms[i].key
+	}
+	if sorted {
+		return
+	}
+	off := start + 1
+	e.tmp = append(e.tmp[:0], e.out[off:]...)
+	slices.SortFunc(ms, func(a, b span) int { return strings.Compare(a.key, b.key) })
+	e.out = e.out[:off]
+	for j, m := range ms {
+		if j > 0 {
+			e.out = append(e.out, ',')
+		}
+		at := len(e.out)
+		e.out = append(e.out, e.tmp[m.start-off:m.end-off]...)
+		ms[j] = span{key: m.key, start: at, val: at + m.val - m.start, end: len(e.out)}
 	}
 }
 
-func encode(v any) []byte {
-	obj, ok := v.(object)
-	if !ok {
-		return v.([]byte)
-	}
-	n := 2
-	for _, m := range obj {
-		n += len(m.key) + len(m.enc) + 4
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '{')
-	for i, m := range obj {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendString(out, m.key)
-		out = append(out, ':')
-		out = append(out, m.enc...)
-	}
-	return append(out, '}')
-}
-
-func (p *parser) array(depth int, path string) ([]byte, error) {
-	p.i++ // '['
-	out := []byte{'['}
-	p.space()
-	if p.i < len(p.src) && p.src[p.i] == ']' {
-		p.i++
-		return append(out, ']'), nil
+func (e *encoder) array(depth int) error {
+	e.i++ // '['
+	e.out = append(e.out, '[')
+	e.space()
+	if e.i < len(e.src) && e.src[e.i] == ']' {
+		e.i++
+		e.out = append(e.out, ']')
+		return nil
 	}
 	for n := 0; ; n++ {
-		p.space()
-		v, err := p.value(depth+1, fmt.Sprintf("%s[%d]", path, n))
-		if err != nil {
-			return nil, err
-		}
+		e.space()
 		if n > 0 {
-			out = append(out, ',')
+			e.out = append(e.out, ',')
 		}
-		out = append(out, encode(v)...)
-		p.space()
-		if p.i >= len(p.src) {
-			return nil, p.errf(path, "unexpected end of input")
+		e.path = append(e.path, step{idx: n})
+		if err := e.value(depth + 1); err != nil {
+			return err
 		}
-		if p.src[p.i] == ']' {
-			p.i++
-			return append(out, ']'), nil
+		e.path = e.path[:len(e.path)-1]
+		e.space()
+		if e.i >= len(e.src) {
+			return e.errf(e.where(), "unexpected end of input")
 		}
-		if p.src[p.i] != ',' {
-			return nil, p.errf(path, "want ',' or ']'")
+		if e.src[e.i] == ']' {
+			e.i++
+			e.out = append(e.out, ']')
+			return nil
 		}
-		p.i++
+		if e.src[e.i] != ',' {
+			return e.errf(e.where(), "want ',' or ']'")
+		}
+		e.i++
 	}
+}
+
+// plain scans the string literal whose content starts at start and
+// reports where its closing quote is when the literal is ASCII and holds
+// only the escapes appendString writes, except \u00xx.
+func (e *encoder) plain(start int) (end int, ok bool) {
+	for j := start; j < len(e.src); j++ {
+		switch c := e.src[j]; {
+		case c == '"':
+			return j, true
+		case c < 0x20 || c >= 0x80:
+			return 0, false
+		case c == '\\':
+			if j+1 >= len(e.src) {
+				return 0, false
+			}
+			switch e.src[j+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				j++
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// str encodes a string literal: its NFC value, escaped as appendString
+// does. A literal that is already in that form is copied as it is.
+func (e *encoder) str() error {
+	e.i++ // '"'
+	start := e.i
+	for e.i < len(e.src) {
+		c := e.src[e.i]
+		if c == '"' {
+			s := e.src[start:e.i]
+			e.i++
+			if !utf8.Valid(s) {
+				return e.errf(e.where(), "invalid UTF-8 in string")
+			}
+			if isNFC(s) {
+				// no quote, backslash or control character to escape
+				e.out = append(e.out, '"')
+				e.out = append(e.out, s...)
+				e.out = append(e.out, '"')
+			} else {
+				e.out = appendString(e.out, norm.NFC.Bytes(s))
+			}
+			return nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		e.i++
+	}
+	// An ASCII literal whose escapes are all ones appendString writes is
+	// its own canonical form: no need to decode it.
+	if end, ok := e.plain(start); ok {
+		e.out = append(e.out, e.src[start-1:end+1]...)
+		e.i = end + 1
+		return nil
+	}
+	// canon: every escape so far is the one appendString writes
+	canon := true
+	buf := append(e.buf[:0], e.src[start:e.i]...)
+	defer func() { e.buf = buf[:0] }()
+	for e.i < len(e.src) {
+		j := e.i
+		for j < len(e.src) && e.src[j] >= 0x20 && e.src[j] != '"' && e.src[j] != '\\' {
+			j++
+		}
+		buf = append(buf, e.src[e.i:j]...)
+		e.i = j
+		if e.i >= len(e.src) {
+			break
+		}
+		switch c := e.src[e.i]; {
+		case c == '"':
+			lit := e.src[start:e.i]
+			e.i++
+			if !utf8.Valid(buf) {
+				return e.errf(e.where(), "invalid UTF-8 in string")
+			}
+			switch {
+			case !isNFC(buf):
+				e.out = appendString(e.out, norm.NFC.Bytes(buf))
+			case canon:
+				e.out = append(e.out, '"')
+				e.out = append(e.out, lit...)
+				e.out = append(e.out, '"')
+			default:
+				e.out = appendString(e.out, buf)
+			}
+			return nil
+		case c < 0x20:
+			return e.errf(e.where(), "control character in string")
+		}
+		e.i++ // '\\'
+		if e.i >= len(e.src) {
+			break
+		}
+		x := e.src[e.i]
+		e.i++
+		switch x {
+		case '"', '\\':
+			buf = append(buf, x)
+		case '/':
+			buf, canon = append(buf, x), false
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			canon = false
+			r, ok := e.hex4()
+			if !ok {
+				return e.errf(e.where(), "bad \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xdc00 || !bytes.HasPrefix(e.src[e.i:], []byte(`\u`)) {
+					return e.errf(e.where(), "lone surrogate in \\u escape")
+				}
+				e.i += 2
+				r2, ok := e.hex4()
+				if !ok {
+					return e.errf(e.where(), "bad \\u escape")
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return e.errf(e.where(), "lone surrogate in \\u escape")
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return e.errf(e.where(), "bad escape \\%c", x)
+		}
+	}
+	return e.errf(e.where(), "unterminated string")
 }
 
 // str parses a string literal and returns its NFC value.
@@ -457,23 +704,26 @@ func (p *parser) hex4() (rune, bool) {
 }
 
 func nfc(b []byte) string {
-	ascii := true
-	for _, c := range b {
-		if c >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii || norm.NFC.IsNormal(b) {
+	if isNFC(b) {
 		return string(b)
 	}
 	return string(norm.NFC.Bytes(b))
 }
 
+// isNFC reports whether b, valid UTF-8, is in Unicode NFC.
+func isNFC(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return norm.NFC.IsNormal(b)
+		}
+	}
+	return true
+}
+
 // appendString appends s as a JSON string: only '"', '\\' and control
 // characters are escaped; control characters use the short escapes where
 // JSON has them and \u00xx (lower-case hex) otherwise.
-func appendString(out []byte, s string) []byte {
+func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 	const hexdig = "0123456789abcdef"
 	out = append(out, '"')
 	start := 0

@@ -84,11 +84,14 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		start := p.i
 		switch k {
 		case "request":
-			v, err := p.value(0, "request")
+			e := newEncoder(b, p.i, "request")
+			defer e.free()
+			err := e.value(0)
+			p.i = e.i
 			if err != nil {
 				return nil, nil, lerr(err)
 			}
-			if canon, err = canonicalRequest(v); err != nil {
+			if canon, err = e.request(); err != nil {
 				var re *RequestError
 				if errors.As(err, &re) {
 					return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}

@@ -476,6 +476,42 @@ func (s *Store) Get(k Key) (*Exchange, error) {
 	return s.get(k, r)
 }
 
+// GetResponse returns the response and the meta stored under k, without
+// reading the request back: for a caller that has just computed k from
+// the request. Errors are those of Get; an entry whose request object is
+// not stored is corrupt.
+func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
+	s.mu.RLock()
+	r, ok := s.recs[k]
+	s.mu.RUnlock()
+	if !ok {
+		if err := s.refresh(); err != nil {
+			return nil, nil, err
+		}
+		s.mu.RLock()
+		r, ok = s.recs[k]
+		s.mu.RUnlock()
+		if !ok {
+			return nil, nil, ErrNotFound
+		}
+	}
+	s.mu.RLock()
+	n := len(s.objs[Digest(k)])
+	s.mu.RUnlock()
+	if n == 0 {
+		return nil, nil, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
+	}
+	resp, err := s.readObject(r.resp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+	}
+	var m Meta
+	if err := json.Unmarshal(r.meta, &m); err != nil {
+		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	}
+	return resp, &m, nil
+}
+
 func (s *Store) get(k Key, r *rec) (*Exchange, error) {
 	return s.getMeta(k, r, true)
 }

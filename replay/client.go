@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
@@ -375,23 +376,48 @@ func cmpOr(cs ...int) int {
 func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
 	reqs := make([]Request, len(calls))
 	errs := make([]error, len(calls))
-	for i, call := range calls {
+	parallel(len(calls), func(i int) {
+		call := &calls[i]
 		reqs[i] = Request{Provider: call.Prompt.Provider, Label: call.Label}
 		pc, ok := c.providers[call.Prompt.Provider]
 		if !ok {
 			errs[i] = fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), call.Prompt.Provider)
-			continue
+			return
 		}
 		r, err := requestOf(call.Prompt, pc.Kind)
 		if err != nil {
 			errs[i] = fmt.Errorf("%w (%s)", err, LabelText(call.Label))
-			continue
+			return
 		}
 		r.Label = call.Label
 		r.model = call.Prompt.Model
 		reqs[i] = *r
-	}
+	})
 	return c.answer(ctx, reqs, errs)
+}
+
+// parallel calls f(0), ..., f(n-1) on GOMAXPROCS goroutines and waits
+// for all; f must be safe for concurrent use on distinct indexes.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // AnswerRequests answers request objects in order; a request with an empty
@@ -413,6 +439,15 @@ type job struct {
 
 func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []results.Reply {
 	replies := make([]results.Reply, len(reqs))
+	// Keying encodes and hashes every request: the costly part of a
+	// replay after the reads, done in parallel.
+	keyed := make([]*job, len(reqs))
+	kerrs := make([]error, len(reqs))
+	parallel(len(reqs), func(i int) {
+		if errs[i] == nil {
+			keyed[i], kerrs[i] = c.newJob(reqs[i])
+		}
+	})
 	var jobs []*job
 	byKey := map[cache.Key]*job{}
 	for i := range reqs {
@@ -420,7 +455,7 @@ func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []res
 			replies[i].Err = c.badRequest(reqs[i], errs[i])
 			continue
 		}
-		j, err := c.newJob(reqs[i])
+		j, err := keyed[i], kerrs[i]
 		if err != nil {
 			replies[i].Err = c.badRequest(reqs[i], err)
 			continue
@@ -541,14 +576,14 @@ func (c *Client) lookupAll(jobs []*job) []bool {
 // lookup answers j from the cache and reports whether it could. A corrupt
 // entry counts as missing.
 func (c *Client) lookup(j *job) bool {
-	x, err := c.store.Get(j.key)
+	resp, meta, err := c.store.GetResponse(j.key)
 	if err != nil {
 		if !errors.Is(err, cache.ErrNotFound) {
 			c.prog.warnf("cache entry %s unreadable, treated as missing: %v", j.key.Str(), err)
 		}
 		return false
 	}
-	o, ce := checkBody(j.pc.Kind, x.Response)
+	o, ce := checkBody(j.pc.Kind, resp)
 	if ce != nil {
 		// Only checked responses are recorded, but a store can be loaded
 		// from elsewhere: an unusable one is an error, not a miss.
@@ -558,13 +593,13 @@ func (c *Client) lookup(j *job) bool {
 	}
 	j.reply.Text = o.Text
 	j.reply.Model = o.Model
-	if x.Meta.ReportedModel != "" {
-		j.reply.Model = x.Meta.ReportedModel
+	if meta.ReportedModel != "" {
+		j.reply.Model = meta.ReportedModel
 	}
-	j.reply.Source = x.Meta.Source
-	j.reply.RecordedAt = x.Meta.RecordedAt
+	j.reply.Source = meta.Source
+	j.reply.RecordedAt = meta.RecordedAt
 	c.mu.Lock()
-	c.avoided += x.Meta.CostUSD
+	c.avoided += meta.CostUSD
 	c.mu.Unlock()
 	return true
 }

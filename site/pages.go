@@ -120,8 +120,8 @@ type taskView struct {
 	Benchmark string
 	BenchHref string
 	Task      string
-	Question  string
-	QCut      bool // the question is cut
+	Question  template.HTML // escaped (see escapeText)
+	QCut      bool          // the question is cut
 	Entries   []taskEntry
 }
 
@@ -129,14 +129,15 @@ type taskEntry struct {
 	System     string
 	SystemHref string
 	Score      string
-	Output     string
+	Output     template.HTML // escaped (see escapeText)
 	Truncated  bool
 	Verdicts   []verdictView
 }
 
 type verdictView struct {
-	Judge, Verdict, Reasoning string
-	Truncated                 bool
+	Judge, Verdict string
+	Reasoning      template.HTML // escaped (see escapeText)
+	Truncated      bool
 }
 
 // pages returns every page of the site, in a fixed order. Pages with
@@ -448,7 +449,10 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 			texts += 1 + len(d.Verdicts)
 		}
 		limit := min(maxText, max(minText, textBudget/texts))
-		truncate := func(text string) (string, bool) { return cutBytes(text, limit) }
+		truncate := func(text string) (template.HTML, bool) {
+			t, cut := cutBytes(text, limit)
+			return escapeText(t), cut
+		}
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
 		pg := s.newPage("task", p, task+" – "+title0(r))
@@ -593,4 +597,43 @@ func (p *page) HasCharts() bool {
 		}
 	}
 	return false
+}
+
+// escapeText escapes text exactly as html/template escapes a string
+// printed in HTML text: a task page's long texts skip the template's
+// escaper, which reads them rune by rune.
+func escapeText(text string) template.HTML {
+	var b []byte
+	last := 0
+	for i := 0; i < len(text); i++ {
+		var r string
+		switch text[i] {
+		case 0:
+			r = "\uFFFD"
+		case '"':
+			r = "&#34;"
+		case '&':
+			r = "&amp;"
+		case '\'':
+			r = "&#39;"
+		case '+':
+			r = "&#43;"
+		case '<':
+			r = "&lt;"
+		case '>':
+			r = "&gt;"
+		default:
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(text)+len(text)/8+16)
+		}
+		b = append(b, text[last:i]...)
+		b = append(b, r...)
+		last = i + 1
+	}
+	if b == nil {
+		return template.HTML(text)
+	}
+	return template.HTML(append(b, text[last:]...))
 }

@@ -85,30 +85,18 @@ var pageTemplates = func() map[string]*template.Template {
 // Write writes the site into dir: index.html, <benchmark>.html,
 // sensitivity.html, systems/<system>.html, tasks/<benchmark>/<task>.html
 // and assets/. The content of every file depends on in alone, so two runs
-// give identical bytes; pages are rendered and written in parallel. Write
-// leaves other files in dir alone: the caller empties dir first.
+// give identical bytes; pages are rendered and written in parallel, each
+// as soon as it is rendered. Write leaves other files in dir alone: the
+// caller empties dir first.
 func Write(dir string, in Input) error {
-	files, err := build(in)
-	if err != nil {
-		return fmt.Errorf("site: %w", err)
-	}
-	dirs := map[string]bool{}
-	for _, f := range files {
-		dirs[path.Dir(f.name)] = true
-	}
-	for _, d := range sortedKeys(dirs) {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
-			return fmt.Errorf("site: %w", err)
+	err := render(in, func(f file) error {
+		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
 		}
-	}
-	var g errgroup.Group
-	g.SetLimit(2 * runtime.GOMAXPROCS(0)) // writes wait on the disk as much as on the CPU
-	for _, f := range files {
-		g.Go(func() error {
-			return os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.name)), f.data, 0o644)
-		})
-	}
-	if err := g.Wait(); err != nil {
+		return os.WriteFile(p, f.data, 0o644)
+	})
+	if err != nil {
 		return fmt.Errorf("site: %w", err)
 	}
 	return nil
@@ -121,32 +109,48 @@ type file struct {
 	data []byte
 }
 
-// build renders every file of the site in memory, pages in parallel.
+// build renders every file of the site in memory, sorted by name.
 func build(in Input) ([]file, error) {
+	var mu sync.Mutex
+	var files []file
+	err := render(in, func(f file) error {
+		mu.Lock()
+		defer mu.Unlock()
+		files = append(files, f)
+		return nil
+	})
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
+	return files, err
+}
+
+// render renders every file of the site and hands each to emit, pages in
+// parallel: emit must be safe for concurrent use.
+func render(in Input, emit func(file) error) error {
 	s, err := newSite(in)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var files []file
 	err = fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := assets.ReadFile(p)
-		files = append(files, file{p, b})
-		return err
+		if err != nil {
+			return err
+		}
+		return emit(file{p, b})
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pages := s.pages()
 	if s.err != nil {
-		return nil, s.err
+		return s.err
 	}
-	out := make([]file, len(pages))
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, p := range pages {
+	// twice the CPUs: a page's goroutine also waits on the disk
+	g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	for _, p := range pages {
 		g.Go(func() error {
 			var buf bytes.Buffer
 			for {
@@ -166,14 +170,10 @@ func build(in Input) ([]file, error) {
 			if buf.Len() > MaxPage {
 				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
 			}
-			out[i] = file{p.Path, buf.Bytes()}
-			return nil
+			return emit(file{p.Path, buf.Bytes()})
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return append(files, out...), nil
+	return g.Wait()
 }
 
 // site is the Input indexed for rendering.

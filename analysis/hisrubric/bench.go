@@ -3,9 +3,12 @@ package hisrubric
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -240,10 +243,15 @@ func (r *run) round1(ctx context.Context) {
 		}
 	}
 	replies := r.answer.Answer(ctx, calls)
+	// Reports are parsed and checked in parallel: each on its own.
+	each(len(r.reports), func(i int) {
+		if rep := r.reports[i]; replies[i].Err == nil {
+			rep.check = CheckStructure(Parse(replies[i].Text), in.Structure, rep.company.Params())
+		}
+	})
 	for i, rep := range r.reports {
 		if r.reply(replies[i]) {
 			rep.text, rep.present = replies[i].Text, true
-			rep.check = CheckStructure(Parse(rep.text), in.Structure, rep.company.Params())
 			if len(rep.text) > MaxReport {
 				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
 			}
@@ -327,6 +335,23 @@ func (r *run) round2(ctx context.Context) {
 	}
 	var calls []results.Call
 	var pend []pending
+	// Answers are extracted and compared in parallel, a report each.
+	each(len(r.reports), func(k int) {
+		rep := r.reports[k]
+		if !rep.present {
+			return
+		}
+		c := rep.company
+		for i := range in.Items {
+			it := &in.Items[i]
+			t := in.Truth[c.ID][it.ID]
+			g := &rep.items[i]
+			g.answer = Extract(rep.check, it, t, c.Params())
+			if g.answer.Found && it.Numeric {
+				g.numeric = NumericVerdict(g.answer.Text, t.Answer, r.opt.tol)
+			}
+		}
+	})
 	for _, rep := range r.reports {
 		if !rep.present {
 			continue
@@ -339,13 +364,9 @@ func (r *run) round2(ctx context.Context) {
 			it := &in.Items[i]
 			t := in.Truth[c.ID][it.ID]
 			g := &rep.items[i]
-			g.answer = Extract(rep.check, it, t, c.Params())
 			if !g.answer.Found {
 				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
 				continue
-			}
-			if it.Numeric {
-				g.numeric = NumericVerdict(g.answer.Text, t.Answer, r.opt.tol)
 			}
 			var st Stage
 			bi := BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer, Prediction: g.answer.Text}
@@ -378,14 +399,21 @@ func (r *run) round2(ctx context.Context) {
 		}
 	}
 	replies := r.answer.Answer(ctx, calls)
-	for _, p := range pend {
+	parsed := make([]*Reply, len(pend))
+	perrs := make([]error, len(pend))
+	each(len(pend), func(k int) {
+		if rep := replies[pend[k].call]; rep.Err == nil {
+			parsed[k], perrs[k] = ParseReply(rep.Text)
+		}
+	})
+	for k, p := range pend {
 		rep := p.rep
 		name := in.Config.Systems[rep.sys].Name
 		if !r.reply(replies[p.call]) {
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
 		}
-		rp, err := ParseReply(replies[p.call].Text)
+		rp, err := parsed[k], perrs[k]
 		if err != nil {
 			r.problemf("%s %s: judge %s reply: %v", rep.company.ID, name, p.stage, err)
 			rep.why = append(rep.why, "unparsable judge reply ("+string(p.stage)+")")
@@ -475,4 +503,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// each calls f(0), ..., f(n-1) on GOMAXPROCS goroutines and waits for
+// all; f(i) must write only what index i owns.
+func each(n int, f func(i int)) {
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		g.Go(func() error { f(i); return nil })
+	}
+	g.Wait() // f returns no error
 }

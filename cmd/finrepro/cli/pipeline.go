@@ -107,7 +107,7 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 		return nil, err
 	}
 	if sweep {
-		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil); err != nil {
+		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, res); err != nil {
 			return nil, err
 		}
 		for _, t := range a.sens {
@@ -277,10 +277,13 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 	return missErr(fmt.Errorf("%d cache misses", len(misses)))
 }
 
-// sweepAll runs the default sensitivity sweep of every benchmark.
-func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string) ([]*analysis.Table, error) {
+// sweepAll runs the default sensitivity sweep of every benchmark. bases,
+// when not nil, are the benchmarks' results under settings (one per
+// benchmark, in order), which the sweeps reuse as their baselines. A
+// benchmark with no value to sweep is not run.
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, bases []*analysis.Result) ([]*analysis.Table, error) {
 	var tables []*analysis.Table
-	for _, bm := range benches {
+	for i, bm := range benches {
 		knobs := bm.Knobs()
 		if only != nil {
 			knobs = nil
@@ -294,7 +297,17 @@ func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchma
 				continue
 			}
 		}
-		sr, err := analysis.Sweep(ctx, bm, analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}, knobs)
+		if !slices.ContainsFunc(knobs, func(k analysis.Knob) bool { return len(k.Sweep) > 0 }) {
+			continue // no variant: the sweep would have no table
+		}
+		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
+		var sr *analysis.SweepResult
+		var err error
+		if bases != nil {
+			sr, err = analysis.SweepFrom(ctx, bm, in, knobs, bases[i])
+		} else {
+			sr, err = analysis.Sweep(ctx, bm, in, knobs)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", bm.Name(), err)
 		}
