@@ -74,6 +74,13 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 			fmt.Fprintf(progress, "demo: %s: %d tables\n", name, len(res.Tables))
 		}
 	}
+	aliases, err := fs.ReadFile(assets, "assets/aliases.csv")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.AliasesName), aliases, 0o644); err != nil {
+		return nil, err
+	}
 	// One Put per exchange leaves one small pack each; gc merges them into
 	// one pack with a trained dictionary, deterministically.
 	if _, err := store.GC(); err != nil {

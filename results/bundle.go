@@ -21,6 +21,11 @@ const BundleFormat = "finrepro-bundle/1"
 // ManifestName is the file name of a bundle's manifest.
 const ManifestName = "manifest.json"
 
+// AliasesName is the optional alias table at a bundle's root: CSV with
+// the columns system, benchmark and name, mapping the name a benchmark
+// gives a system to the one name shown across benchmarks.
+const AliasesName = "aliases.csv"
+
 // Standard folders of a bundle.
 const (
 	CacheDir     = "cache"     // the exchange store

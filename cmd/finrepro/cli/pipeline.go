@@ -340,7 +340,7 @@ func compareAll(b *results.Bundle, res []*analysis.Result, tol float64) ([]analy
 // loadAliases reads the bundle's aliases.csv (system,benchmark,name) when
 // present.
 func loadAliases(b *results.Bundle) ([]site.Alias, error) {
-	p := filepath.Join(b.Dir, "aliases.csv")
+	p := filepath.Join(b.Dir, results.AliasesName)
 	f, err := os.Open(p)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -349,13 +349,13 @@ func loadAliases(b *results.Bundle) ([]site.Alias, error) {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := results.ReadCSV(f, "aliases.csv")
+	t, err := results.ReadCSV(f, results.AliasesName)
 	if err != nil {
 		return nil, err
 	}
 	cs, cb, cn := t.Col("system"), t.Col("benchmark"), t.Col("name")
 	if cs < 0 || cb < 0 || cn < 0 {
-		return nil, results.Errorf("aliases.csv", 1, "", "header must have system, benchmark and name")
+		return nil, results.Errorf(results.AliasesName, 0, "", "header must have system, benchmark and name")
 	}
 	var out []site.Alias
 	for _, r := range t.Rows {
