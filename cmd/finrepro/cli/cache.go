@@ -139,7 +139,11 @@ func runCacheStats(env *Env, fs *pflag.FlagSet, dir string, args []string) error
 	}{{"provider", st.ByProvider}, {"model", st.ByModel}, {"source", st.BySource}} {
 		fmt.Fprintf(w, "\nby %s:\n", g.name)
 		for _, c := range g.cs {
-			fmt.Fprintf(w, "  %-40s %8d  %12.4f USD\n", c.Name, c.Exchanges, c.CostUSD)
+			name := c.Name
+			if g.name == "source" && name == results.SourceSim {
+				name += " (synthetic: simulated, not a real model)"
+			}
+			fmt.Fprintf(w, "  %-40s %8d  %12.4f USD\n", name, c.Exchanges, c.CostUSD)
 		}
 	}
 	return nil
