@@ -23,3 +23,21 @@ func TestEscapeText(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeHref checks that escapeHref writes the bytes html/template
+// writes for a string as an href value.
+func TestEscapeHref(t *testing.T) {
+	tmpl := template.Must(template.New("").Parse(`<a href="{{.}}">`))
+	for _, s := range []string{
+		"", "systems/gpt-4-1.html", "../../tasks/icbcbench/q-0001.html", "#e12",
+		"a b.html", "javascript:alert(1)", `x"y'z<>&+.html`, "净息差.html", "%zz?q=1&r=2", "\x00",
+	} {
+		var want strings.Builder
+		if err := tmpl.Execute(&want, s); err != nil {
+			t.Fatal(err)
+		}
+		if got := `<a href="` + escapeHref(s) + `">`; got != want.String() {
+			t.Errorf("escapeHref(%q) = %q, want %q", s, got, want.String())
+		}
+	}
+}

@@ -113,7 +113,29 @@ type systemBench struct {
 	Href   string
 	Name   string
 	Tables []*tableView
-	Tasks  []link
+	Tasks  taskLinks
+}
+
+// taskLinks are the links to a system's task pages in one benchmark.
+type taskLinks []link
+
+// Items writes the list items, the bytes the template would write for
+// them: a system can have thousands of tasks.
+func (ls taskLinks) Items() template.HTML {
+	var b []byte
+	for _, l := range ls {
+		b = append(b, `<li><a href="`...)
+		b = append(b, escapeHref(l.Href)...)
+		b = append(b, `">`...)
+		b = append(b, escapeText(l.Text)...)
+		b = append(b, "</a>"...)
+		if l.Note != "" {
+			b = append(b, ": "...)
+			b = append(b, escapeText(l.Note)...)
+		}
+		b = append(b, "</li>"...)
+	}
+	return template.HTML(b)
 }
 
 type taskView struct {
@@ -122,22 +144,9 @@ type taskView struct {
 	Task      string
 	Question  template.HTML // escaped (see escapeText)
 	QCut      bool          // the question is cut
-	Entries   []taskEntry
-}
-
-type taskEntry struct {
-	System     string
-	SystemHref string
-	Score      string
-	Output     template.HTML // escaped (see escapeText)
-	Truncated  bool
-	Verdicts   []verdictView
-}
-
-type verdictView struct {
-	Judge, Verdict string
-	Reasoning      template.HTML // escaped (see escapeText)
-	Truncated      bool
+	details   []analysis.Detail
+	hrefs     []string // the system page of each detail, or ""
+	limit     int      // escaped bytes each output and reasoning is cut to
 }
 
 // pages returns every page of the site, in a fixed order. Pages with
@@ -456,27 +465,149 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
 		pg := s.newPage("task", p, task+" – "+title0(r))
-		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task}
+		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, limit: limit}
 		for _, d := range g {
 			if v.Question == "" {
 				v.Question, v.QCut = truncate(d.Question)
 			}
-			e := taskEntry{System: d.System, Score: d.Score}
+			href := ""
 			if sys := s.canonical(r.Benchmark, d.System); sys != nil {
-				e.SystemHref = "../../systems/" + sys.Slug + ".html"
+				href = "../../systems/" + sys.Slug + ".html"
 			}
-			e.Output, e.Truncated = truncate(d.Output)
-			for _, vd := range d.Verdicts {
-				vv := verdictView{Judge: vd.Judge, Verdict: vd.Verdict}
-				vv.Reasoning, vv.Truncated = truncate(vd.Reasoning)
-				e.Verdicts = append(e.Verdicts, vv)
-			}
-			v.Entries = append(v.Entries, e)
+			v.hrefs = append(v.hrefs, href)
 		}
 		pg.Task = v
 		out = append(out, pg)
 	}
 	return out
+}
+
+// Body writes the table's rows, the bytes the "cell" template in
+// layout.html would write for them: tables run to thousands of cells.
+func (t *tableView) Body() template.HTML {
+	var b []byte
+	for _, row := range t.Rows {
+		b = append(b, "\n<tr>"...)
+		for _, c := range row {
+			if c.Row {
+				b = append(b, `<th scope="row"`...)
+			} else {
+				b = append(b, `<td`...)
+			}
+			if c.Num {
+				b = append(b, ` class="num" data-v="`...)
+				b = append(b, escapeText(c.Sort)...)
+				b = append(b, '"')
+			}
+			if c.Title != "" {
+				b = append(b, ` title="`...)
+				b = append(b, escapeText(c.Title)...)
+				b = append(b, '"')
+			}
+			b = append(b, '>')
+			if c.Href != "" {
+				b = append(b, `<a href="`...)
+				b = append(b, escapeHref(c.Href)...)
+				b = append(b, `">`...)
+			}
+			switch {
+			case c.Best:
+				b = append(b, "<strong>"...)
+				b = append(b, escapeText(c.Text)...)
+				b = append(b, "</strong>"...)
+			case c.Sec:
+				b = append(b, "<u>"...)
+				b = append(b, escapeText(c.Text)...)
+				b = append(b, "</u>"...)
+			default:
+				b = append(b, escapeText(c.Text)...)
+			}
+			if c.Href != "" {
+				b = append(b, "</a>"...)
+			}
+			if c.Row {
+				b = append(b, "</th>"...)
+			} else {
+				b = append(b, "</td>"...)
+			}
+		}
+		b = append(b, "</tr>"...)
+	}
+	return template.HTML(b)
+}
+
+// Body writes the systems' list and a section per system, with its
+// output and its judges' verdicts, the bytes html/template would write
+// for them: a task page can hold thousands of verdicts, too many for the
+// template engine. It runs as the page renders, so pages escape their
+// texts in parallel. Texts are escaped by escapeText; the links are
+// slugs, [a-z0-9-], which no escaper changes.
+func (v *taskView) Body() template.HTML {
+	size := 256
+	for _, d := range v.details {
+		size += 1024 + min(len(d.Output), v.limit)
+		for _, vd := range d.Verdicts {
+			size += 128 + min(len(vd.Reasoning), v.limit)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `<nav class="toc" aria-label="Systems"><ul>`...)
+	for i, d := range v.details {
+		b = append(b, `<li><a href="#e`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `">`...)
+		b = append(b, escapeText(d.System)...)
+		b = append(b, `</a></li>`...)
+	}
+	b = append(b, `</ul></nav>`...)
+	for i, d := range v.details {
+		id := strconv.Itoa(i)
+		b = append(b, "\n<section class=\"entry\" id=\"e"+id+"\" aria-labelledby=\"e"+id+"-h\">\n<h2 id=\"e"+id+"-h\">"...)
+		if v.hrefs[i] != "" {
+			b = append(b, `<a href="`...)
+			b = append(b, escapeHref(v.hrefs[i])...)
+			b = append(b, `">`...)
+			b = append(b, escapeText(d.System)...)
+			b = append(b, `</a>`...)
+		} else {
+			b = append(b, escapeText(d.System)...)
+		}
+		b = append(b, "</h2>\n<p class=\"score\">Score: <strong>"...)
+		if d.Score != "" {
+			b = append(b, escapeText(d.Score)...)
+		} else {
+			b = append(b, "not scored"...)
+		}
+		b = append(b, "</strong></p>\n<h3>Output</h3>\n<pre class=\"text\">"...)
+		output, cut := cutBytes(d.Output, v.limit)
+		b = append(b, escapeText(output)...)
+		b = append(b, "</pre>"...)
+		if cut {
+			b = append(b, "\n<p class=\"note\">The output is cut here; the bundle holds the full text.</p>"...)
+		}
+		b = append(b, "\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"e"+id+"-v\">\n<table class=\"verdicts\">\n<caption id=\"e"+id+"-v\">Judges' verdicts on the output of "...)
+		b = append(b, escapeText(d.System)...)
+		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th></tr></thead>\n<tbody>"...)
+		for _, vd := range d.Verdicts {
+			reason, cut := cutBytes(vd.Reasoning, v.limit)
+			b = append(b, "\n<tr><th scope=\"row\">"...)
+			b = append(b, escapeText(vd.Judge)...)
+			b = append(b, "</th><td>"...)
+			b = append(b, escapeText(vd.Verdict)...)
+			b = append(b, `</td><td><div class="reason">`...)
+			b = append(b, escapeText(reason)...)
+			b = append(b, "</div>"...)
+			if cut {
+				b = append(b, `<p class="note">Cut here; the bundle holds the full text.</p>`...)
+			}
+			b = append(b, "</td></tr>"...)
+		}
+		if len(d.Verdicts) == 0 {
+			b = append(b, "\n<tr><td colspan=\"3\">No verdicts.</td></tr>"...)
+		}
+		b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
+	}
+	return template.HTML(b)
 }
 
 // cut shortens text to n runes with an ellipsis.
@@ -597,6 +728,30 @@ func (p *page) HasCharts() bool {
 		}
 	}
 	return false
+}
+
+// hrefTemplate is html/template's escaping of a link, for escapeHref.
+var hrefTemplate = template.Must(template.New("").Parse(`<a href="{{.}}">`))
+
+// escapeHref escapes a relative link exactly as html/template escapes a
+// string printed as the value of an href attribute. The site's own links
+// (slugs, "../", ".html", "#") pass unchanged; any other is escaped by
+// html/template itself.
+func escapeHref(href string) string {
+	plain := true
+	for i := 0; i < len(href) && plain; i++ {
+		c := href[i]
+		plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '/' || c == '#'
+	}
+	if plain {
+		return href
+	}
+	var b strings.Builder
+	if err := hrefTemplate.Execute(&b, href); err != nil {
+		return "#ZgotmplZ"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(b.String(), `<a href="`), `">`)
 }
 
 // escapeText escapes text exactly as html/template escapes a string
