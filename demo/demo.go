@@ -22,6 +22,11 @@ const (
 type Options struct {
 	Scale Scale
 	Seed  uint64
+	// Factor multiplies the task-like dimension of every benchmark at Full
+	// scale (queries, forecasting tasks, companies per market, repeated
+	// ICBCBench tasks), for measuring how costs grow; 0 or 1 is the
+	// papers' size. It is ignored at Small scale.
+	Factor int
 	// Secrets are values (API keys of the environment) that must not
 	// appear anywhere in the bundle; Build refuses to seal one that holds
 	// any of them or anything shaped like a key.
@@ -37,4 +42,13 @@ type Generator interface {
 	// benchmark's calls to the sim provider. Everything is derived from
 	// opt.Seed: two builds with the same options are byte-identical.
 	Generate(dir string, opt Options) (replay.Oracle, error)
+}
+
+// factor is the multiplier of the task-like dimensions: Factor at Full
+// scale when above 1, otherwise 1.
+func (o Options) factor() int {
+	if o.Scale != Full || o.Factor < 1 {
+		return 1
+	}
+	return o.Factor
 }

@@ -63,10 +63,11 @@ var fcCells = []fcCell{
 }
 
 // fcCounts are resolved tasks per cell (the paper's 247/128/723/296 at
-// full scale), then pending and void tasks.
-func fcCounts(s Scale) (cells [4]int, pending, void int) {
+// full scale, each multiplied by factor), then pending and void tasks.
+func fcCounts(s Scale, factor int) (cells [4]int, pending, void int) {
 	if s == Full {
-		return [4]int{247, 128, 723, 296}, 24, 24
+		f := factor
+		return [4]int{247 * f, 128 * f, 723 * f, 296 * f}, 24 * f, 24 * f
 	}
 	return [4]int{4, 3, 9, 4}, 2, 2
 }
@@ -274,7 +275,7 @@ func fcLoadSystems() ([]*fcSystem, [4][]float64, error) {
 		}
 		share[m] = min(max(sxy/sxx, 0.02), 0.98)
 	}
-	counts, _, _ := fcCounts(Full)
+	counts, _, _ := fcCounts(Full, 1)
 	target := float64(counts[2]+counts[3]) / float64(counts[0]+counts[1])
 	weights := func(k float64) []float64 {
 		w := make([]float64, nm)
@@ -385,7 +386,7 @@ var (
 // turns, so that each has tasks.
 func fcTasks(opt Options, mix [4][]float64) []*fcTask {
 	r := stats.NewRand(opt.Seed ^ 0xf04eca57)
-	counts, pending, void := fcCounts(opt.Scale)
+	counts, pending, void := fcCounts(opt.Scale, opt.factor())
 	var out []*fcTask
 	n := 0
 	add := func(cell, week int) *fcTask {

@@ -21,12 +21,13 @@ import (
 
 // FinDeepResearch returns the demo generator of FinDeepResearch
 // (HisRubric): companies in the paper's eight markets and four languages
-// (one per market at Small scale, eight at Full), the paper's sixteen
-// methods plus a hostile synthetic one, and a simulated judge. Simulated
-// reports carry the faults real ones have (missing subsection, renamed
-// table columns, a table without its alignment row, values in the wrong
-// multiplier, Chinese section headers); the methods' accuracy is tuned to
-// the paper's market table. Every report says it is synthetic.
+// (one per market at Small scale, eight times Options.Factor at Full), the
+// paper's sixteen methods plus a hostile synthetic one, and a simulated
+// judge. Simulated reports carry the faults real ones have (missing
+// subsection, renamed table columns, a table without its alignment row,
+// values in the wrong multiplier, Chinese section headers); the methods'
+// accuracy is tuned to the paper's market table. Every report says it is
+// synthetic.
 func FinDeepResearch() Generator { return fdrGen{} }
 
 type fdrGen struct{}
@@ -208,7 +209,7 @@ func newFDRWorld(opt Options) (*fdrWorld, error) {
 	w.capNorm = norm / marks
 	perMarket := 1
 	if opt.Scale == Full {
-		perMarket = 8
+		perMarket = 8 * opt.factor()
 	}
 	for mi, m := range fdrMarkets {
 		var inds []string
@@ -220,7 +221,7 @@ func newFDRWorld(opt Options) (*fdrWorld, error) {
 		for k := 0; k < perMarket; k++ {
 			ind := inds[(k+3*mi)%len(inds)]
 			if perMarket > 1 {
-				ind = inds[k]
+				ind = inds[k%len(inds)]
 			}
 			w.addCompany(m, k+1, ind)
 		}

@@ -165,9 +165,9 @@ type frb2Sizes struct {
 	garbleRate     float64 // share of stability reruns that are unparsable
 }
 
-func frb2SizesOf(s Scale) frb2Sizes {
+func frb2SizesOf(s Scale, factor int) frb2Sizes {
 	if s == Full {
-		return frb2Sizes{queries: 104, rubrics: 138.94, stabilityItems: 48, humanRate: 0.028, faultRate: 0.003}
+		return frb2Sizes{queries: 104 * factor, rubrics: 138.94, stabilityItems: 48, humanRate: 0.028, faultRate: 0.003}
 	}
 	return frb2Sizes{queries: 8, rubrics: 20, stabilityItems: 6, humanRate: 0.15, faultRate: 0.015, garbleRate: 0.2}
 }
@@ -193,7 +193,7 @@ type frb2World struct {
 }
 
 func newFRB2World(opt Options, hostile bool) *frb2World {
-	w := &frb2World{seed: opt.Seed, sizes: frb2SizesOf(opt.Scale), products: slices.Clone(frb2Products),
+	w := &frb2World{seed: opt.Seed, sizes: frb2SizesOf(opt.Scale, opt.factor()), products: slices.Clone(frb2Products),
 		rubIdx: map[string][2]int{}, prodIdx: map[string]int{}, judgeIdx: map[string]int{}}
 	if hostile {
 		w.products = append(w.products, hostileProduct)
@@ -223,7 +223,8 @@ func newFRB2World(opt Options, hostile bool) *frb2World {
 		qid := fmt.Sprintf("q%03d", q+1)
 		w.queries = append(w.queries, consensus.Query{ID: qid, Text: text + " (synthetic demo query)", Category: cat})
 		// Candidate counts spread evenly from 0.3 to 1.7 times the mean, in
-		// a scrambled order (37 is prime to 104 and 8).
+		// a scrambled order (37 is prime to 104, its multiples by powers of
+		// two, and 8).
 		spread := (float64(q*37%w.sizes.queries) + 0.5) / float64(w.sizes.queries)
 		n := max(4, int(math.Round(w.sizes.rubrics*(0.3+1.4*spread))))
 		var rs []frb2Rubric

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -111,6 +112,15 @@ func (icbcGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 		}
 		files[f] = b
 	}
+	if f := opt.factor(); f > 1 {
+		for _, n := range []string{icbc.ObjectiveFile, icbc.SubjectiveFile} {
+			b, err := icbcRepeat(files[n], f)
+			if err != nil {
+				return nil, fmt.Errorf("icbcbench: %s: %w", n, err)
+			}
+			files[n] = b
+		}
+	}
 	profiles, err := icbcProfiles()
 	if err != nil {
 		return nil, err
@@ -149,6 +159,34 @@ func (icbcGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 		}
 	}
 	return w, nil
+}
+
+// icbcRepeat appends factor-1 copies of every task in b (a JSON array
+// of the authors' tasks) for scaling measurements: copy k of task 12 has
+// the id "r<k>-12" (sorting after every numeric id) and a question marked
+// as a synthetic copy, so that its prompts, and so its exchanges, are new.
+func icbcRepeat(b []byte, factor int) ([]byte, error) {
+	var tasks []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &tasks); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(tasks)
+	for k := 2; k <= factor; k++ {
+		for _, t := range tasks {
+			var id, q string
+			if err := json.Unmarshal(t["id"], &id); err != nil {
+				return nil, fmt.Errorf("id: %w", err)
+			}
+			if err := json.Unmarshal(t["question"], &q); err != nil {
+				return nil, fmt.Errorf("task %s: question: %w", id, err)
+			}
+			c := maps.Clone(t)
+			c["id"], _ = json.Marshal(fmt.Sprintf("r%d-%s", k, id)) // a string always encodes
+			c["question"], _ = json.Marshal(fmt.Sprintf("%s\n\n(Synthetic scaling copy %d of task %s.)", q, k, id))
+			out = append(out, c)
+		}
+	}
+	return json.MarshalIndent(out, "", "  ")
 }
 
 // icbcProfiles reads the targets from the published tables.

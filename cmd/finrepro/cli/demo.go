@@ -16,6 +16,9 @@ against the built-in sim provider, exactly as a real recording would be. The
 small scale is the bundle built into finrepro; the full scale has the papers'
 sizes and is meant for benchmarks. Everything in it is synthetic and says so.
 
+With --scale full, --factor N multiplies every benchmark's tasks by N, for
+measuring how costs grow with the bundle.
+
 With --archive, the bundle is also packed into a deterministic .tar.zst.`
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
@@ -23,6 +26,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	out := fs.String("out", "", "bundle `DIR` to create (must be empty or absent); a temporary one when only --archive is given")
 	scale := fs.String("scale", "small", "small or full")
 	seed := fs.Uint64("seed", 1, "seed of every simulated input and output")
+	factor := fs.Int("factor", 1, "with --scale full, multiply every benchmark's tasks by `N` (for scaling measurements)")
 	archive := fs.String("archive", "", "also write the bundle as this .tar.zst `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -38,9 +42,12 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		defer os.RemoveAll(tmp)
 		*out = filepath.Join(tmp, "bundle")
 	}
-	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed, Secrets: secretValues(env, nil)}
+	opt := demo.Options{Scale: demo.Scale(*scale), Seed: *seed, Factor: *factor, Secrets: secretValues(env, nil)}
 	if opt.Scale != demo.Small && opt.Scale != demo.Full {
 		return usageErr("--scale %q: want small or full", *scale)
+	}
+	if *factor < 1 || (*factor > 1 && opt.Scale != demo.Full) {
+		return usageErr("--factor %d: want a positive factor, above 1 only with --scale full", *factor)
 	}
 	m, err := demo.Build(ctx, *out, opt, demo.All(), env.Stderr)
 	if err != nil {
