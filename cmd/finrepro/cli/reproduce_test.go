@@ -195,6 +195,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"reproduce", "--set", "icbcbench.nope=1"}, ExitUsage, "unknown knob"},
 		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1,V2"},
 		{[]string{"demo"}, ExitUsage, "--out DIR"},
+		{[]string{"demo", "--archive", "x.tar.zst", "--factor", "2"}, ExitUsage, "--factor"},
+		{[]string{"demo", "--archive", "x.tar.zst", "--scale", "full", "--factor", "0"}, ExitUsage, "--factor"},
 		{[]string{"version"}, ExitOK, "finrepro " + Version},
 	}
 	for _, tc := range tests {
