@@ -95,7 +95,19 @@ func newBrowser(t *testing.T) *browser {
 
 // listen runs in the tab's message loop: it only records.
 func (b *browser) listen(ev any) {
-	var msg string
+	if msg := eventProblem(b.ctx, ev, true); msg != "" {
+		b.mu.Lock()
+		b.bad = append(b.bad, b.cur+": "+msg)
+		b.mu.Unlock()
+	}
+}
+
+// eventProblem describes a browser event that is a problem for a page of
+// the site: a console error, an exception, an error log entry, a request
+// that is not to a local file (data: URLs too unless allowData) or a
+// dialog, which it dismisses. It returns "" for any other event. It runs
+// in a tab's message loop, so it must not block.
+func eventProblem(ctx context.Context, ev any, allowData bool) string {
 	switch ev := ev.(type) {
 	case *runtime.EventConsoleAPICalled:
 		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
@@ -103,32 +115,29 @@ func (b *browser) listen(ev any) {
 			for _, a := range ev.Args {
 				args = append(args, string(a.Value)+a.Description)
 			}
-			msg = "console." + string(ev.Type) + ": " + strings.Join(args, " ")
+			return "console." + string(ev.Type) + ": " + strings.Join(args, " ")
 		}
 	case *runtime.EventExceptionThrown:
 		d := ev.ExceptionDetails
-		msg = fmt.Sprintf("exception: %s at %s:%d", d.Text, d.URL, d.LineNumber)
+		msg := fmt.Sprintf("exception: %s at %s:%d", d.Text, d.URL, d.LineNumber)
 		if d.Exception != nil {
 			msg += " " + d.Exception.Description
 		}
+		return msg
 	case *cdplog.EventEntryAdded:
 		if ev.Entry.Level == cdplog.EntryLevelError {
-			msg = "log: " + ev.Entry.Text + " " + ev.Entry.URL
+			return "log: " + ev.Entry.Text + " " + ev.Entry.URL
 		}
 	case *network.EventRequestWillBeSent:
 		u := ev.Request.URL
-		if !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") && u != "about:blank" {
-			msg = "request to " + u
+		if !strings.HasPrefix(u, "file://") && !(allowData && strings.HasPrefix(u, "data:")) && u != "about:blank" {
+			return "request to " + u
 		}
 	case *cdppage.EventJavascriptDialogOpening:
-		msg = "dialog: " + ev.Message
-		go chromedp.Call(b.ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
+		go chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
+		return "dialog: " + ev.Message
 	}
-	if msg != "" {
-		b.mu.Lock()
-		b.bad = append(b.bad, b.cur+": "+msg)
-		b.mu.Unlock()
-	}
+	return ""
 }
 
 // load opens a page of the site and waits until every chart has drawn.
@@ -194,9 +203,9 @@ func pages(t *testing.T, root string) []string {
 	return out
 }
 
-// artifacts returns the folder for screenshots: $FINREPRO_ARTIFACTS, or
-// .artifacts at the repository root.
-func artifacts(t *testing.T) string {
+// artifacts returns the folder for screenshots: $FINREPRO_ARTIFACTS/sub,
+// or .artifacts/sub at the repository root.
+func artifacts(t *testing.T, sub string) string {
 	t.Helper()
 	dir := os.Getenv("FINREPRO_ARTIFACTS")
 	if dir == "" {
@@ -215,7 +224,7 @@ func artifacts(t *testing.T) string {
 			}
 		}
 	}
-	dir = filepath.Join(dir, "site")
+	dir = filepath.Join(dir, sub)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +237,7 @@ func (b *browser) screenshot(t *testing.T, name string) {
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(artifacts(t), name), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(artifacts(t, "site"), name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -17,42 +17,17 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/finrepro/finrepro/cmd/finrepro/cli"
+	"github.com/finrepro/finrepro/site"
 )
 
-// The browser harness of browser_test.go lives in package site, which
-// cannot import the command that writes the demo site (the command imports
-// site); this file keeps a parallel-tab copy of it with the same skip rule
-// and the same checks.
-
-// demoBrowserEnv, set to 1, makes a missing Chromium a failure, as in the
-// other browser tests (CI sets it).
-const demoBrowserEnv = "FINREPRO_BROWSER_TESTS"
+// This test lives outside package site because it imports the command
+// that writes the demo site, which imports site; it shares the browser
+// harness of browser_test.go through export_test.go and adds parallel tabs.
 
 // demoTabs is how many tabs load the demo pages in parallel.
 const demoTabs = 4
-
-// demoChromium returns the Chromium binary, or skips the test in short mode
-// or when there is no Chromium and demoBrowserEnv is not set.
-func demoChromium(t *testing.T) string {
-	t.Helper()
-	required := os.Getenv(demoBrowserEnv) == "1"
-	if testing.Short() && !required {
-		t.Skip("browser test skipped in short mode")
-	}
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if required {
-		t.Fatalf("%s=1 but no Chromium at /usr/bin/chromium (apt-get install chromium)", demoBrowserEnv)
-	}
-	t.Skipf("no Chromium at /usr/bin/chromium; set %s=1 to make this a failure", demoBrowserEnv)
-	return ""
-}
 
 // demoHooks runs in every frame before the page's own scripts: a dialog
 // call or a blocked inline script or load is recorded in window.__pwned
@@ -156,36 +131,7 @@ type demoTab struct {
 }
 
 func (tab *demoTab) listen(ev any) {
-	var msg string
-	switch ev := ev.(type) {
-	case *runtime.EventConsoleAPICalled:
-		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
-			var args []string
-			for _, a := range ev.Args {
-				args = append(args, string(a.Value)+a.Description)
-			}
-			msg = "console." + string(ev.Type) + ": " + strings.Join(args, " ")
-		}
-	case *runtime.EventExceptionThrown:
-		d := ev.ExceptionDetails
-		msg = fmt.Sprintf("exception: %s at %s:%d", d.Text, d.URL, d.LineNumber)
-		if d.Exception != nil {
-			msg += " " + d.Exception.Description
-		}
-	case *cdplog.EventEntryAdded:
-		if ev.Entry.Level == cdplog.EntryLevelError {
-			msg = "log: " + ev.Entry.Text + " " + ev.Entry.URL
-		}
-	case *network.EventRequestWillBeSent:
-		if u := ev.Request.URL; !strings.HasPrefix(u, "file://") && u != "about:blank" {
-			msg = "request to " + u
-		}
-	case *cdppage.EventJavascriptDialogOpening:
-		msg = "dialog: " + ev.Message
-		// the listener must not block the tab's message loop
-		go chromedp.Call(tab.ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
-	}
-	if msg != "" {
+	if msg := site.EventProblem(tab.ctx, ev, false); msg != "" {
 		tab.mu.Lock()
 		tab.bad = append(tab.bad, msg)
 		tab.mu.Unlock()
@@ -329,32 +275,6 @@ func (tab *demoTab) screenshot(file string) error {
 	return os.WriteFile(file, r.Data, 0o644)
 }
 
-// demoArtifacts returns the folder for the demo screenshots:
-// $FINREPRO_ARTIFACTS/site-demo, or .artifacts/site-demo at the repository
-// root.
-func demoArtifacts(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FINREPRO_ARTIFACTS")
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(wd, ".artifacts")
-		for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				dir = filepath.Join(d, ".artifacts")
-				break
-			}
-		}
-	}
-	dir = filepath.Join(dir, "site-demo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestDemoBrowser writes the real demo site with `finrepro reproduce` and
 // loads every page of it from file:// in headless Chromium, in parallel
 // tabs, with the network blocked: no console error, exception, dialog, CSP
@@ -365,7 +285,7 @@ func demoArtifacts(t *testing.T) string {
 // become markup, also with the charts' tooltips shown. Screenshots of the
 // top of the index and of a benchmark page go to the artifacts folder.
 func TestDemoBrowser(t *testing.T) {
-	exe := demoChromium(t)
+	exe := site.Chromium(t)
 	t.Parallel()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -398,7 +318,7 @@ func TestDemoBrowser(t *testing.T) {
 		t.Fatalf("only %d pages in the demo site", len(all))
 	}
 	shots := map[string]string{"index.html": "index.png", "findeepforecast.html": "findeepforecast.png"}
-	dir := demoArtifacts(t)
+	dir := site.Artifacts(t, "site-demo")
 
 	start := time.Now()
 	tabs := newDemoTabs(t, exe, demoTabs)
