@@ -75,6 +75,10 @@ type Knob struct {
 	// Sweep lists the values reproduce sweeps by default (besides Default);
 	// empty for a knob that is only swept on request.
 	Sweep []string
+	// Calls is true when the knob changes which calls Collect makes, so a
+	// sweep must collect again for each of its values; false when only
+	// Score reads it.
+	Calls bool
 }
 
 // Settings map knob names to values; a knob that is absent has its default.
@@ -87,19 +91,43 @@ type Input struct {
 	Settings Settings
 }
 
-// A Benchmark is one paper's protocol.
+// A Benchmark is one paper's protocol, in two steps. Collect loads the
+// inputs, answers every call and parses the replies: it is the only step
+// that reads the cache. Score computes the result from what Collect
+// gathered under some settings. A sensitivity sweep collects once and
+// scores every variant.
 type Benchmark interface {
 	// Name is the machine name, also the bundle folder name.
 	Name() string
 	// Title is the display name.
 	Title() string
-	// Knobs are the settings Run understands.
+	// Knobs are the settings Collect and Score understand.
 	Knobs() []Knob
-	// Run loads the benchmark's inputs from the bundle, answers its calls
-	// through in.Answer and scores them. Bad input is an error naming file,
-	// line and field. Calls without a reply are counted in Result.Missing,
-	// never scored as right or wrong, and never an error.
-	Run(ctx context.Context, in Input) (*Result, error)
+	// Collect loads the benchmark's inputs from in.Bundle, answers its
+	// calls through in.Answer and parses the replies. It reads only the
+	// knobs marked Calls from in.Settings. Bad input is an error naming
+	// file, line and field. Calls without a reply are counted (see
+	// Result.Missing), never scored as right or wrong, and never an
+	// error.
+	Collect(ctx context.Context, in Input) (Collection, error)
+	// Score scores a collection of this benchmark under settings s, which
+	// differ from the collection's only in knobs not marked Calls. It must
+	// not modify c: a sweep scores one collection under many settings at
+	// once.
+	Score(ctx context.Context, c Collection, s Settings) (*Result, error)
+}
+
+// A Collection is what a benchmark's Collect gathered; only the same
+// benchmark's Score reads it.
+type Collection any
+
+// Run collects and scores b under in.Settings.
+func Run(ctx context.Context, b Benchmark, in Input) (*Result, error) {
+	c, err := b.Collect(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return b.Score(ctx, c, in.Settings)
 }
 
 // Get returns the value of knob name in s, or def.

@@ -40,32 +40,38 @@ type SweepResult struct {
 	Variants  []Variant
 }
 
-// Sweep runs b once with base settings and once per (knob, value) pair,
-// and compares every variant's ranking with the baseline's. Each run
-// reads the cache alone when in.Answer is an offline client.
+// Sweep collects b once under in.Settings, scores the baseline and every
+// (knob, value) variant, and compares every variant's ranking with the
+// baseline's. It reads the cache alone when in.Answer is an offline
+// client.
 func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResult, error) {
 	in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
-	base, err := b.Run(ctx, in)
+	c, err := b.Collect(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	return SweepFrom(ctx, b, in, knobs, base)
+	base, err := b.Score(ctx, c, in.Settings)
+	if err != nil {
+		return nil, err
+	}
+	return SweepFrom(ctx, b, in, knobs, c, base)
 }
 
-// SweepFrom is Sweep over a baseline already computed with in.Settings,
-// which it does not run again. Knobs without values to sweep cost
-// nothing: a benchmark with none is not run at all. The first variant
-// runs alone and fills the memo of replies; the others then run in
-// parallel, GOMAXPROCS at a time.
-func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, base *Result) (*SweepResult, error) {
-	if _, ok := in.Answer.(*memo); !ok {
-		in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
+// SweepFrom is Sweep over a collection c and its baseline base, both
+// already computed under in.Settings. Knobs without values to sweep cost
+// nothing. A variant of a knob that only Score reads is scored from c,
+// GOMAXPROCS variants at a time; a variant of a knob marked Calls
+// collects again, one at a time, through a memo of replies so that a
+// call repeated across variants is read and decoded once.
+func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Collection, base *Result) (*SweepResult, error) {
+	type job struct {
+		knob, value string
+		calls       bool
 	}
-	type job struct{ knob, value string }
 	var jobs []job
 	for _, k := range knobs {
 		for _, v := range k.Sweep {
-			jobs = append(jobs, job{k.Name, v})
+			jobs = append(jobs, job{k.Name, v, k.Calls})
 		}
 	}
 	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking}
@@ -80,22 +86,31 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, base *R
 			s[name] = val
 		}
 		s[jobs[i].knob] = jobs[i].value
-		vin := in
-		vin.Settings = s
-		r, err := b.Run(ctx, vin)
+		var r *Result
+		var err error
+		if jobs[i].calls {
+			vin := in
+			vin.Settings = s
+			r, err = Run(ctx, b, vin)
+		} else {
+			r, err = b.Score(ctx, c, s)
+		}
 		if err != nil {
 			errs[i] = fmt.Errorf("sweep %s=%s: %w", jobs[i].knob, jobs[i].value, err)
 			return
 		}
 		sr.Variants[i] = variant(jobs[i].knob, jobs[i].value, base.Ranking, r)
 	}
-	runOne(0)
-	if errs[0] != nil {
-		return nil, errs[0]
+	if _, ok := in.Answer.(*memo); !ok && slices.ContainsFunc(jobs, func(j job) bool { return j.calls }) {
+		in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
 	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := 1; i < len(jobs); i++ {
+	for i, j := range jobs {
+		if j.calls {
+			runOne(i)
+			continue
+		}
 		g.Go(func() error { runOne(i); return nil })
 	}
 	g.Wait() // errors are in errs, reported in order

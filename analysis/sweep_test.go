@@ -1,51 +1,80 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 // weighted is a tiny benchmark over fixed scores: the "w" knob weights
-// the second score component, so its ranking depends on the setting.
-type weighted struct{}
+// the second score component, so its ranking depends on the setting. The
+// "extra" knob changes the calls: it adds system E to the collection.
+// collects counts Collect calls.
+type weighted struct{ collects *atomic.Int32 }
+
+type toyScore struct {
+	name string
+	a, b float64
+}
 
 func (weighted) Name() string  { return "toy" }
 func (weighted) Title() string { return "Toy" }
-func (weighted) Knobs() []Knob { return []Knob{{Name: "w", Default: "0", Sweep: []string{"1", "10"}}} }
-func (weighted) Run(ctx context.Context, in Input) (*Result, error) {
+func (weighted) Knobs() []Knob {
+	return []Knob{{Name: "w", Default: "0", Sweep: []string{"1", "10"}}, {Name: "extra", Default: "no", Calls: true}}
+}
+
+func (b weighted) Collect(ctx context.Context, in Input) (Collection, error) {
+	b.collects.Add(1)
 	// system: (a, b); score = a + w*b.
 	// w=0: A 3, B 2, C 1, D 0          -> A B C D
 	// w=1: A 3, B 2.5, C 1.2, D 0.9    -> A B C D
 	// w=10: A 3, B 7, C 3, D 9         -> D B A C (A and C tie at 3: A first by name)
-	data := []struct {
-		name string
-		a, b float64
-	}{{"A", 3, 0}, {"B", 2, 0.5}, {"C", 1, 0.2}, {"D", 0, 0.9}}
-	w := map[string]float64{"0": 0, "1": 1, "10": 10}[in.Settings.Get("w", "0")]
+	data := []toyScore{{"A", 3, 0}, {"B", 2, 0.5}, {"C", 1, 0.2}, {"D", 0, 0.9}}
+	if in.Settings.Get("extra", "no") == "yes" {
+		data = append(data, toyScore{"E", 100, 0})
+	}
+	return data, nil
+}
+
+func (weighted) Score(ctx context.Context, c Collection, s Settings) (*Result, error) {
+	w := map[string]float64{"0": 0, "1": 1, "10": 10}[s.Get("w", "0")]
 	r := &Result{Benchmark: "toy"}
-	type sc struct {
-		name string
-		s    float64
+	var ss []toyScore
+	for _, d := range c.([]toyScore) {
+		ss = append(ss, toyScore{d.name, d.a + w*d.b, 0})
 	}
-	var ss []sc
-	for _, d := range data {
-		ss = append(ss, sc{d.name, d.a + w*d.b})
-	}
-	for i := range ss {
-		for j := i + 1; j < len(ss); j++ {
-			if ss[j].s > ss[i].s || (ss[j].s == ss[i].s && ss[j].name < ss[i].name) {
-				ss[i], ss[j] = ss[j], ss[i]
-			}
-		}
-	}
+	slices.SortStableFunc(ss, func(x, y toyScore) int {
+		return cmp.Or(cmp.Compare(y.a, x.a), strings.Compare(x.name, y.name))
+	})
 	for _, s := range ss {
 		r.Ranking = append(r.Ranking, s.name)
 	}
 	return r, nil
 }
 
+// TestSweepCollects checks that variants of knobs only Score reads reuse
+// the baseline's collection and that a knob marked Calls collects again.
+func TestSweepCollects(t *testing.T) {
+	b := weighted{collects: new(atomic.Int32)}
+	knobs := b.Knobs()
+	knobs[1].Sweep = []string{"yes"}
+	sr, err := Sweep(context.Background(), b, Input{}, knobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := b.collects.Load(); n != 2 {
+		t.Errorf("%d collects, want 2 (baseline and extra=yes)", n)
+	}
+	if got := sr.Variants[2].Ranking; !slices.Equal(got, []string{"E", "A", "B", "C", "D"}) {
+		t.Errorf("extra=yes ranking %v", got)
+	}
+}
+
 func TestSweep(t *testing.T) {
-	b := weighted{}
+	b := weighted{collects: new(atomic.Int32)}
 	sr, err := Sweep(context.Background(), b, Input{}, b.Knobs())
 	if err != nil {
 		t.Fatal(err)

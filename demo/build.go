@@ -63,7 +63,7 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 			Sim:   replay.NewSim(opt.Seed, oracle, nil),
 			Clock: func() time.Time { return RecordedAt },
 		})
-		res, err := bench.Run(ctx, analysis.Input{Bundle: b, Answer: client})
+		res, err := analysis.Run(ctx, bench, analysis.Input{Bundle: b, Answer: client})
 		if err != nil {
 			return nil, fmt.Errorf("demo: %s: %w", name, err)
 		}

@@ -58,7 +58,7 @@ func fcGenerate(t testing.TB, scale Scale) (*results.Bundle, replay.Oracle) {
 func fcRun(t testing.TB, scale Scale, settings analysis.Settings, calls *int) *analysis.Result {
 	t.Helper()
 	b, o := fcGenerate(t, scale)
-	res, err := FinDeepForecast().Benchmark().Run(context.Background(), analysis.Input{Bundle: b, Answer: fcAnswerer{o, calls}, Settings: settings})
+	res, err := analysis.Run(context.Background(), FinDeepForecast().Benchmark(), analysis.Input{Bundle: b, Answer: fcAnswerer{o, calls}, Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestFinDeepForecastRecordReplay(t *testing.T) {
 	}
 	defer store.Close()
 	client := replay.New(store, replay.Config{Mode: replay.Offline})
-	res, err := FinDeepForecast().Benchmark().Run(ctx, analysis.Input{Bundle: b, Answer: client})
+	res, err := analysis.Run(ctx, FinDeepForecast().Benchmark(), analysis.Input{Bundle: b, Answer: client})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -337,7 +337,7 @@ func TestFinDeepResearchRecordReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	res, err := FinDeepResearch().Benchmark().Run(ctx, analysis.Input{Bundle: b, Answer: replay.New(store, replay.Config{Mode: replay.Offline})})
+	res, err := analysis.Run(ctx, FinDeepResearch().Benchmark(), analysis.Input{Bundle: b, Answer: replay.New(store, replay.Config{Mode: replay.Offline})})
 	if err != nil {
 		t.Fatal(err)
 	}

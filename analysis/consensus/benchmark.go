@@ -29,7 +29,7 @@ func (Benchmark) Title() string { return "FinResearchBench II" }
 func (Benchmark) Knobs() []analysis.Knob { return knobs() }
 
 // Run loads the inputs from the bundle and analyses them; see RunFS.
-func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)
 	}
@@ -145,4 +145,25 @@ func (in *Inputs) render(q, p int, rubrics string) string {
 		PlaceReport, in.Reports[q][p],
 		PlaceRubrics, rubrics,
 	).Replace(in.Prompt)
+}
+
+// Collect is, for now, a whole run whose result is dropped; it keeps in
+// for Score, which runs again.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if _, err := b.run(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Score runs the benchmark over the kept input under s.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	in := c.(analysis.Input)
+	in.Settings = s
+	return b.run(ctx, in)
+}
+
+// Run collects and scores under in.Settings.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	return analysis.Run(ctx, b, in)
 }

@@ -192,7 +192,7 @@ func (in *Inputs) Calls() []results.Call {
 
 // Run loads the inputs, asks every system for every task's forecast in
 // one batch, scores them and builds the tables.
-func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
 	if in.Bundle == nil || in.Answer == nil {
 		return nil, fmt.Errorf("%s: run: no bundle or answerer", Name)
 	}
@@ -213,4 +213,25 @@ func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result
 		return nil, err
 	}
 	return Analyze(inputs, replies, opt), nil
+}
+
+// Collect is, for now, a whole run whose result is dropped; it keeps in
+// for Score, which runs again.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if _, err := b.run(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Score runs the benchmark over the kept input under s.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	in := c.(analysis.Input)
+	in.Settings = s
+	return b.run(ctx, in)
+}
+
+// Run collects and scores under in.Settings.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	return analysis.Run(ctx, b, in)
 }

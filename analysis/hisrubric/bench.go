@@ -149,7 +149,7 @@ type run struct {
 
 // Run loads the inputs, gets reports and judge verdicts through
 // in.Answer in two rounds, and scores them.
-func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
 	opt, err := parseOptions(in.Settings)
 	if err != nil {
 		return nil, err
@@ -514,4 +514,25 @@ func each(n int, f func(i int)) {
 		g.Go(func() error { f(i); return nil })
 	}
 	g.Wait() // f returns no error
+}
+
+// Collect is, for now, a whole run whose result is dropped; it keeps in
+// for Score, which runs again.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if _, err := b.run(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Score runs the benchmark over the kept input under s.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	in := c.(analysis.Input)
+	in.Settings = s
+	return b.run(ctx, in)
+}
+
+// Run collects and scores under in.Settings.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	return analysis.Run(ctx, b, in)
 }

@@ -89,7 +89,7 @@ func idLess(a, b string) int {
 }
 
 // Run loads the inputs, answers the calls and scores them.
-func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)
 	}
@@ -470,4 +470,25 @@ func (r *run) private(ctx context.Context, ans results.Answerer) {
 	r.res.Details = append(r.res.Details, p.res.Details...)
 	r.res.Missing += p.res.Missing
 	r.res.Synthetic = r.res.Synthetic || p.res.Synthetic
+}
+
+// Collect is, for now, a whole run whose result is dropped; it keeps in
+// for Score, which runs again.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if _, err := b.run(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Score runs the benchmark over the kept input under s.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	in := c.(analysis.Input)
+	in.Settings = s
+	return b.run(ctx, in)
+}
+
+// Run collects and scores under in.Settings.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	return analysis.Run(ctx, b, in)
 }

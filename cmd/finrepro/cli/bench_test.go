@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,8 +12,11 @@ import (
 
 // BenchmarkReproduce reproduces the built-in demo bundle end to end:
 // verify, replay every benchmark, compare, sweep and write every output.
-// bench/reproduce.sh measures the full-scale bundle against a store dump.
+// bench/reproduce.sh measures the full-scale bundle against a store dump;
+// FINREPRO_BENCH_BUNDLE=DIR runs this benchmark on another bundle (for
+// profiling a full-scale one).
 func BenchmarkReproduce(b *testing.B) {
+	bundle := os.Getenv("FINREPRO_BENCH_BUNDLE")
 	for _, sweep := range []bool{true, false} {
 		name, args := "sweeps", []string{}
 		if !sweep {
@@ -22,7 +26,11 @@ func BenchmarkReproduce(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out")
 			b.ReportAllocs()
 			for b.Loop() {
-				if code, stderr := runB(append([]string{"reproduce", "--out", out, "--quiet"}, args...)...); code != 0 {
+				argv := append([]string{"reproduce", "--out", out, "--quiet"}, args...)
+				if bundle != "" {
+					argv = append(argv, bundle)
+				}
+				if code, stderr := runB(argv...); code != 0 {
 					b.Fatalf("reproduce exit %d: %s", code, stderr)
 				}
 			}

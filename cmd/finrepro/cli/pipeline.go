@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/consensus"
@@ -95,7 +96,7 @@ type analysisRun struct {
 // when sweep is true, runs the default sensitivity sweeps, whose tables
 // are also appended to their benchmark's result.
 func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
-	res, err := runAll(ctx, s.bundle, s.benches, s.client, s.settings)
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 		return nil, err
 	}
 	if sweep {
-		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, res); err != nil {
+		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res); err != nil {
 			return nil, err
 		}
 		for _, t := range a.sens {
@@ -246,17 +247,51 @@ func present(b *results.Bundle) ([]analysis.Benchmark, error) {
 	return out, nil
 }
 
-// runAll runs every benchmark over the answerer.
-func runAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings) ([]*analysis.Result, error) {
-	var out []*analysis.Result
-	for _, bm := range benches {
-		r, err := bm.Run(ctx, analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]})
+// collectAll collects every benchmark over ans and, when score is true,
+// scores each under its settings. Benchmarks run concurrently (each
+// spends part of its time waiting on its rounds of calls); the results
+// are in the order of benches.
+func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool) ([]analysis.Collection, []*analysis.Result, error) {
+	colls := make([]analysis.Collection, len(benches))
+	res := make([]*analysis.Result, len(benches))
+	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
+		c, err := bm.Collect(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", bm.Name(), err)
+			return err
 		}
-		out = append(out, r)
+		colls[i] = c
+		if score {
+			res[i], err = bm.Score(ctx, c, in.Settings)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	return colls, res, nil
+}
+
+// eachBenchmark calls f for every benchmark concurrently and returns the
+// error of the first benchmark (in the order of benches) that failed,
+// prefixed with its name.
+func eachBenchmark(benches []analysis.Benchmark, f func(i int, bm analysis.Benchmark) error) error {
+	errs := make([]error, len(benches))
+	var wg sync.WaitGroup
+	for i, bm := range benches {
+		wg.Go(func() {
+			if err := f(i, bm); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", bm.Name(), err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reportMisses prints every missing request and what recording them
@@ -277,13 +312,15 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 	return missErr(fmt.Errorf("%d cache misses", len(misses)))
 }
 
-// sweepAll runs the default sensitivity sweep of every benchmark. bases,
-// when not nil, are the benchmarks' results under settings (one per
-// benchmark, in order), which the sweeps reuse as their baselines. A
-// benchmark with no value to sweep is not run.
-func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, bases []*analysis.Result) ([]*analysis.Table, error) {
-	var tables []*analysis.Table
-	for i, bm := range benches {
+// sweepAll runs the default sensitivity sweep of every benchmark, or,
+// when only is not nil, the sweeps it names ("benchmark.knob" to values).
+// colls and bases, when not nil, are the benchmarks' collections and
+// results under settings (one per benchmark, in order), which the sweeps
+// reuse. A benchmark with no value to sweep is not run. Benchmarks sweep
+// concurrently; the tables are in the order of benches.
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result) ([]*analysis.Table, error) {
+	tables := make([][]*analysis.Table, len(benches))
+	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
 		knobs := bm.Knobs()
 		if only != nil {
 			knobs = nil
@@ -293,31 +330,29 @@ func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchma
 					knobs = append(knobs, k)
 				}
 			}
-			if len(knobs) == 0 {
-				continue
-			}
 		}
 		if !slices.ContainsFunc(knobs, func(k analysis.Knob) bool { return len(k.Sweep) > 0 }) {
-			continue // no variant: the sweep would have no table
+			return nil // no variant: the sweep would have no table
 		}
 		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
 		var sr *analysis.SweepResult
 		var err error
 		if bases != nil {
-			sr, err = analysis.SweepFrom(ctx, bm, in, knobs, bases[i])
+			sr, err = analysis.SweepFrom(ctx, bm, in, knobs, colls[i], bases[i])
 		} else {
 			sr, err = analysis.Sweep(ctx, bm, in, knobs)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", bm.Name(), err)
-		}
-		if len(sr.Variants) == 0 {
-			continue
+			return err
 		}
 		v, c := sr.Tables()
-		tables = append(tables, v, c)
+		tables[i] = []*analysis.Table{v, c}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return tables, nil
+	return slices.Concat(tables...), nil
 }
 
 // compareAll compares every published table of the bundle with the

@@ -150,7 +150,7 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
-	if _, err := runAll(ctx, s.bundle, s.benches, dry, s.settings); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false); err != nil {
 		return err
 	}
 	misses := dry.Misses()
@@ -172,7 +172,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	// The wall clock is what recorded_at must say for a real recording.
 	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Getenv: env.Getenv, Progress: progress, Clock: time.Now})
-	if _, err := runAll(ctx, s.bundle, s.benches, rec, s.settings); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
 		return err
 	}
 	if f := rec.Failures(); len(f) > 0 {

@@ -55,7 +55,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
-	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, nil)
+	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, nil, nil)
 	if err != nil {
 		return err
 	}
