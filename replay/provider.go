@@ -8,8 +8,13 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/finrepro/finrepro/results"
 )
@@ -182,82 +187,100 @@ func requestOf(p results.Prompt, kind Kind) (*Request, error) {
 	if p.Sample < 0 {
 		return nil, fmt.Errorf("replay: %s prompt: negative sample %d", p.Provider, p.Sample)
 	}
-	body, endpoint, err := bodyOf(p, kind)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
-	}
-	b, err := json.Marshal(body)
+	b, endpoint, err := bodyOf(p, kind)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
 	}
 	return &Request{Provider: p.Provider, Endpoint: endpoint, Body: b, Sample: p.Sample}, nil
 }
 
-// bodyOf builds the provider body of p. Maps marshal with sorted keys, so
-// the body is deterministic.
-func bodyOf(p results.Prompt, kind Kind) (map[string]any, string, error) {
-	body := map[string]any{}
-	setParams := func(dst map[string]any, rename map[string]string) error {
+// bodyOf builds the provider body of p, its members sorted by name (the
+// bytes json.Marshal gives the same body as a map).
+func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
+	var body jsonObject
+	setParams := func(dst *jsonObject, rename map[string]string) error {
 		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
 			name := k
 			if r, ok := rename[k]; ok {
 				name = r
 			}
-			if _, dup := dst[name]; dup {
+			if dst.has(name) {
 				return fmt.Errorf("param %q clashes with a field the prompt sets", k)
 			}
-			dst[name] = p.Params[k]
+			v, err := jsonValue(p.Params[k])
+			if err != nil {
+				return err
+			}
+			dst.set(name, v)
 		}
 		return nil
 	}
+	message := func(role, content string) []byte {
+		m := jsonObject{}
+		m.setString("content", content)
+		m.setString("role", role)
+		return m.encode()
+	}
+	parts := func(text string) []byte {
+		t := jsonObject{}
+		t.setString("text", text)
+		return jsonArray(t.encode())
+	}
 	switch kind {
 	case KindChat, KindSim:
-		var msgs []any
+		var msgs [][]byte
 		if p.System != "" {
-			msgs = append(msgs, map[string]any{"role": "system", "content": p.System})
+			msgs = append(msgs, message("system", p.System))
 		}
-		msgs = append(msgs, map[string]any{"role": "user", "content": p.User})
-		body["model"] = p.Model
-		body["messages"] = msgs
-		return body, "chat/completions", setParams(body, nil)
+		msgs = append(msgs, message("user", p.User))
+		body.setString("model", p.Model)
+		body.set("messages", jsonArray(msgs...))
+		err := setParams(&body, nil)
+		return body.encode(), "chat/completions", err
 	case KindResponses:
-		body["model"] = p.Model
+		body.setString("model", p.Model)
 		if p.System != "" {
-			body["instructions"] = p.System
+			body.setString("instructions", p.System)
 		}
-		body["input"] = p.User
-		return body, "responses", setParams(body, map[string]string{"max_tokens": "max_output_tokens"})
+		body.setString("input", p.User)
+		err := setParams(&body, map[string]string{"max_tokens": "max_output_tokens"})
+		return body.encode(), "responses", err
 	case KindAnthropic:
-		body["model"] = p.Model
+		body.setString("model", p.Model)
 		if p.System != "" {
-			body["system"] = p.System
+			body.setString("system", p.System)
 		}
-		body["messages"] = []any{map[string]any{"role": "user", "content": p.User}}
-		if err := setParams(body, nil); err != nil {
+		body.set("messages", jsonArray(message("user", p.User)))
+		if err := setParams(&body, nil); err != nil {
 			return nil, "", err
 		}
-		if _, ok := body["max_tokens"]; !ok {
-			body["max_tokens"] = DefaultMaxTokens
+		if !body.has("max_tokens") {
+			body.set("max_tokens", strconv.AppendInt(nil, DefaultMaxTokens, 10))
 		}
-		return body, "messages", nil
+		return body.encode(), "messages", nil
 	case KindGemini:
 		if strings.ContainsAny(p.Model, "/:?#") {
 			return nil, "", fmt.Errorf("gemini model name %q has a path character", p.Model)
 		}
 		if p.System != "" {
-			body["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": p.System}}}
+			si := jsonObject{}
+			si.set("parts", parts(p.System))
+			body.set("systemInstruction", si.encode())
 		}
-		body["contents"] = []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": p.User}}}}
+		c := jsonObject{}
+		c.set("parts", parts(p.User))
+		c.setString("role", "user")
+		body.set("contents", jsonArray(c.encode()))
 		if len(p.Params) > 0 {
-			gc := map[string]any{}
-			if err := setParams(gc, map[string]string{
+			gc := jsonObject{}
+			if err := setParams(&gc, map[string]string{
 				"max_tokens": "maxOutputTokens", "top_p": "topP", "top_k": "topK", "stop": "stopSequences",
 			}); err != nil {
 				return nil, "", err
 			}
-			body["generationConfig"] = gc
+			body.set("generationConfig", gc.encode())
 		}
-		return body, "models/" + p.Model + ":generateContent", nil
+		return body.encode(), "models/" + p.Model + ":generateContent", nil
 	}
 	return nil, "", fmt.Errorf("unknown provider kind %q", kind)
 }
@@ -311,7 +334,7 @@ type output struct {
 }
 
 // apiError returns the error of a body's "error" member, if it has one.
-func apiError(e json.RawMessage) *output {
+func apiError(e jsontext.Value) *output {
 	if len(e) == 0 || string(e) == "null" {
 		return nil
 	}
@@ -339,7 +362,7 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Prompt     int `json:"prompt_tokens"`
 				Completion int `json:"completion_tokens"`
 			} `json:"usage"`
-			Error json.RawMessage `json:"error"`
+			Error jsontext.Value `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
@@ -377,7 +400,7 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Input  int `json:"input_tokens"`
 				Output int `json:"output_tokens"`
 			} `json:"usage"`
-			Error json.RawMessage `json:"error"`
+			Error jsontext.Value `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
@@ -420,7 +443,7 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Input  int `json:"input_tokens"`
 				Output int `json:"output_tokens"`
 			} `json:"usage"`
-			Error json.RawMessage `json:"error"`
+			Error jsontext.Value `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
@@ -464,7 +487,7 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 				Prompt     int `json:"promptTokenCount"`
 				Candidates int `json:"candidatesTokenCount"`
 			} `json:"usageMetadata"`
-			Error json.RawMessage `json:"error"`
+			Error jsontext.Value `json:"error"`
 		}
 		if err := unmarshalObject(body, &r); err != nil {
 			return nil, err
@@ -498,13 +521,26 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 	return &o, nil
 }
 
+// decodeOptions make the JSON decoder of responses read what
+// encoding/json reads (names match regardless of case but not of
+// underscores, a repeated name keeps the last value, invalid UTF-8
+// becomes U+FFFD) at about three times its speed: decoding stored
+// responses is a large part of a replay. FuzzParseOutputMatchesReference
+// holds the two to the same results.
+var decodeOptions = jsonv2.JoinOptions(
+	jsonv2.MatchCaseInsensitiveNames(true),
+	jsonv1.MatchCaseSensitiveDelimiter(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
 // unmarshalObject decodes a JSON object body, tolerating unknown fields
 // (providers add them all the time) but nothing else.
 func unmarshalObject(body []byte, v any) error {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return fmt.Errorf("%w: not a JSON object", errMalformed)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := jsonv2.Unmarshal(body, v, decodeOptions); err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	return nil

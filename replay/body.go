@@ -1,0 +1,134 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// A jsonObject is a JSON object under construction. encode writes its
+// members sorted by name, as encoding/json writes a map, so a body built
+// here has the bytes an encoding/json Encoder without HTML escaping gives
+// the same map, at a fraction of the cost: prompts are long, and
+// reflection over maps of any is slow. Leaving <, > and & as they are
+// also keeps most prompts in their canonical form, which the key encoder
+// then copies instead of decoding.
+type jsonObject []jsonMember
+
+type jsonMember struct {
+	name  string
+	value []byte // encoded JSON
+}
+
+// has reports whether the object has a member name.
+func (o jsonObject) has(name string) bool {
+	return slices.ContainsFunc(o, func(m jsonMember) bool { return m.name == name })
+}
+
+// set adds member name with an encoded value.
+func (o *jsonObject) set(name string, value []byte) { *o = append(*o, jsonMember{name, value}) }
+
+// setString adds member name with a string value.
+func (o *jsonObject) setString(name, s string) { o.set(name, appendJSONString(nil, s)) }
+
+// encode returns the object's JSON, members sorted by name.
+func (o jsonObject) encode() []byte {
+	slices.SortFunc(o, func(a, b jsonMember) int { return strings.Compare(a.name, b.name) })
+	n := 2
+	for _, m := range o {
+		n += len(m.name) + len(m.value) + 8
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for i, m := range o {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, m.name)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	return append(out, '}')
+}
+
+// jsonArray encodes encoded values as a JSON array.
+func jsonArray(values ...[]byte) []byte {
+	out := []byte{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
+}
+
+// jsonValue encodes v with encoding/json, without HTML escaping
+// (parameters: small values of any type).
+func jsonValue(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// appendJSONString appends s as a JSON string with exactly the escapes of
+// an encoding/json Encoder without HTML escaping: \" \\ \b \f \n \r \t,
+// \u00XX for other control characters, \u2028 and \u2029, and U+FFFD for
+// each byte of invalid UTF-8.
+func appendJSONString(out []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			out = append(out, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				out = append(out, '\\', c)
+			case '\b':
+				out = append(out, '\\', 'b')
+			case '\f':
+				out = append(out, '\\', 'f')
+			case '\n':
+				out = append(out, '\\', 'n')
+			case '\r':
+				out = append(out, '\\', 'r')
+			case '\t':
+				out = append(out, '\\', 't')
+			default:
+				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, s[start:i]...)
+			out = append(out, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			out = append(out, s[start:i]...)
+			out = append(out, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}
