@@ -84,11 +84,11 @@ func TestRequestOf(t *testing.T) {
 		kind Kind
 		want string
 	}{
-		{KindChat, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
-		{KindSim, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
-		{KindResponses, `{"provider":"x","endpoint":"responses","body":{"input":"hi \u003cb\u003e","instructions":"sys","max_output_tokens":10,"model":"m1","temperature":0.2},"sample":2}`},
-		{KindAnthropic, `{"provider":"x","endpoint":"messages","body":{"max_tokens":10,"messages":[{"content":"hi \u003cb\u003e","role":"user"}],"model":"m1","system":"sys","temperature":0.2},"sample":2}`},
-		{KindGemini, `{"provider":"x","endpoint":"models/m1:generateContent","body":{"contents":[{"parts":[{"text":"hi \u003cb\u003e"}],"role":"user"}],"generationConfig":{"maxOutputTokens":10,"temperature":0.2},"systemInstruction":{"parts":[{"text":"sys"}]}},"sample":2}`},
+		{KindChat, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi <b>","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
+		{KindSim, `{"provider":"x","endpoint":"chat/completions","body":{"max_tokens":10,"messages":[{"content":"sys","role":"system"},{"content":"hi <b>","role":"user"}],"model":"m1","temperature":0.2},"sample":2}`},
+		{KindResponses, `{"provider":"x","endpoint":"responses","body":{"input":"hi <b>","instructions":"sys","max_output_tokens":10,"model":"m1","temperature":0.2},"sample":2}`},
+		{KindAnthropic, `{"provider":"x","endpoint":"messages","body":{"max_tokens":10,"messages":[{"content":"hi <b>","role":"user"}],"model":"m1","system":"sys","temperature":0.2},"sample":2}`},
+		{KindGemini, `{"provider":"x","endpoint":"models/m1:generateContent","body":{"contents":[{"parts":[{"text":"hi <b>"}],"role":"user"}],"generationConfig":{"maxOutputTokens":10,"temperature":0.2},"systemInstruction":{"parts":[{"text":"sys"}]}},"sample":2}`},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
