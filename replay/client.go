@@ -374,26 +374,22 @@ func cmpOr(cs ...int) int {
 // Answer answers calls in order (results.Answerer). Identical requests in
 // one batch are answered once.
 func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
-	reqs := make([]Request, len(calls))
-	errs := make([]error, len(calls))
-	parallel(len(calls), func(i int) {
+	return c.answer(ctx, len(calls), func(i int) (Request, error) {
 		call := &calls[i]
-		reqs[i] = Request{Provider: call.Prompt.Provider, Label: call.Label}
 		pc, ok := c.providers[call.Prompt.Provider]
 		if !ok {
-			errs[i] = fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), call.Prompt.Provider)
-			return
+			return Request{Provider: call.Prompt.Provider, Label: call.Label},
+				fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), call.Prompt.Provider)
 		}
 		r, err := requestOf(call.Prompt, pc.Kind)
 		if err != nil {
-			errs[i] = fmt.Errorf("%w (%s)", err, LabelText(call.Label))
-			return
+			return Request{Provider: call.Prompt.Provider, Label: call.Label},
+				fmt.Errorf("%w (%s)", err, LabelText(call.Label))
 		}
 		r.Label = call.Label
 		r.model = call.Prompt.Model
-		reqs[i] = *r
+		return *r, nil
 	})
-	return c.answer(ctx, reqs, errs)
 }
 
 // parallel calls f(0), ..., f(n-1) on GOMAXPROCS goroutines and waits
@@ -423,7 +419,7 @@ func parallel(n int, f func(i int)) {
 // AnswerRequests answers request objects in order; a request with an empty
 // endpoint gets its provider's default.
 func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.Reply {
-	return c.answer(ctx, reqs, make([]error, len(reqs)))
+	return c.answer(ctx, len(reqs), func(i int) (Request, error) { return reqs[i], nil })
 }
 
 // A job is one distinct request of a batch.
@@ -437,51 +433,61 @@ type job struct {
 	reply results.Reply
 }
 
-func (c *Client) answer(ctx context.Context, reqs []Request, errs []error) []results.Reply {
-	replies := make([]results.Reply, len(reqs))
-	// Keying encodes and hashes every request: the costly part of a
-	// replay after the reads, done in parallel.
-	keyed := make([]*job, len(reqs))
-	kerrs := make([]error, len(reqs))
-	parallel(len(reqs), func(i int) {
-		if errs[i] == nil {
-			keyed[i], kerrs[i] = c.newJob(reqs[i])
-		}
-	})
-	var jobs []*job
+// answerChunk is how many requests answer builds, keys and looks up at a
+// time: the request bodies of a chunk (prompts can be long) are dropped
+// once its replies are read, so memory holds replies, not requests.
+const answerChunk = 512
+
+// answer answers n requests, the i-th built by request(i); a request that
+// cannot be built is a bad request, with the provider and label request
+// returned beside the error.
+func (c *Client) answer(ctx context.Context, n int, request func(i int) (Request, error)) []results.Reply {
+	replies := make([]results.Reply, n)
+	var jobs, pending []*job
 	byKey := map[cache.Key]*job{}
-	for i := range reqs {
-		if errs[i] != nil {
-			replies[i].Err = c.badRequest(reqs[i], errs[i])
-			continue
+	for lo := 0; lo < n; lo += answerChunk {
+		hi := min(n, lo+answerChunk)
+		// Building and keying encode and hash every request: the costly
+		// part of a replay after the reads, done in parallel.
+		keyed := make([]*job, hi-lo)
+		reqs := make([]Request, hi-lo)
+		errs := make([]error, hi-lo)
+		parallel(hi-lo, func(k int) {
+			if reqs[k], errs[k] = request(lo + k); errs[k] == nil {
+				keyed[k], errs[k] = c.newJob(reqs[k])
+			}
+		})
+		var fresh []*job
+		for k, j := range keyed {
+			i := lo + k
+			if errs[k] != nil {
+				replies[i].Err = c.badRequest(reqs[k], errs[k])
+				continue
+			}
+			if prev := byKey[j.key]; prev != nil {
+				prev.idxs = append(prev.idxs, i)
+				continue
+			}
+			j.idxs = []int{i}
+			byKey[j.key] = j
+			jobs = append(jobs, j)
+			fresh = append(fresh, j)
 		}
-		j, err := keyed[i], kerrs[i]
-		if err != nil {
-			replies[i].Err = c.badRequest(reqs[i], err)
-			continue
+		hit := c.lookupAll(fresh)
+		for k, j := range fresh {
+			switch {
+			case hit[k]:
+				c.mu.Lock()
+				c.counts.Hits++
+				c.mu.Unlock()
+			case c.cfg.Mode == Offline:
+				c.addMiss(j)
+			default:
+				pending = append(pending, j)
+				continue
+			}
+			j.req.Body, j.raw = nil, nil // answered: the request is no longer needed
 		}
-		if prev := byKey[j.key]; prev != nil {
-			prev.idxs = append(prev.idxs, i)
-			continue
-		}
-		j.idxs = []int{i}
-		byKey[j.key] = j
-		jobs = append(jobs, j)
-	}
-	hit := c.lookupAll(jobs)
-	var pending []*job
-	for i, j := range jobs {
-		if hit[i] {
-			c.mu.Lock()
-			c.counts.Hits++
-			c.mu.Unlock()
-			continue
-		}
-		if c.cfg.Mode == Offline {
-			c.addMiss(j)
-			continue
-		}
-		pending = append(pending, j)
 	}
 	c.record(ctx, pending)
 	c.flushSim()
@@ -863,7 +869,7 @@ func (c *Client) attempt(ctx context.Context, j *job, apiKey string, n int) (*at
 		if c.cfg.Sim == nil {
 			return res, &CallError{Cause: CauseSim, Msg: "no simulator configured"}
 		}
-		s, err := c.cfg.Sim.respond(&j.req, j.raw, n)
+		s, err := c.cfg.Sim.respond(&j.req, j.key, n)
 		if err != nil {
 			return res, &CallError{Cause: CauseSim, Msg: err.Error()}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -49,8 +50,8 @@ type simResult struct {
 }
 
 // uniform returns a number in [0, 1) derived from the seed, a purpose
-// label, the request and the attempt.
-func (s *Sim) uniform(purpose string, req []byte, attempt int) float64 {
+// label, the request's key and the attempt.
+func (s *Sim) uniform(purpose string, key cache.Key, attempt int) float64 {
 	h := sha256.New()
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], s.seed)
@@ -58,13 +59,15 @@ func (s *Sim) uniform(purpose string, req []byte, attempt int) float64 {
 	h.Write(b[:])
 	h.Write([]byte(purpose))
 	h.Write([]byte{0})
-	h.Write(req)
+	h.Write(key[:])
 	sum := h.Sum(nil)
 	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53)
 }
 
-// respond simulates attempt number attempt (from 1) of request object req.
-func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
+// respond simulates attempt number attempt (from 1) of request r, whose
+// key is key. Everything random derives from the key, so a request
+// encoded another way gets the same simulated response.
+func (s *Sim) respond(r *Request, key cache.Key, attempt int) (*simResult, error) {
 	p, err := promptOfChat(r)
 	if err != nil {
 		return nil, err
@@ -73,9 +76,9 @@ func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
 	res := &simResult{}
 	if m.LatencyMS > 0 {
 		// Latency between half and one and a half times the mean.
-		res.latencyMS = int64(float64(m.LatencyMS) * (0.5 + s.uniform("latency", req, attempt)))
+		res.latencyMS = int64(float64(m.LatencyMS) * (0.5 + s.uniform("latency", key, attempt)))
 	}
-	if s.uniform("malformed", req, attempt) < m.Malformed {
+	if s.uniform("malformed", key, attempt) < m.Malformed {
 		res.body = []byte(`{"id": "sim-malformed", "choices": [{"message": {"content": "`)
 		return res, nil
 	}
@@ -85,7 +88,7 @@ func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
 	}
 	msg := map[string]any{"role": "assistant", "content": nil}
 	text := ""
-	if s.uniform("refusal", req, 0) < m.Refusal {
+	if s.uniform("refusal", key, 0) < m.Refusal {
 		msg["refusal"] = "I can't help with that request."
 	} else {
 		if s.oracle == nil {
@@ -99,7 +102,7 @@ func (s *Sim) respond(r *Request, req []byte, attempt int) (*simResult, error) {
 	}
 	in := estimateTokens(p.System) + estimateTokens(p.User)
 	resp := map[string]any{
-		"id":                 fmt.Sprintf("sim-%x", sha256.Sum256(req))[:20],
+		"id":                 fmt.Sprintf("sim-%x", sha256.Sum256(key[:]))[:20],
 		"object":             "chat.completion",
 		"created":            0,
 		"model":              reported,
