@@ -82,53 +82,73 @@ func jsonValue(v any) ([]byte, error) {
 // \u00XX for other control characters, \u2028 and \u2029, and U+FFFD for
 // each byte of invalid UTF-8.
 func appendJSONString(out []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+	out = slices.Grow(out, len(s)+2)
 	out = append(out, '"')
+	// In valid UTF-8 only a quote, a backslash, a control character and
+	// the lead byte of U+2028 and U+2029 (0xE2) need a look; copy runs of
+	// everything else at once.
+	plain := &plainASCII
+	if utf8.ValidString(s) {
+		plain = &plainValid
+	}
 	start := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
+		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
 			out = append(out, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				out = append(out, '\\', c)
-			case '\b':
-				out = append(out, '\\', 'b')
-			case '\f':
-				out = append(out, '\\', 'f')
-			case '\n':
-				out = append(out, '\\', 'n')
-			case '\r':
-				out = append(out, '\\', 'r')
-			case '\t':
-				out = append(out, '\\', 't')
-			default:
-				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
+			out = appendEscape(out, c)
 			i++
 			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			out = append(out, s[start:i]...)
 			out = append(out, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
 			out = append(out, s[start:i]...)
-			out = append(out, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
+			out = append(out, '\\', 'u', '2', '0', '2', "0123456789abcdef"[r&0xf])
+			start = i + size
 		}
 		i += size
 	}
 	out = append(out, s[start:]...)
 	return append(out, '"')
+}
+
+// plainASCII marks the bytes appendJSONString copies as they are in any
+// string: printable ASCII but the quote and the backslash. plainValid
+// adds the bytes of multi-byte UTF-8 sequences, but 0xE2 (which starts
+// U+2028 and U+2029), for strings known to be valid UTF-8.
+var plainASCII, plainValid = func() (ascii, valid [256]bool) {
+	for c := range 256 {
+		ascii[c] = c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+		valid[c] = ascii[c] || c >= utf8.RuneSelf && c != 0xE2
+	}
+	return ascii, valid
+}()
+
+// appendEscape appends the JSON escape of ASCII byte c.
+func appendEscape(out []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(out, '\\', c)
+	case '\b':
+		return append(out, '\\', 'b')
+	case '\f':
+		return append(out, '\\', 'f')
+	case '\n':
+		return append(out, '\\', 'n')
+	case '\r':
+		return append(out, '\\', 'r')
+	case '\t':
+		return append(out, '\\', 't')
+	}
+	return append(out, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
 }
