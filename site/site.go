@@ -203,6 +203,10 @@ var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
 
 // render renders p into b.page and returns it.
 func (b *pageBuffer) render(p *page) ([]byte, error) {
+	if p.Task != nil {
+		b.page = p.appendTask(b.page[:0])
+		return b.page, nil
+	}
 	b.tmpl.Reset()
 	if err := pageTemplates[p.Kind].ExecuteTemplate(&b.tmpl, "layout", p); err != nil {
 		return nil, err
