@@ -238,6 +238,13 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 		widths[j] = min(max(widths[j]+colMargin, minColWidth), maxColWidth)
 	}
 	m, _ := marks(t)
+	// ids[j][i] is the style of row i's cell in column j: styles are
+	// created in row order (which fixes their IDs) and set per run of
+	// equal styles down a column, one call instead of one per cell
+	ids := make([][]int, len(t.Columns))
+	for j := range ids {
+		ids[j] = make([]int, len(t.Rows))
+	}
 	for i, r := range t.Rows {
 		row := i + 2
 		for j, c := range r {
@@ -257,9 +264,19 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 				key = styleKey{kind: kindText, wrap: widths[j] >= maxColWidth}
 				s.err = f.SetCellStr(sheet, ref, xmlText(c.Text))
 			}
-			if id := st.get(key); s.err == nil && id != 0 {
-				s.err = f.SetCellStyle(sheet, ref, ref, id)
+			ids[j][i] = st.get(key)
+		}
+	}
+	for j, col := range ids {
+		for i := 0; i < len(col) && s.err == nil; {
+			k := i + 1
+			for k < len(col) && col[k] == col[i] {
+				k++
 			}
+			if col[i] != 0 {
+				s.err = f.SetCellStyle(sheet, cellRef(j, i+2), cellRef(j, k+1), col[i])
+			}
+			i = k
 		}
 	}
 	s.row = len(t.Rows) + 1

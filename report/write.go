@@ -9,8 +9,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -36,18 +40,14 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 	if err := checkNames(res); err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
-	var paths []string
-	put := func(rel string, write func(io.Writer) error) error {
-		var b bytes.Buffer
-		if err := write(&b); err != nil {
-			return err
-		}
-		if err := writeFile(filepath.Join(out, filepath.FromSlash(rel)), b.Bytes()); err != nil {
-			return fmt.Errorf("report: write %s: %w", rel, err)
-		}
-		paths = append(paths, rel)
-		return nil
+	// every file is rendered and written by its own job, at most
+	// GOMAXPROCS at once; the paths and the first error (in job order) do
+	// not depend on the schedule
+	type job struct {
+		rel   string
+		write func(io.Writer) error
 	}
+	var jobs []job
 	var all []*analysis.Table
 	allProv := prov
 	for _, r := range res {
@@ -59,11 +59,9 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 		if title == "" {
 			title = r.Benchmark
 		}
-		if err := put(path.Join("xlsx", r.Benchmark+".xlsx"), func(w io.Writer) error {
+		jobs = append(jobs, job{path.Join("xlsx", r.Benchmark+".xlsx"), func(w io.Writer) error {
 			return WriteWorkbook(w, title, r.Tables, p)
-		}); err != nil {
-			return nil, err
-		}
+		}})
 		for _, t := range r.Tables {
 			for _, f := range []struct {
 				dir, ext string
@@ -73,18 +71,41 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 				{"json", ".json", WriteJSON},
 				{"latex", ".tex", WriteLaTeX},
 			} {
-				if err := put(path.Join(f.dir, r.Benchmark, t.Name+f.ext), func(w io.Writer) error {
+				jobs = append(jobs, job{path.Join(f.dir, r.Benchmark, t.Name+f.ext), func(w io.Writer) error {
 					return f.write(w, t)
-				}); err != nil {
-					return nil, err
-				}
+				}})
 			}
 		}
 	}
-	if err := put(path.Join("xlsx", allWorkbook+".xlsx"), func(w io.Writer) error {
+	jobs = append(jobs, job{path.Join("xlsx", allWorkbook+".xlsx"), func(w io.Writer) error {
 		return WriteWorkbook(w, "All results", all, allProv)
-	}); err != nil {
-		return nil, err
+	}})
+	// the combined workbook is the slowest job: start it first
+	slices.Reverse(jobs)
+	errs := make([]error, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		g.Go(func() error {
+			var b bytes.Buffer
+			if err := j.write(&b); err != nil {
+				errs[i] = err
+				return nil
+			}
+			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
+				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	paths := make([]string, len(jobs))
+	for i := range jobs {
+		// the first error of the files in the order they were listed
+		if err := errs[len(jobs)-1-i]; err != nil {
+			return nil, err
+		}
+		paths[i] = jobs[i].rel
 	}
 	slices.Sort(paths)
 	return paths, nil
@@ -173,18 +194,37 @@ func WriteSums(out string, paths []string) error {
 	sorted := slices.Clone(paths)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	var b bytes.Buffer
-	for _, p := range sorted {
+	// files are hashed in parallel, at most GOMAXPROCS at once; the
+	// first error in path order is reported
+	sums := make([][]byte, len(sorted))
+	errs := make([]error, len(sorted))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, p := range sorted {
 		if p == "" || strings.ContainsAny(p, "\n\r\\") || path.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) {
-			return fmt.Errorf("report: sums %s: bad path %q", out, p)
+			errs[i] = fmt.Errorf("report: sums %s: bad path %q", out, p)
+			continue
 		}
-		sum, err := hashFile(filepath.Join(out, filepath.FromSlash(p)))
-		if err != nil {
-			return fmt.Errorf("report: sums: %w", err)
-		}
-		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(sum), p)
+		g.Go(func() error {
+			var err error
+			if sums[i], err = hashFile(filepath.Join(out, filepath.FromSlash(p))); err != nil {
+				errs[i] = fmt.Errorf("report: sums: %w", err)
+			}
+			return nil
+		})
 	}
-	if err := writeFile(filepath.Join(out, "SHA256SUMS"), b.Bytes()); err != nil {
+	g.Wait()
+	b := make([]byte, 0, len(sorted)*(64+2+64))
+	for i, p := range sorted {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		b = hex.AppendEncode(b, sums[i])
+		b = append(b, "  "...)
+		b = append(b, p...)
+		b = append(b, '\n')
+	}
+	if err := writeFile(filepath.Join(out, "SHA256SUMS"), b); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil
@@ -197,9 +237,15 @@ func hashFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close() // read only: a close error loses nothing
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	// io.Copy would allocate a buffer per file: *os.File's WriteTo does
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
 		return nil, err
 	}
 	return h.Sum(nil), nil
 }
+
+// hashBuffers are hashFile's read buffers.
+var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -336,7 +337,7 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 		tt := &tableView{Anchor: "tasks", Title: "Tasks", Sortable: true,
 			Caption: "Every task with a drill-down page of each system's output and every judge's verdict.",
 			Headers: []headView{{Text: "Task"}, {Text: "Systems", Num: true}, {Text: "Question"}}}
-		for _, g := range groupTasks(r.Details) {
+		for _, g := range s.tasks[r.Benchmark] {
 			q, _ := cut(g[0].Question, 160)
 			tt.Rows = append(tt.Rows, []cellView{
 				{Text: g[0].Task, Href: s.taskHref(r.Benchmark, g[0].Task, ""), Row: true},
@@ -404,13 +405,7 @@ func (s *site) systemPage(sys *system, rows int) *page {
 			sub.Charts = nil
 			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, rows))
 		}
-		for _, g := range groupTasks(r.Details) {
-			for _, d := range g {
-				if d.System == name {
-					sb.Tasks = append(sb.Tasks, link{Href: s.taskHref(r.Benchmark, d.Task, "../"), Text: d.Task, Note: d.Score})
-				}
-			}
-		}
+		sb.Tasks = s.sysTasks[[2]string{r.Benchmark, name}]
 		v.Benchmarks = append(v.Benchmarks, sb)
 	}
 	v.Summary = sum
@@ -429,28 +424,35 @@ func rowsNaming(t *analysis.Table, name string) [][]analysis.Cell {
 	return rows
 }
 
-// groupTasks groups details by task, tasks and systems sorted.
+// groupTasks groups details by task, tasks and systems sorted. The
+// groups share one sorted copy of ds (ds itself when already sorted, as
+// analysis.Result documents).
 func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
-	sorted := slices.Clone(ds)
-	slices.SortStableFunc(sorted, func(a, b analysis.Detail) int {
+	order := func(a, b analysis.Detail) int {
 		if c := strings.Compare(a.Task, b.Task); c != 0 {
 			return c
 		}
 		return strings.Compare(a.System, b.System)
-	})
+	}
+	sorted := ds
+	if !slices.IsSortedFunc(ds, order) {
+		sorted = slices.Clone(ds)
+		slices.SortStableFunc(sorted, order)
+	}
 	var out [][]analysis.Detail
-	for i, d := range sorted {
-		if i == 0 || d.Task != sorted[i-1].Task {
-			out = append(out, nil)
+	start := 0
+	for i := 1; i <= len(sorted); i++ {
+		if i == len(sorted) || sorted[i].Task != sorted[i-1].Task {
+			out = append(out, sorted[start:i:i])
+			start = i
 		}
-		out[len(out)-1] = append(out[len(out)-1], d)
 	}
 	return out
 }
 
 func (s *site) taskPages(r *analysis.Result) []*page {
 	var out []*page
-	for _, g := range groupTasks(r.Details) {
+	for _, g := range s.tasks[r.Benchmark] {
 		// the page's texts share a budget, so that many long outputs and
 		// reasonings still fit in MaxPage after escaping
 		texts := 1
@@ -459,8 +461,8 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 		}
 		limit := min(maxText, max(minText, textBudget/texts))
 		truncate := func(text string) (template.HTML, bool) {
-			t, cut := cutBytes(text, limit)
-			return escapeText(t), cut
+			b, cut := appendEscapedCut(nil, text, limit)
+			return template.HTML(b), cut
 		}
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
@@ -536,66 +538,140 @@ func (t *tableView) Body() template.HTML {
 	return template.HTML(b)
 }
 
-// Body writes the systems' list and a section per system, with its
-// output and its judges' verdicts, the bytes html/template would write
-// for them: a task page can hold thousands of verdicts, too many for the
-// template engine. It runs as the page renders, so pages escape their
-// texts in parallel. Texts are escaped by escapeText; the links are
-// slugs, [a-z0-9-], which no escaper changes.
-func (v *taskView) Body() template.HTML {
-	size := 256
-	for _, d := range v.details {
-		size += 1024 + min(len(d.Output), v.limit)
-		for _, vd := range d.Verdicts {
-			size += 128 + min(len(vd.Reasoning), v.limit)
-		}
+// Body stands for the systems' list and the sections of the systems:
+// the page appends them itself where the marker is (see appendBody), so
+// that the template engine does not copy them.
+func (v *taskView) Body() template.HTML { return partMarker }
+
+// Fixed parts of a task page, as layout.html and task.html write them.
+const (
+	taskHead = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'">
+<meta name="referrer" content="no-referrer">
+<title>`
+	taskBanner = `<div class="banner" role="note"><strong>SYNTHETIC DATA.</strong> Some or all replies on this site come from the finrepro simulator, not from real systems or judges: the numbers show how the pipeline works and say nothing about the systems named.</div>
+`
+	taskFooter = "\n</main>\n<footer>\n<p>Written by finrepro. Best values are <strong>bold</strong>, second best <u>underlined</u>; n/a marks an undefined value (hover for the reason). Charts are drawn by Apache ECharts 5.4.3 (<a href=\""
+)
+
+// appendTask appends task page p, the bytes its templates would write
+// (TestTaskPage checks): the template engine's reflection costs more than
+// the page's texts on the many small task pages.
+func (p *page) appendTask(b []byte) []byte {
+	v := p.Task
+	b = append(b, taskHead...)
+	b = appendEscaped(b, p.Title)
+	if p.Synthetic {
+		b = append(b, " (synthetic)"...)
 	}
-	b := make([]byte, 0, size)
+	b = append(b, " · finrepro</title>\n<link rel=\"stylesheet\" href=\""...)
+	b = append(b, escapeHref(p.Root)...)
+	b = append(b, "assets/site.css\">\n</head>\n<body>\n<a class=\"skip\" href=\"#main\">Skip to content</a>\n"...)
+	if p.Synthetic {
+		b = append(b, taskBanner...)
+	}
+	b = append(b, "<header>\n<nav aria-label=\"Site\"><ul>"...)
+	for _, l := range p.Nav {
+		b = append(b, `<li><a href="`...)
+		b = append(b, escapeHref(p.Root+l.Href)...)
+		b = append(b, '"')
+		if l.Href == p.Current {
+			b = append(b, ` aria-current="page"`...)
+		}
+		b = append(b, '>')
+		b = appendEscaped(b, l.Text)
+		b = append(b, "</a></li>"...)
+	}
+	b = append(b, "</ul></nav>\n</header>\n<main id=\"main\">\n<p class=\"crumb\"><a href=\""...)
+	b = append(b, escapeHref(v.BenchHref)...)
+	b = append(b, `">`...)
+	b = appendEscaped(b, v.Benchmark)
+	b = append(b, "</a> › task</p>\n<h1>Task "...)
+	b = appendEscaped(b, v.Task)
+	b = append(b, "</h1>"...)
+	if v.Question != "" {
+		b = append(b, "\n<section aria-labelledby=\"question-h\"><h2 id=\"question-h\">Question</h2><pre class=\"text\">"...)
+		b = append(b, v.Question...)
+		b = append(b, "</pre>"...)
+		if v.QCut {
+			b = append(b, "\n<p class=\"note\">The question is cut here; the bundle holds the full text.</p>"...)
+		}
+		b = append(b, "\n</section>"...)
+	}
+	b = append(b, '\n')
+	b = v.appendBody(b)
+	b = append(b, taskFooter...)
+	b = append(b, escapeHref(p.Root)...)
+	b = append(b, `assets/echarts.LICENSE">Apache License 2.0</a>, <a href="`...)
+	b = append(b, escapeHref(p.Root)...)
+	b = append(b, "assets/echarts.NOTICE\">notice</a>).</p>\n</footer>\n<script src=\""...)
+	b = append(b, escapeHref(p.Root)...)
+	return append(b, "assets/site.js\"></script>\n</body>\n</html>\n"...)
+}
+
+// appendBody appends the systems' list and a section per system, with
+// its output and its judges' verdicts, the bytes html/template would write
+// for them: a task page can hold thousands of verdicts, too many for the
+// template engine. Texts are escaped by appendEscaped; the links are
+// slugs, [a-z0-9-], which no escaper changes.
+func (v *taskView) appendBody(b []byte) []byte {
 	b = append(b, `<nav class="toc" aria-label="Systems"><ul>`...)
 	for i, d := range v.details {
 		b = append(b, `<li><a href="#e`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `">`...)
-		b = append(b, escapeText(d.System)...)
+		b = appendEscaped(b, d.System)
 		b = append(b, `</a></li>`...)
 	}
 	b = append(b, `</ul></nav>`...)
 	for i, d := range v.details {
-		id := strconv.Itoa(i)
-		b = append(b, "\n<section class=\"entry\" id=\"e"+id+"\" aria-labelledby=\"e"+id+"-h\">\n<h2 id=\"e"+id+"-h\">"...)
+		id := func(suffix string) {
+			b = append(b, 'e')
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, suffix...)
+		}
+		b = append(b, "\n<section class=\"entry\" id=\""...)
+		id(`" aria-labelledby="`)
+		id("-h\">\n<h2 id=\"")
+		id(`-h">`)
 		if v.hrefs[i] != "" {
 			b = append(b, `<a href="`...)
 			b = append(b, escapeHref(v.hrefs[i])...)
 			b = append(b, `">`...)
-			b = append(b, escapeText(d.System)...)
+			b = appendEscaped(b, d.System)
 			b = append(b, `</a>`...)
 		} else {
-			b = append(b, escapeText(d.System)...)
+			b = appendEscaped(b, d.System)
 		}
 		b = append(b, "</h2>\n<p class=\"score\">Score: <strong>"...)
 		if d.Score != "" {
-			b = append(b, escapeText(d.Score)...)
+			b = appendEscaped(b, d.Score)
 		} else {
 			b = append(b, "not scored"...)
 		}
 		b = append(b, "</strong></p>\n<h3>Output</h3>\n<pre class=\"text\">"...)
-		output, cut := cutBytes(d.Output, v.limit)
-		b = append(b, escapeText(output)...)
+		var cut bool
+		b, cut = appendEscapedCut(b, d.Output, v.limit)
 		b = append(b, "</pre>"...)
 		if cut {
 			b = append(b, "\n<p class=\"note\">The output is cut here; the bundle holds the full text.</p>"...)
 		}
-		b = append(b, "\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"e"+id+"-v\">\n<table class=\"verdicts\">\n<caption id=\"e"+id+"-v\">Judges' verdicts on the output of "...)
-		b = append(b, escapeText(d.System)...)
+		b = append(b, "\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\""...)
+		id("-v\">\n<table class=\"verdicts\">\n<caption id=\"")
+		id("-v\">Judges' verdicts on the output of ")
+		b = appendEscaped(b, d.System)
 		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th></tr></thead>\n<tbody>"...)
 		for _, vd := range d.Verdicts {
-			reason, cut := cutBytes(vd.Reasoning, v.limit)
 			b = append(b, "\n<tr><th scope=\"row\">"...)
-			b = append(b, escapeText(vd.Judge)...)
+			b = appendEscaped(b, vd.Judge)
 			b = append(b, "</th><td>"...)
-			b = append(b, escapeText(vd.Verdict)...)
+			b = appendEscaped(b, vd.Verdict)
 			b = append(b, `</td><td><div class="reason">`...)
-			b = append(b, escapeText(reason)...)
+			b, cut = appendEscapedCut(b, vd.Reasoning, v.limit)
 			b = append(b, "</div>"...)
 			if cut {
 				b = append(b, `<p class="note">Cut here; the bundle holds the full text.</p>`...)
@@ -607,7 +683,7 @@ func (v *taskView) Body() template.HTML {
 		}
 		b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
 	}
-	return template.HTML(b)
+	return b
 }
 
 // cut shortens text to n runes with an ellipsis.
@@ -754,41 +830,63 @@ func escapeHref(href string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(b.String(), `<a href="`), `">`)
 }
 
+// htmlEscapes is what html/template writes in HTML text for each byte
+// it escapes; other bytes ("" here) pass unchanged, whatever the UTF-8.
+var htmlEscapes = [256]string{0: "\uFFFD", '"': "&#34;", '&': "&amp;", '\'': "&#39;", '+': "&#43;", '<': "&lt;", '>': "&gt;"}
+
 // escapeText escapes text exactly as html/template escapes a string
 // printed in HTML text: a task page's long texts skip the template's
 // escaper, which reads them rune by rune.
 func escapeText(text string) template.HTML {
-	var b []byte
+	for i := 0; i < len(text); i++ {
+		if htmlEscapes[text[i]] != "" {
+			return template.HTML(appendEscaped(make([]byte, 0, len(text)+len(text)/8+16), text))
+		}
+	}
+	return template.HTML(text)
+}
+
+// appendEscaped appends text escaped as escapeText does.
+func appendEscaped(b []byte, text string) []byte {
 	last := 0
 	for i := 0; i < len(text); i++ {
-		var r string
-		switch text[i] {
-		case 0:
-			r = "\uFFFD"
-		case '"':
-			r = "&#34;"
-		case '&':
-			r = "&amp;"
-		case '\'':
-			r = "&#39;"
-		case '+':
-			r = "&#43;"
-		case '<':
-			r = "&lt;"
-		case '>':
-			r = "&gt;"
-		default:
-			continue
+		if r := htmlEscapes[text[i]]; r != "" {
+			b = append(b, text[last:i]...)
+			b = append(b, r...)
+			last = i + 1
 		}
-		if b == nil {
-			b = make([]byte, 0, len(text)+len(text)/8+16)
+	}
+	return append(b, text[last:]...)
+}
+
+// appendEscapedCut appends text escaped as escapeText does, cut where
+// the escaped form would pass n bytes, on a rune boundary, and reports
+// whether it cut: appendEscaped of cutBytes(text, n) in one pass.
+func appendEscapedCut(b []byte, text string, n int) ([]byte, bool) {
+	start, size, last := len(b), 0, 0
+	for i := 0; i < len(text); i++ {
+		r := htmlEscapes[text[i]]
+		if r == "" {
+			size++
+		} else {
+			size += len(r)
 		}
-		b = append(b, text[last:i]...)
-		b = append(b, r...)
-		last = i + 1
+		if size > n {
+			for i > 0 && !utf8.RuneStart(text[i]) {
+				i--
+			}
+			if i < last {
+				// the cut falls before an escape already written:
+				// only invalid UTF-8 gets here
+				return appendEscaped(b[:start], text[:i]), true
+			}
+			return append(b, text[last:i]...), true
+		}
+		if r != "" {
+			b = append(b, text[last:i]...)
+			b = append(b, r...)
+			last = i + 1
+		}
 	}
-	if b == nil {
-		return template.HTML(text)
-	}
-	return template.HTML(append(b, text[last:]...))
+	return append(b, text[last:]...), false
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -89,10 +88,14 @@ var pageTemplates = func() map[string]*template.Template {
 // as soon as it is rendered. Write leaves other files in dir alone: the
 // caller empties dir first.
 func Write(dir string, in Input) error {
+	var made sync.Map // folders made
 	err := render(in, func(f file) error {
 		p := filepath.Join(dir, filepath.FromSlash(f.name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+		if d := filepath.Dir(p); !loaded(&made, d) {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+			made.Store(d, true)
 		}
 		return os.WriteFile(p, f.data, 0o644)
 	})
@@ -100,6 +103,12 @@ func Write(dir string, in Input) error {
 		return fmt.Errorf("site: %w", err)
 	}
 	return nil
+}
+
+// loaded reports whether m holds key.
+func loaded(m *sync.Map, key string) bool {
+	_, ok := m.Load(key)
+	return ok
 }
 
 // A file is one output file, by slash-separated path relative to the site
@@ -116,7 +125,7 @@ func build(in Input) ([]file, error) {
 	err := render(in, func(f file) error {
 		mu.Lock()
 		defer mu.Unlock()
-		files = append(files, f)
+		files = append(files, file{f.name, slices.Clone(f.data)})
 		return nil
 	})
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
@@ -124,7 +133,8 @@ func build(in Input) ([]file, error) {
 }
 
 // render renders every file of the site and hands each to emit, pages in
-// parallel: emit must be safe for concurrent use.
+// parallel: emit must be safe for concurrent use, and may not keep the
+// data it is given after it returns (page buffers are reused).
 func render(in Input, emit func(file) error) error {
 	s, err := newSite(in)
 	if err != nil {
@@ -152,13 +162,14 @@ func render(in Input, emit func(file) error) error {
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for _, p := range pages {
 		g.Go(func() error {
-			var buf bytes.Buffer
+			buf := buffers.Get().(*pageBuffer)
+			defer buffers.Put(buf)
 			for {
-				buf.Reset()
-				if err := pageTemplates[p.Kind].ExecuteTemplate(&buf, "layout", p); err != nil {
+				data, err := buf.render(p)
+				if err != nil {
 					return fmt.Errorf("page %s: %w", p.Path, err)
 				}
-				if buf.Len() <= MaxPage || p.remake == nil || p.rows <= minRows {
+				if len(data) <= MaxPage || p.remake == nil || p.rows <= minRows {
 					break
 				}
 				// too big: the same page with a quarter of the rows per
@@ -167,13 +178,53 @@ func render(in Input, emit func(file) error) error {
 				p = p.remake(rows)
 				p.rows = rows
 			}
-			if buf.Len() > MaxPage {
-				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, buf.Len(), MaxPage)
+			if len(buf.page) > MaxPage {
+				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, len(buf.page), MaxPage)
 			}
-			return emit(file{p.Path, buf.Bytes()})
+			return emit(file{p.Path, buf.page})
 		})
 	}
 	return g.Wait()
+}
+
+// partMarker stands in a page's template output for the part the page
+// appends itself (a task page's body), so that long texts skip the
+// template engine, which would copy them several times.
+const partMarker = "\x00finrepro-part\x00"
+
+// A pageBuffer holds the template output and the page of one render,
+// reused from page to page.
+type pageBuffer struct {
+	tmpl bytes.Buffer
+	page []byte
+}
+
+var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
+
+// render renders p into b.page and returns it.
+func (b *pageBuffer) render(p *page) ([]byte, error) {
+	if p.Task != nil {
+		b.page = p.appendTask(b.page[:0])
+		return b.page, nil
+	}
+	b.tmpl.Reset()
+	if err := pageTemplates[p.Kind].ExecuteTemplate(&b.tmpl, "layout", p); err != nil {
+		return nil, err
+	}
+	out := b.tmpl.Bytes()
+	b.page = b.page[:0]
+	if p.Task != nil {
+		i := bytes.Index(out, []byte(partMarker))
+		if i < 0 {
+			return nil, fmt.Errorf("template wrote no task body")
+		}
+		b.page = append(b.page, out[:i]...)
+		b.page = p.Task.appendBody(b.page)
+		b.page = append(b.page, out[i+len(partMarker):]...)
+	} else {
+		b.page = append(b.page, out...)
+	}
+	return b.page, nil
 }
 
 // site is the Input indexed for rendering.
@@ -182,8 +233,11 @@ type site struct {
 	synthetic bool
 	benchSlug map[string]string // benchmark -> page stem
 	sysSlug   *slugger
-	taskSlug  map[string]*slugger // per benchmark
-	systems   []*system           // sorted by canonical name
+	taskSlug  map[string]*slugger            // per benchmark
+	systems   []*system                      // sorted by canonical name
+	byName    map[[2]string]*system          // benchmark and name there -> system
+	tasks     map[string][][]analysis.Detail // benchmark -> groupTasks of its details
+	sysTasks  map[[2]string]taskLinks        // benchmark and system -> links to its task pages from a system page
 	mu        sync.Mutex
 	err       error // the first error met while rendering
 }
@@ -260,10 +314,25 @@ func newSite(in Input) (*site, error) {
 			sys.Names[r.Benchmark] = name
 		}
 	}
+	s.byName = map[[2]string]*system{}
 	for _, name := range sortedKeys(byName) {
 		sys := byName[name]
 		sys.Slug = s.sysSlug.slug(name)
 		s.systems = append(s.systems, sys)
+		for bench, n := range sys.Names {
+			s.byName[[2]string{bench, n}] = sys
+		}
+	}
+	s.tasks = map[string][][]analysis.Detail{}
+	s.sysTasks = map[[2]string]taskLinks{}
+	for _, r := range in.Results {
+		s.tasks[r.Benchmark] = groupTasks(r.Details)
+		for _, g := range s.tasks[r.Benchmark] {
+			for _, d := range g {
+				k := [2]string{r.Benchmark, d.System}
+				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../"), Text: d.Task, Note: d.Score})
+			}
+		}
 	}
 	return s, nil
 }
@@ -295,39 +364,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // canonical returns the canonical system of a benchmark's system name.
 func (s *site) canonical(bench, name string) *system {
-	for _, sys := range s.systems {
-		if sys.Names[bench] == name {
-			return sys
-		}
-	}
-	return nil
-}
-
-// cutBytes cuts text where its HTML-escaped form would pass n bytes, on
-// a rune boundary, and reports whether it did.
-func cutBytes(text string, n int) (string, bool) {
-	size := 0
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
-		case '<', '>':
-			size += 4 // &lt;
-		case '&':
-			size += 5 // &amp;
-		case '"', '\'', '+':
-			size += 5 // &#34;
-		case 0:
-			size += 3 // U+FFFD
-		default:
-			size++
-		}
-		if size > n {
-			for i > 0 && !utf8.RuneStart(text[i]) {
-				i--
-			}
-			return text[:i], true
-		}
-	}
-	return text, false
+	return s.byName[[2]string{bench, name}]
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
