@@ -222,9 +222,9 @@ func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
 	for i, q := range qs {
 		n[i] = float64(rs.n[q])
 		for p := range np {
-			pass[i*np+p] = float64(rs.pass[q][p])
+			pass[i*np+p] = float64(rs.pass[q*np+p])
 			if rs.n[q] > 0 {
-				share[i*np+p] = float64(rs.pass[q][p]) / float64(rs.n[q])
+				share[i*np+p] = float64(rs.pass[q*np+p]) / float64(rs.n[q])
 			}
 		}
 	}

@@ -309,8 +309,7 @@ func ParseReply(text string) (Forecast, error) {
 	}
 	var f Forecast
 	found := false
-	lines := strings.Split(text, "\n")
-	for _, ln := range lines {
+	for ln := range strings.SplitSeq(text, "\n") {
 		// Cheap checks first: most lines hold neither an answer nor a URL,
 		// and an answer line longer than maxAnswerLine could not hold a
 		// valid answer anyway.
