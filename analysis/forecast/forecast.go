@@ -50,7 +50,7 @@ func (Benchmark) Name() string { return Name }
 // Title returns "FinDeepForecast".
 func (Benchmark) Title() string { return Title }
 
-// Knobs lists the settings Run reads.
+// Knobs lists the settings Score reads; none changes the calls.
 func (Benchmark) Knobs() []analysis.Knob {
 	return []analysis.Knob{
 		{Name: KnobToleranceScale, Default: "1", Doc: "multiplies every tolerance eps_k (positive number)"},
