@@ -10,23 +10,19 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
-	"github.com/finrepro/finrepro/results"
 )
 
-// An analyzer holds the parsed labels and computes the tables.
+// An analyzer computes the tables of a collection under one config.
 type analyzer struct {
+	c     *collection
 	in    *Inputs
 	cfg   *config
 	names []string // product names
 	np    int
 	nr    []int // rubrics per query
-	ls    labelSet
-	// reruns[slot without run][run] are the stability labels (run 0 is the
-	// main run's, filled on demand).
-	reruns    map[slot][][]int8
-	problems  []string
-	missing   int
-	synthetic bool
+	ls    *labelSet
+	// problems starts as a copy of the collection's.
+	problems []string
 
 	base     *selection
 	baseVote []votes
@@ -36,81 +32,20 @@ type analyzer struct {
 	figures  *analysis.Table
 }
 
-func newAnalysis(in *Inputs, cfg *config) *analyzer {
-	a := &analyzer{in: in, cfg: cfg, np: len(in.Panel.Products), reruns: map[slot][][]int8{}}
+func newAnalysis(c *collection, cfg *config) *analyzer {
+	in := c.in
+	a := &analyzer{c: c, in: in, cfg: cfg, np: len(in.Panel.Products), ls: &c.ls, problems: slices.Clone(c.problems)}
 	for _, p := range in.Panel.Products {
 		a.names = append(a.names, p.Name)
 	}
 	for _, rs := range in.Rubrics {
 		a.nr = append(a.nr, len(rs))
 	}
-	a.ls = labelSet{np: a.np, lab: make([][][]int8, len(cfg.judges))}
-	for j := range cfg.judges {
-		a.ls.lab[j] = make([][]int8, len(in.Queries))
-		for q, n := range a.nr {
-			a.ls.lab[j][q] = make([]int8, n*a.np)
-		}
-	}
 	a.all = uint64(1)<<a.np - 1
 	if a.np == 64 {
 		a.all = ^uint64(0)
 	}
 	return a
-}
-
-// read parses every reply into labels, noting problems.
-func (a *analyzer) read(calls []results.Call, slots []slot, replies []results.Reply) {
-	ids := make([][]string, len(a.in.Queries))
-	for q, rs := range a.in.Rubrics {
-		for _, r := range rs {
-			ids[q] = append(ids[q], r.ID)
-		}
-	}
-	runs := 0
-	if a.in.Panel.Stability != nil {
-		runs = a.in.Panel.Stability.Runs
-	}
-	// Parse in parallel; each reply's labels and problems go to its own
-	// slot, so the result does not depend on scheduling.
-	labels := make([][]int8, len(slots))
-	probs := make([][]string, len(slots))
-	parallel(len(slots), func(i int) {
-		if replies[i].Err == nil {
-			labels[i], probs[i] = ParseVerdicts(replies[i].Text, ids[slots[i].q])
-		}
-	})
-	missingCalls := 0
-	for i, sl := range slots {
-		rep := replies[i]
-		a.synthetic = a.synthetic || rep.Synthetic()
-		labs := labels[i]
-		if rep.Err != nil {
-			missingCalls++
-			labs = make([]int8, len(ids[sl.q]))
-			for k := range labs {
-				labs[k] = missing
-			}
-		}
-		for _, pr := range probs[i] {
-			a.problems = append(a.problems, fmt.Sprintf("judge %s on %s: %s", calls[i].Label.Name, calls[i].Label.Task, pr))
-		}
-		if sl.run == 0 {
-			dst := a.ls.lab[sl.j][sl.q]
-			for r, l := range labs {
-				dst[r*a.np+sl.p] = l
-			}
-			continue
-		}
-		key := slot{sl.j, sl.q, sl.p, 0}
-		if a.reruns[key] == nil {
-			a.reruns[key] = make([][]int8, runs)
-		}
-		a.reruns[key][sl.run] = labs
-	}
-	a.missing = missingCalls
-	if missingCalls > 0 {
-		a.problems = append(a.problems, fmt.Sprintf("%d of %d judge calls had no reply; their rubrics count as invalid", missingCalls, len(calls)))
-	}
 }
 
 // result computes every table.
@@ -142,8 +77,8 @@ func (a *analyzer) result() *analysis.Result {
 		Ranking:   namesOf(a.ranking, a.names),
 		Scores:    scores,
 		Details:   a.details(),
-		Synthetic: a.synthetic,
-		Missing:   a.missing,
+		Synthetic: a.c.synthetic,
+		Missing:   a.c.missing,
 	}
 	slices.Sort(a.problems)
 	res.Problems = slices.Compact(a.problems)
@@ -262,45 +197,90 @@ type rateCI struct {
 	err       error // the interval is undefined
 }
 
-// bootRates computes item or macro pass rates of every product over the
+// bootRates computes item and macro pass rates of every product over the
 // scored queries, with bootstrap intervals resampling queries when ci is
-// set. Every product sees the same resamples (same seed).
-func (a *analyzer) bootRates(rs *rateSet, macro, ci bool) []rateCI {
+// set. Every product and both rates see the same resamples (same seed),
+// drawn once: the intervals are those stats.Bootstrap gives statistic by
+// statistic.
+func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
 	qs := a.base.scored
 	item, mac, ok := rs.rates(qs, a.np)
-	out := make([]rateCI, a.np)
-	parallel(a.np, func(p int) {
-		out[p].v = item[p]
-		if macro {
-			out[p].v = mac[p]
-		}
-		if !ok {
-			out[p].empty = true
-			return
-		}
-		if !ci {
-			return
-		}
-		stat := func(idx []int) float64 {
-			var s, n float64
-			for _, i := range idx {
-				q := qs[i]
-				if rs.n[q] == 0 {
-					continue
-				}
-				if macro {
-					s += float64(rs.pass[q][p]) / float64(rs.n[q])
-					n++
-				} else {
-					s += float64(rs.pass[q][p])
-					n += float64(rs.n[q])
-				}
+	itemCI, macroCI = make([]rateCI, a.np), make([]rateCI, a.np)
+	for p := range a.np {
+		itemCI[p].v, macroCI[p].v = item[p], mac[p]
+		itemCI[p].empty, macroCI[p].empty = !ok, !ok
+	}
+	if !ok || !ci {
+		return itemCI, macroCI
+	}
+	// Per scored query: rubric count, and each product's passes and pass
+	// share.
+	np := a.np
+	n := make([]float64, len(qs))
+	pass := make([]float64, len(qs)*np)
+	share := make([]float64, len(qs)*np)
+	for i, q := range qs {
+		n[i] = float64(rs.n[q])
+		for p := range np {
+			pass[i*np+p] = float64(rs.pass[q*np+p])
+			if rs.n[q] > 0 {
+				share[i*np+p] = float64(rs.pass[q*np+p]) / float64(rs.n[q])
 			}
-			return 100 * s / n // NaN when empty: Bootstrap skips it
 		}
-		out[p].lo, out[p].hi, out[p].err = stats.Bootstrap(len(qs), a.cfg.reps, a.cfg.seed, 0.95, stat)
+	}
+	itemVals, macroVals := make([][]float64, np), make([][]float64, np)
+	for p := range np {
+		itemVals[p] = make([]float64, 0, a.cfg.reps)
+		macroVals[p] = make([]float64, 0, a.cfg.reps)
+	}
+	is, ms := make([]float64, np), make([]float64, np)
+	_, _, err := stats.Bootstrap(len(qs), a.cfg.reps, a.cfg.seed, level, func(idx []int) float64 {
+		clear(is)
+		clear(ms)
+		var in, mn float64
+		for _, i := range idx {
+			if n[i] == 0 {
+				continue
+			}
+			in += n[i]
+			mn++
+			for p := range np {
+				is[p] += pass[i*np+p]
+				ms[p] += share[i*np+p]
+			}
+		}
+		if in == 0 {
+			return 0 // NaN for every product: Bootstrap would skip it
+		}
+		for p := range np {
+			itemVals[p] = append(itemVals[p], 100*is[p]/in)
+			macroVals[p] = append(macroVals[p], 100*ms[p]/mn)
+		}
+		return 0 // the intervals are taken from the values below
 	})
-	return out
+	for p := range np {
+		itemCI[p].lo, itemCI[p].hi, itemCI[p].err = interval(itemVals[p], err)
+		macroCI[p].lo, macroCI[p].hi, macroCI[p].err = interval(macroVals[p], err)
+	}
+	return itemCI, macroCI
+}
+
+// level is the confidence level of the intervals. A variable, not a
+// constant, so that (1 - level) / 2 rounds as in stats.Bootstrap.
+var level = 0.95
+
+// interval is the 95% percentile interval of the bootstrap values vals,
+// as stats.Bootstrap computes it; err is Bootstrap's own error.
+func interval(vals []float64, err error) (lo, hi float64, _ error) {
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(vals) == 0 {
+		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
+	}
+	slices.Sort(vals)
+	a := (1 - level) / 2
+	return stats.Quantile(vals, a), stats.Quantile(vals, 1-a), nil
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each
@@ -339,8 +319,10 @@ func (a *analyzer) addPassRates() map[string]float64 {
 		{Name: "tier", Doc: "products whose gold item 95% intervals overlap their neighbour's share a tier"},
 	}
 	vals := make([][]rateCI, len(sets))
-	for i, s := range sets {
-		vals[i] = a.bootRates(s.rs, s.macro, s.ci)
+	for i := 0; i < len(sets); i += 2 { // an item set, then its macro twin
+		vals[i], vals[i+1] = a.bootRates(sets[i].rs, sets[i].ci)
+	}
+	for _, s := range sets {
 		cols = append(cols, analysis.Column{Name: s.name, Unit: "%", Decimals: 2, Better: analysis.Higher})
 		if s.ci {
 			cols = append(cols,

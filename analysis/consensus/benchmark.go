@@ -3,9 +3,10 @@ package consensus
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -28,62 +29,42 @@ func (Benchmark) Title() string { return "FinResearchBench II" }
 // Knobs lists the settings Run understands.
 func (Benchmark) Knobs() []analysis.Knob { return knobs() }
 
-// Run loads the inputs from the bundle and analyses them; see RunFS.
-func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
-	if in.Bundle == nil {
-		return nil, fmt.Errorf("%s: no bundle", Name)
-	}
-	return RunFS(ctx, in.Bundle.Inputs(Name), in.Answer, in.Settings)
-}
-
-// RunFS is Run over an inputs folder given as a file system: it loads and
-// checks the inputs, asks every judge about every report in one batch of
-// calls (plus the stability reruns), parses the verdicts and builds every
-// table.
-func RunFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
-	in, err := Load(fsys)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := parseSettings(s, in)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
-	}
-	calls, slots := buildCalls(in, cfg)
-	replies := ans.Answer(ctx, calls)
-	if len(replies) < len(calls) {
-		return nil, fmt.Errorf("%s: answerer gave %d replies for %d calls", Name, len(replies), len(calls))
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
-	}
-	a := newAnalysis(in, cfg)
-	a.read(calls, slots, replies)
-	return a.result(), nil
-}
-
 // A slot says where a call's labels go: judge position, query, product
 // and run (0 is the main run).
 type slot struct{ j, q, p, run int }
 
-// buildCalls makes the judge calls in a fixed order: main runs by judge,
-// query and product, then the stability reruns.
-func buildCalls(in *Inputs, cfg *config) ([]results.Call, []slot) {
-	var calls []results.Call
-	var slots []slot
+// buildCalls makes the calls of the judges (panel indices) in a fixed
+// order: main runs by judge, query and product, then the stability
+// reruns.
+func buildCalls(in *Inputs, judges []int) ([]results.Call, []slot) {
+	stab := stabilityJudges(in, judges)
+	n := len(judges) * len(in.Queries) * len(in.Panel.Products)
+	if in.Panel.Stability != nil {
+		n += len(stab) * len(in.Panel.Stability.Items) * (in.Panel.Stability.Runs - 1)
+	}
+	calls := make([]results.Call, 0, n)
+	slots := make([]slot, 0, n)
+	tpl := splitTemplate(in.Prompt)
 	users := make([][]string, len(in.Queries))
 	for q := range in.Queries {
 		users[q] = make([]string, len(in.Panel.Products))
 		list := renderRubrics(in.Rubrics[q])
 		for p := range in.Panel.Products {
-			users[q][p] = in.render(q, p, list)
+			users[q][p] = tpl.fill(in.Queries[q].Text, in.Queries[q].Category, in.Reports[q][p], list)
+		}
+	}
+	tasks := make([][]string, len(in.Queries)) // "query/product" by query and product
+	for q := range in.Queries {
+		tasks[q] = make([]string, len(in.Panel.Products))
+		for p, pr := range in.Panel.Products {
+			tasks[q][p] = in.Queries[q].ID + "/" + pr.Name
 		}
 	}
 	mk := func(j, q, p, run int) {
-		jd := in.Panel.Judges[cfg.judges[j]]
-		task := in.Queries[q].ID + "/" + in.Panel.Products[p].Name
+		jd := in.Panel.Judges[judges[j]]
+		task := tasks[q][p]
 		if run > 0 {
-			task += fmt.Sprintf("/run%d", run+1)
+			task += "/run" + strconv.Itoa(run+1)
 		}
 		calls = append(calls, results.Call{
 			Prompt: results.Prompt{Provider: jd.Provider, Model: jd.Model, System: in.Panel.System,
@@ -92,14 +73,14 @@ func buildCalls(in *Inputs, cfg *config) ([]results.Call, []slot) {
 		})
 		slots = append(slots, slot{j, q, p, run})
 	}
-	for j := range cfg.judges {
+	for j := range judges {
 		for q := range in.Queries {
 			for p := range in.Panel.Products {
 				mk(j, q, p, 0)
 			}
 		}
 	}
-	for _, j := range stabilityJudges(in, cfg) {
+	for _, j := range stab {
 		for _, it := range in.Panel.Stability.Items {
 			for run := 1; run < in.Panel.Stability.Runs; run++ {
 				mk(j, in.queryIdx[it.Query], in.prodIdx[it.Product], run)
@@ -109,14 +90,14 @@ func buildCalls(in *Inputs, cfg *config) ([]results.Call, []slot) {
 	return calls, slots
 }
 
-// stabilityJudges returns the positions in cfg.judges of the selected
-// stability judges.
-func stabilityJudges(in *Inputs, cfg *config) []int {
+// stabilityJudges returns the positions in judges (panel indices) of the
+// selected stability judges.
+func stabilityJudges(in *Inputs, judges []int) []int {
 	var out []int
 	if in.Panel.Stability == nil {
 		return nil
 	}
-	for pos, j := range cfg.judges {
+	for pos, j := range judges {
 		if slices.Contains(in.Panel.Stability.Judges, in.Panel.Judges[j].Name) {
 			out = append(out, pos)
 		}
@@ -128,39 +109,112 @@ func stabilityJudges(in *Inputs, cfg *config) []int {
 func renderRubrics(rs []Rubric) string {
 	var b strings.Builder
 	for _, r := range rs {
-		fmt.Fprintf(&b, "[%s] (%s) %s\n", r.ID, oneLine(r.Dimension), oneLine(r.Text))
+		b.WriteByte('[')
+		b.WriteString(r.ID)
+		b.WriteString("] (")
+		b.WriteString(oneLine(r.Dimension))
+		b.WriteString(") ")
+		b.WriteString(oneLine(r.Text))
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
+// oneLine joins the words of s with single spaces.
 func oneLine(s string) string {
+	if isOneLine(s) {
+		return s
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// render fills the prompt template for query q and product p.
-func (in *Inputs) render(q, p int, rubrics string) string {
-	return strings.NewReplacer(
-		PlaceQuery, in.Queries[q].Text,
-		PlaceCategory, in.Queries[q].Category,
-		PlaceReport, in.Reports[q][p],
-		PlaceRubrics, rubrics,
-	).Replace(in.Prompt)
-}
-
-// Collect is, for now, a whole run whose result is dropped; it keeps in
-// for Score, which runs again.
-func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
-	if _, err := b.run(ctx, in); err != nil {
-		return nil, err
+// isOneLine reports whether s is ASCII words joined by single spaces, so
+// that oneLine would return it unchanged.
+func isOneLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return false
+		}
 	}
-	return in, nil
+	return true
 }
 
-// Score runs the benchmark over the kept input under s.
+// placeholders are the template's placeholders, in the order of the
+// values template.fill takes.
+var placeholders = [...]string{PlaceQuery, PlaceCategory, PlaceReport, PlaceRubrics}
+
+// A template is the prompt template cut at its placeholders: text[i]
+// comes before the placeholder hole[i], and text[len(hole)] ends it.
+type template struct {
+	text []string
+	hole []int // index in placeholders
+}
+
+// splitTemplate cuts s at every placeholder, left to right; a
+// placeholder's value is not scanned again.
+func splitTemplate(s string) template {
+	var t template
+	start := 0
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		k := slices.IndexFunc(placeholders[:], func(p string) bool { return strings.HasPrefix(s[i:], p) })
+		if k < 0 {
+			i++
+			continue
+		}
+		t.text = append(t.text, s[start:i])
+		t.hole = append(t.hole, k)
+		i += len(placeholders[k])
+		start = i
+	}
+	t.text = append(t.text, s[start:])
+	return t
+}
+
+// fill returns the template with its placeholders replaced by the query
+// text, category, report and rubric list.
+func (t template) fill(query, category, report, rubrics string) string {
+	vals := [len(placeholders)]string{query, category, report, rubrics}
+	n := 0
+	for i, h := range t.hole {
+		n += len(t.text[i]) + len(vals[h])
+	}
+	n += len(t.text[len(t.hole)])
+	var b strings.Builder
+	b.Grow(n)
+	for i, h := range t.hole {
+		b.WriteString(t.text[i])
+		b.WriteString(vals[h])
+	}
+	b.WriteString(t.text[len(t.hole)])
+	return b.String()
+}
+
+// Collect loads the inputs, asks the selected judges about every report
+// in one batch of calls (plus the stability reruns) and parses their
+// verdicts. Of the settings it reads only the judges knob.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if in.Bundle == nil {
+		return nil, fmt.Errorf("%s: no bundle", Name)
+	}
+	return collectFS(ctx, in.Bundle.Inputs(Name), in.Answer, in.Settings)
+}
+
+// Score builds every table from a collection under s, whose judges must
+// be those collected.
 func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
-	in := c.(analysis.Input)
-	in.Settings = s
-	return b.run(ctx, in)
+	col, ok := c.(*collection)
+	if !ok {
+		return nil, fmt.Errorf("%s: score: not a %s collection", Name, Name)
+	}
+	return col.score(s)
 }
 
 // Run collects and scores under in.Settings.

@@ -22,7 +22,7 @@ func (a *analyzer) addStability() {
 			{Name: "error_rate", Unit: "%", Decimals: 2, Better: analysis.Lower, Doc: "share of labels that were invalid or missing"},
 		})
 	a.tables = append(a.tables, t)
-	js := stabilityJudges(a.in, a.cfg)
+	js := stabilityJudges(a.in, a.cfg.judges)
 	if len(js) == 0 {
 		t.Notes = append(t.Notes, "The inputs hold no repeated runs for the selected judges.")
 		return
@@ -42,7 +42,7 @@ func (a *analyzer) addStability() {
 	for _, j := range js {
 		for _, it := range a.in.Panel.Stability.Items {
 			q, p := a.in.queryIdx[it.Query], a.in.prodIdx[it.Product]
-			rr := a.reruns[slot{j, q, p, 0}]
+			rr := a.c.reruns[slot{j, q, p, 0}]
 			for r, rub := range a.in.Rubrics[q] {
 				var y, n, bad int
 				for run := range runs {
@@ -560,7 +560,7 @@ func (a *analyzer) addSelfPreference(lojo [][]int) {
 // details lists every report with each judge's labels on the query's gold
 // rubrics.
 func (a *analyzer) details() []analysis.Detail {
-	var out []analysis.Detail
+	out := make([]analysis.Detail, 0, len(a.in.Queries)*a.np)
 	byName := make([]int, a.np)
 	for i := range byName {
 		byName[i] = i
@@ -571,8 +571,17 @@ func (a *analyzer) details() []analysis.Detail {
 		fates := a.base.fates[start : start+a.nr[q]]
 		votes := a.baseVote[start : start+a.nr[q]]
 		start += a.nr[q]
+		nGold := 0
+		for _, f := range fates {
+			if f == fateGold {
+				nGold++
+			}
+		}
 		for _, p := range byName {
 			d := analysis.Detail{Task: a.in.Queries[q].ID, System: a.names[p], Question: a.in.Queries[q].Text, Output: a.in.Reports[q][p]}
+			if nGold > 0 {
+				d.Verdicts = make([]analysis.Verdict, 0, nGold*len(a.cfg.judges))
+			}
 			gold, pass := 0, 0
 			for r, f := range fates {
 				if f != fateGold {
@@ -582,12 +591,11 @@ func (a *analyzer) details() []analysis.Detail {
 				if votes[r].myes>>p&1 == 1 {
 					pass++
 				}
-				rub := a.in.Rubrics[q][r]
 				for j, ji := range a.cfg.judges {
 					d.Verdicts = append(d.Verdicts, analysis.Verdict{
 						Judge:     a.in.Panel.Judges[ji].Name,
 						Verdict:   labelName(a.ls.lab[j][q][r*a.np+p]),
-						Reasoning: "[" + rub.ID + "] " + rub.Text,
+						Reasoning: a.c.reasons[q][r],
 					})
 				}
 			}

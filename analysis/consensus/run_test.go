@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
@@ -155,5 +156,47 @@ func TestNoGoldRubric(t *testing.T) {
 	b, err := json.Marshal(res)
 	if err != nil || bytes.Contains(b, []byte("NaN")) {
 		t.Errorf("marshal: %v", err)
+	}
+}
+
+// TestScoreConcurrently scores one collection under several settings at
+// once, as a sweep does: each result equals a whole run's under the same
+// settings, and the collection is left as it was (go test -race).
+func TestScoreConcurrently(t *testing.T) {
+	variants := []analysis.Settings{
+		{KnobBootstrap: "200"},
+		{KnobBootstrap: "200", KnobDistinguishability: "off"},
+		{KnobBootstrap: "200", KnobConsistency: "2-of-3"},
+		{KnobBootstrap: "200", KnobMinRubrics: "100"},
+		{KnobBootstrap: "100", KnobSeed: "7"},
+	}
+	c, err := collectFS(context.Background(), fixFS(), &fixAnswerer{}, variants[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]byte, len(variants))
+	var wg sync.WaitGroup
+	for i, s := range variants {
+		wg.Go(func() {
+			res, err := Benchmark{}.Score(context.Background(), c, s)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i], _ = json.Marshal(res) // a Result always encodes
+		})
+	}
+	wg.Wait()
+	for i, s := range variants {
+		res, err := RunFS(context.Background(), fixFS(), &fixAnswerer{}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(res); !bytes.Equal(got[i], want) {
+			t.Errorf("settings %v: scoring the shared collection differs from a whole run", s)
+		}
+	}
+	if _, err := (Benchmark{}).Score(context.Background(), c, analysis.Settings{KnobJudges: "J1"}); err == nil {
+		t.Error("scoring with judges other than the collected ones: no error")
 	}
 }

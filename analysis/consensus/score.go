@@ -84,26 +84,24 @@ func fate(v votes, s uint64, dist int) int8 {
 	return fateTooFew
 }
 
-// A rateSet is a rubric set's per-query counts: n[q] rubrics, pass[q][p]
+// A rateSet is a rubric set's per-query counts: n[q] rubrics, pass[q*np+p]
 // of them passed by product p.
 type rateSet struct {
+	np   int
 	n    []int
-	pass [][]int
+	pass []int
 }
 
 func newRateSet(nq, np int) *rateSet {
-	rs := &rateSet{n: make([]int, nq), pass: make([][]int, nq)}
-	for q := range rs.pass {
-		rs.pass[q] = make([]int, np)
-	}
-	return rs
+	return &rateSet{np: np, n: make([]int, nq), pass: make([]int, nq*np)}
 }
 
 func (rs *rateSet) add(v votes) {
-	q := v.query
+	q := int(v.query)
 	rs.n[q]++
+	row := rs.pass[q*rs.np : (q+1)*rs.np]
 	for m := v.myes; m != 0; m &= m - 1 {
-		rs.pass[q][bits.TrailingZeros64(m)]++
+		row[bits.TrailingZeros64(m)]++
 	}
 }
 
@@ -120,8 +118,8 @@ func (rs *rateSet) rates(qs []int, np int) (item, macro []float64, ok bool) {
 		total += rs.n[q]
 		nq++
 		for p := range np {
-			item[p] += float64(rs.pass[q][p])
-			macro[p] += float64(rs.pass[q][p]) / float64(rs.n[q])
+			item[p] += float64(rs.pass[q*np+p])
+			macro[p] += float64(rs.pass[q*np+p]) / float64(rs.n[q])
 		}
 	}
 	if total == 0 {

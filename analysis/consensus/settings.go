@@ -21,10 +21,11 @@ const (
 	defaultSeed      = 1
 )
 
-// knobs lists the settings Run reads.
+// knobs lists the settings Collect and Score read; only the judges knob
+// changes which calls are made.
 func knobs() []analysis.Knob {
 	return []analysis.Knob{
-		{Name: KnobJudges, Default: "all", Doc: "comma-separated non-empty subset of the panel's judges, or all"},
+		{Name: KnobJudges, Default: "all", Doc: "comma-separated non-empty subset of the panel's judges, or all", Calls: true},
 		{Name: KnobConsistency, Default: "unanimous", Doc: "consistency rule: unanimous, or k-of-n (k judges of the n selected agree on every report; k more than half of n)"},
 		{Name: KnobDistinguishability, Default: "on", Doc: "distinguishability rule: on (at least one majority-yes and one majority-no report), off, or min-K (at least K of each)", Sweep: []string{"off"}},
 		{Name: KnobMinRubrics, Default: "1", Doc: "queries with fewer gold rubrics are left out of every pass rate"},
@@ -45,30 +46,41 @@ type config struct {
 	label string
 }
 
-func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
-	c := &config{}
+// parseJudges reads the judges knob: the selected judges' panel indices,
+// in panel order whatever the knob's order.
+func parseJudges(s analysis.Settings, in *Inputs) ([]int, error) {
+	var judges []int
 	js := s.Get(KnobJudges, "all")
 	if js == "all" {
 		for i := range in.Panel.Judges {
-			c.judges = append(c.judges, i)
+			judges = append(judges, i)
 		}
-	} else {
-		seen := map[int]bool{}
-		for _, name := range strings.Split(js, ",") {
-			i, ok := in.judgeIdx[strings.TrimSpace(name)]
-			if !ok {
-				return nil, fmt.Errorf("knob %s: unknown judge %q", KnobJudges, strings.TrimSpace(name))
-			}
-			if seen[i] {
-				return nil, fmt.Errorf("knob %s: judge %q repeated", KnobJudges, strings.TrimSpace(name))
-			}
-			seen[i] = true
+		return judges, nil
+	}
+	seen := map[int]bool{}
+	for _, name := range strings.Split(js, ",") {
+		i, ok := in.judgeIdx[strings.TrimSpace(name)]
+		if !ok {
+			return nil, fmt.Errorf("knob %s: unknown judge %q", KnobJudges, strings.TrimSpace(name))
 		}
-		for i := range in.Panel.Judges { // panel order, whatever the knob's order
-			if seen[i] {
-				c.judges = append(c.judges, i)
-			}
+		if seen[i] {
+			return nil, fmt.Errorf("knob %s: judge %q repeated", KnobJudges, strings.TrimSpace(name))
 		}
+		seen[i] = true
+	}
+	for i := range in.Panel.Judges {
+		if seen[i] {
+			judges = append(judges, i)
+		}
+	}
+	return judges, nil
+}
+
+func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
+	c := &config{}
+	var err error
+	if c.judges, err = parseJudges(s, in); err != nil {
+		return nil, err
 	}
 	n := len(c.judges)
 	switch cs := s.Get(KnobConsistency, "unanimous"); cs {
@@ -101,7 +113,6 @@ func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
 	default:
 		return nil, fmt.Errorf("knob %s: got %q, want on, off or min-K", KnobDistinguishability, ds)
 	}
-	var err error
 	if c.minR, err = intKnob(s, KnobMinRubrics, "1", 0, 1<<20); err != nil {
 		return nil, err
 	}

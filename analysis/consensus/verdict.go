@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Labels of one rubric on one report by one judge.
@@ -33,6 +35,19 @@ const maxAnswer = 4 << 20
 // verdicts, is invalid, never yes or no. problems describes every invalid
 // rubric, one short sentence each, sorted.
 func ParseVerdicts(answer string, ids []string) (labels []int8, problems []string) {
+	pos := make(map[string]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	return parseVerdicts(answer, ids, pos)
+}
+
+// conflicted marks a rubric given conflicting verdicts while parsing.
+const conflicted int8 = -3
+
+// parseVerdicts is ParseVerdicts with the index of ids (pos[ids[i]] = i)
+// built by the caller, once per query.
+func parseVerdicts(answer string, ids []string, pos map[string]int) (labels []int8, problems []string) {
 	labels = make([]int8, len(ids))
 	for i := range labels {
 		labels[i] = invalid
@@ -40,36 +55,27 @@ func ParseVerdicts(answer string, ids []string) (labels []int8, problems []strin
 	if len(answer) > maxAnswer {
 		return labels, []string{fmt.Sprintf("answer longer than %d bytes", maxAnswer)}
 	}
-	pos := make(map[string]int, len(ids))
-	for i, id := range ids {
-		pos[id] = i
-	}
-	got := make([]int8, len(ids))
-	for i := range got {
-		got[i] = invalid
-	}
-	conflict := make([]bool, len(ids))
 	set := func(i int, v int8) {
-		switch {
-		case conflict[i]:
-		case got[i] == invalid:
-			got[i] = v
-		case got[i] != v:
-			conflict[i] = true
+		switch labels[i] {
+		case conflicted:
+		case invalid:
+			labels[i] = v
+		case v:
+		default:
+			labels[i] = conflicted
 		}
 	}
-	if !parseJSONVerdicts(answer, pos, set) {
+	if !parseJSONVerdicts(answer, len(ids), pos, set) {
 		parseLineVerdicts(answer, pos, set)
 	}
 	var skipped, conflicting []string
 	for i, id := range ids {
-		switch {
-		case conflict[i]:
+		switch labels[i] {
+		case conflicted:
 			conflicting = append(conflicting, id)
-		case got[i] == invalid:
+			labels[i] = invalid
+		case invalid:
 			skipped = append(skipped, id)
-		default:
-			labels[i] = got[i]
 		}
 	}
 	switch {
@@ -104,9 +110,9 @@ func verdictWord(s string) (int8, bool) {
 	return invalid, false
 }
 
-// parseJSONVerdicts tries the JSON forms; it reports whether answer was
-// JSON of a recognised shape.
-func parseJSONVerdicts(answer string, pos map[string]int, set func(int, int8)) bool {
+// parseJSONVerdicts tries the JSON forms for n rubrics; it reports
+// whether answer was JSON of a recognised shape.
+func parseJSONVerdicts(answer string, n int, pos map[string]int, set func(int, int8)) bool {
 	s := strings.TrimSpace(answer)
 	if strings.HasPrefix(s, "```") {
 		s = strings.TrimPrefix(s, "```")
@@ -117,6 +123,9 @@ func parseJSONVerdicts(answer string, pos map[string]int, set func(int, int8)) b
 	}
 	if s == "" || (s[0] != '{' && s[0] != '[') {
 		return false
+	}
+	if isJSON, ok := plainJSONVerdicts(s, n, pos, set); ok {
+		return isJSON
 	}
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -178,28 +187,78 @@ func jsonVerdict(x any) (int8, bool) {
 	return invalid, false
 }
 
-func idChar(c rune) bool {
+// idByte reports whether c can be part of a rubric ID (see validID).
+func idByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == ':'
 }
 
-// parseLineVerdicts reads "ID ... verdict" lines.
+// parseLineVerdicts reads "ID ... verdict" lines. A token is a run of ID
+// bytes; anything else, any non-ASCII byte included, separates tokens.
 func parseLineVerdicts(answer string, pos map[string]int, set func(int, int8)) {
-	for line := range strings.Lines(answer) {
-		toks := strings.FieldsFunc(line, func(c rune) bool { return !idChar(c) })
-		at := -1
-		for _, t := range toks {
-			if at < 0 {
-				if i, ok := lookupID(t, pos); ok {
-					at = i
-				}
-				continue
+	at, done := -1, false // the line's rubric; its verdict was found
+	for i := 0; i < len(answer); {
+		c := answer[i]
+		if !idByte(c) {
+			if c == '\n' {
+				at, done = -1, false
 			}
-			if l, ok := verdictWord(strings.Trim(t, ".:-_")); ok {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(answer) && idByte(answer[j]) {
+			j++
+		}
+		t := answer[i:j]
+		i = j
+		switch {
+		case done:
+		case at < 0:
+			if k, ok := lookupID(t, pos); ok {
+				at = k
+			}
+		default:
+			if l, ok := verdictToken(strings.Trim(t, ".:-_")); ok {
 				set(at, l)
-				break
+				done = true
 			}
 		}
 	}
+}
+
+// verdictToken is verdictWord for an ASCII token, without allocating.
+func verdictToken(t string) (int8, bool) {
+	switch len(t) {
+	case 2:
+		if strings.EqualFold(t, "no") {
+			return no, true
+		}
+	case 3:
+		switch {
+		case strings.EqualFold(t, "yes"), strings.EqualFold(t, "met"):
+			return yes, true
+		}
+	case 4:
+		switch {
+		case strings.EqualFold(t, "pass"), strings.EqualFold(t, "true"):
+			return yes, true
+		case strings.EqualFold(t, "fail"):
+			return no, true
+		}
+	case 5:
+		switch {
+		case strings.EqualFold(t, "false"), strings.EqualFold(t, "unmet"):
+			return no, true
+		}
+	case 6:
+		switch {
+		case strings.EqualFold(t, "passed"):
+			return yes, true
+		case strings.EqualFold(t, "failed"):
+			return no, true
+		}
+	}
+	return invalid, false
 }
 
 // lookupID finds token t, or t without trailing punctuation, among the
@@ -210,4 +269,184 @@ func lookupID(t string, pos map[string]int) (int, bool) {
 	}
 	i, ok := pos[strings.TrimRight(t, ".:-_")]
 	return i, ok
+}
+
+// plainJSONVerdicts reads s when it is a JSON object whose values are
+// all strings without escapes, true, false, null or numbers, the form
+// judges use; ok is false for anything else (and anything it is unsure
+// of), which encoding/json then reads. isJSON is then true: s is such an
+// object, and its verdicts of the n rubrics went to set. As with encoding/json, a repeated
+// key's last value counts.
+func plainJSONVerdicts(s string, n int, pos map[string]int, set func(int, int8)) (isJSON, ok bool) {
+	const absent int8 = -4
+	var got []int8 // by rubric: the last value of its key, when a verdict
+	i := skipWS(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return false, false
+	}
+	i = skipWS(s, i+1)
+	if i < len(s) && s[i] == '}' {
+		i++
+	} else {
+		for {
+			key, j, ok := plainString(s, i)
+			if !ok {
+				return false, false
+			}
+			j = skipWS(s, j)
+			if j >= len(s) || s[j] != ':' {
+				return false, false
+			}
+			j = skipWS(s, j+1)
+			l, has, j, ok := plainValue(s, j)
+			if !ok {
+				return false, false
+			}
+			if k, known := pos[key]; known {
+				if got == nil {
+					got = make([]int8, n)
+					for r := range got {
+						got[r] = absent
+					}
+				}
+				if !has {
+					l = invalid
+				}
+				got[k] = l
+			}
+			j = skipWS(s, j)
+			if j >= len(s) {
+				return false, false
+			}
+			if s[j] == '}' {
+				i = j + 1
+				break
+			}
+			if s[j] != ',' {
+				return false, false
+			}
+			i = skipWS(s, j+1)
+		}
+	}
+	if skipWS(s, i) != len(s) {
+		return false, false
+	}
+	for k, l := range got {
+		if l == yes || l == no {
+			set(k, l)
+		}
+	}
+	return true, true
+}
+
+// skipWS skips JSON white space from s[i].
+func skipWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainString reads a JSON string at s[i] made of valid UTF-8 without
+// escapes or control characters; it returns its contents and the index
+// after it.
+func plainString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", i, false
+	}
+	ascii := true
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			v := s[i+1 : j]
+			return v, j + 1, ascii || utf8.ValidString(v)
+		case c == '\\', c < 0x20:
+			return "", j, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", len(s), false
+}
+
+// plainValue reads a plain JSON value at s[i] (see plainJSONVerdicts) as
+// jsonVerdict would: its label, whether it is a verdict, and the index
+// after it.
+func plainValue(s string, i int) (l int8, has bool, next int, ok bool) {
+	if i >= len(s) {
+		return invalid, false, i, false
+	}
+	switch c := s[i]; {
+	case c == '"':
+		v, j, ok := plainString(s, i)
+		if !ok {
+			return invalid, false, j, false
+		}
+		l, has := verdictWord(strings.TrimSpace(v))
+		return l, has, j, true
+	case strings.HasPrefix(s[i:], "true"):
+		return yes, true, i + 4, true
+	case strings.HasPrefix(s[i:], "false"):
+		return no, true, i + 5, true
+	case strings.HasPrefix(s[i:], "null"):
+		return invalid, false, i + 4, true
+	case c == '-' || c >= '0' && c <= '9':
+		j := numberEnd(s, i)
+		if j < 0 {
+			return invalid, false, i, false
+		}
+		x, err := strconv.ParseFloat(s[i:j], 64)
+		if err != nil {
+			return invalid, false, j, false
+		}
+		switch x {
+		case 1:
+			return yes, true, j, true
+		case 0:
+			return no, true, j, true
+		}
+		return invalid, false, j, true
+	}
+	return invalid, false, i, false
+}
+
+// numberEnd returns the index after the JSON number at s[i], or -1 when
+// there is none.
+func numberEnd(s string, i int) int {
+	digits := func(j int) int {
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return -1
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
 }

@@ -87,3 +87,30 @@ func FuzzParseVerdicts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseVerdictsReference compares ParseVerdicts with the reference
+// parser built on encoding/json and strings.FieldsFunc.
+func FuzzParseVerdictsReference(f *testing.F) {
+	for _, s := range []string{
+		"R1: yes\nR2: no", "- **[R1]** Yes\n- **[R2]** No.", "r1: PASSED\r\nx.y:z - unmet\n",
+		`{"R1": "yes", "R2": {"verdict": "no"}}`, "```json\n{\n  \"R1\": \"yes\",\n  \"R2\": \"no\"\n}\n```\n",
+		`{"R1": "yes", "R1": "maybe", "R2": 1.0, "x.y:z": -0}`, `{"R1": 1e400, "R2": "no"}`, `{"R1": "y\u0065s"}`,
+		`{"R1": "Yes ", "R2": "\u00a0no", "x.y:z": "tru\xffe"}`, `{"R1": true}x`, `{"R1": 01}`, `{"R1": .5}`, `{}`, `{ }`,
+		"```\n[{\"id\": \"R2\", \"verdict\": true}]\n```", "R1: yes\nR1: no", "", "\xff\xfe", "[[[[",
+		`{"R1": {"verdict": {"verdict": "yes"}}}`, "R1 R2 yes\nR2: no yes", "R1.: yes.", "R1\xc2\xa0yes", "R1 ſ pass",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, answer string, dup bool) {
+		ids := []string{"R1", "R2", "x.y:z"}
+		if dup {
+			ids = []string{"R1", "R2", "R1", "x.y:z"}
+		}
+		got, probs := ParseVerdicts(answer, ids)
+		want, wantProbs := refParseVerdicts(answer, ids)
+		if !slices.Equal(got, want) || !slices.Equal(probs, wantProbs) {
+			t.Fatalf("ParseVerdicts(%q) = %v %q, reference %v %q", answer, got, probs, want, wantProbs)
+		}
+	})
+}

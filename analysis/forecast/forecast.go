@@ -50,7 +50,7 @@ func (Benchmark) Name() string { return Name }
 // Title returns "FinDeepForecast".
 func (Benchmark) Title() string { return Title }
 
-// Knobs lists the settings Run reads.
+// Knobs lists the settings Score reads; none changes the calls.
 func (Benchmark) Knobs() []analysis.Knob {
 	return []analysis.Knob{
 		{Name: KnobToleranceScale, Default: "1", Doc: "multiplies every tolerance eps_k (positive number)"},
@@ -190,15 +190,43 @@ func (in *Inputs) Calls() []results.Call {
 	return calls
 }
 
-// Run loads the inputs, asks every system for every task's forecast in
-// one batch, scores them and builds the tables.
-func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+// A collection is what Collect gathered: the inputs and every reply
+// parsed and audited. Score only reads it.
+type collection struct {
+	in        *Inputs
+	preds     [][]*Prediction // [task][system]
+	synthetic bool
+	missing   int
+}
+
+// newCollection parses and audits replies, one per call of in.Calls, in
+// order.
+func newCollection(in *Inputs, replies []results.Reply) *collection {
+	ns := len(in.Config.Systems)
+	c := &collection{in: in, preds: make([][]*Prediction, len(in.Tasks))}
+	all := make([]Prediction, len(in.Tasks)*ns)
+	for ti, t := range in.Tasks {
+		c.preds[ti] = make([]*Prediction, ns)
+		for s, sys := range in.Config.Systems {
+			r := replies[ti*ns+s]
+			c.synthetic = c.synthetic || r.Synthetic()
+			logged, has := in.log[logKey{sys.Name, t.ID}]
+			p := &all[ti*ns+s]
+			p.parse(t, s, r, logged, has)
+			if p.Missing {
+				c.missing++
+			}
+			c.preds[ti][s] = p
+		}
+	}
+	return c
+}
+
+// Collect loads the inputs, asks every system for every task's forecast
+// in one batch and parses the replies. It reads no setting.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
 	if in.Bundle == nil || in.Answer == nil {
 		return nil, fmt.Errorf("%s: run: no bundle or answerer", Name)
-	}
-	opt, err := ParseOptions(in.Settings)
-	if err != nil {
-		return nil, err
 	}
 	inputs, err := LoadInputs(in.Bundle.Inputs(Name))
 	if err != nil {
@@ -212,23 +240,20 @@ func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return Analyze(inputs, replies, opt), nil
+	return newCollection(inputs, replies), nil
 }
 
-// Collect is, for now, a whole run whose result is dropped; it keeps in
-// for Score, which runs again.
-func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
-	if _, err := b.run(ctx, in); err != nil {
+// Score scores a collection under s and builds the tables.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	col, ok := c.(*collection)
+	if !ok {
+		return nil, fmt.Errorf("%s: score: not a %s collection", Name, Name)
+	}
+	opt, err := ParseOptions(s)
+	if err != nil {
 		return nil, err
 	}
-	return in, nil
-}
-
-// Score runs the benchmark over the kept input under s.
-func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
-	in := c.(analysis.Input)
-	in.Settings = s
-	return b.run(ctx, in)
+	return col.score(opt), nil
 }
 
 // Run collects and scores under in.Settings.

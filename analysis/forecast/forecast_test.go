@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
@@ -380,6 +381,42 @@ func TestPairedBootstrap(t *testing.T) {
 		}
 		if got := overall.Rows[s][4].Num; got != hi {
 			t.Errorf("system %d: ci_high %v, stats.Bootstrap %v", s, got, hi)
+		}
+	}
+}
+
+// TestScoreConcurrently scores one collection under several settings at
+// once, as a sweep does: each result equals a whole run's under the same
+// settings (go test -race checks the collection is only read).
+func TestScoreConcurrently(t *testing.T) {
+	in := analysis.Input{Bundle: &results.Bundle{Dir: "testdata/fixture"}, Answer: fixtureReplies}
+	c, err := Benchmark{}.Collect(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := []analysis.Settings{
+		{},
+		{KnobToleranceScale: "2"},
+		{KnobLatePolicy: LateWrong},
+		{KnobZeroRule: ZeroExclude, KnobValidityWeeks: "0"},
+	}
+	got := make([]string, len(variants))
+	var wg sync.WaitGroup
+	for i, s := range variants {
+		wg.Go(func() {
+			res, err := Benchmark{}.Score(context.Background(), c, s)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			b, _ := json.Marshal(res) // a Result always encodes
+			got[i] = fmt.Sprintf("%x", sha256.Sum256(b))
+		})
+	}
+	wg.Wait()
+	for i, s := range variants {
+		if want := hashResult(t, runFixture(t, s)); got[i] != want {
+			t.Errorf("settings %v: scoring the shared collection differs from a whole run", s)
 		}
 	}
 }

@@ -2,9 +2,11 @@ package forecast
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -213,6 +215,38 @@ func FuzzReadConfig(f *testing.F) {
 		c, err := ReadConfig(strings.NewReader(s), ConfigFile)
 		if err == nil && len(c.Systems) == 0 {
 			t.Fatalf("accepted config without systems: %q", s)
+		}
+	})
+}
+
+// FuzzEachLogEntry compares the log reader with results.EachJSONL, which
+// it must match entry for entry and error for error.
+func FuzzEachLogEntry(f *testing.F) {
+	for _, s := range []string{
+		`{"system":"A","task":"t1","recorded_at":"2025-10-30T19:00:00Z"}` + "\n",
+		` { "system" : "A" , "task":"t1", "recorded_at":"x" } ` + "\n\n" + `{"task":"t1","system":"A","recorded_at":"x"}`,
+		`{"System":"A","task":"t1","recorded_at":"x"}`, `{"system":"A\u00e9","task":"t\xff","recorded_at":"x"}`,
+		`{"system":"A","task":"t1","recorded_at":"x"}}`, `{"system":"A","task":"t1","recorded_at":"x","more":1}`,
+		`{"system":"A","task":"t1"}`, "{\"system\":\"A\ty\",\"task\":\"t1\",\"recorded_at\":\"x\"}", `{"system":1}`, "[", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		type rec struct {
+			line int
+			e    LogEntry
+		}
+		var got, want []rec
+		gotErr := eachLogEntry(strings.NewReader(s), "log.jsonl", func(line int, e *LogEntry) error {
+			got = append(got, rec{line, *e})
+			return nil
+		})
+		wantErr := results.EachJSONL(strings.NewReader(s), "log.jsonl", func(line int, e *LogEntry) error {
+			want = append(want, rec{line, *e})
+			return nil
+		})
+		if !slices.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("eachLogEntry(%q) = %v, %v; EachJSONL %v, %v", s, got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -309,8 +309,7 @@ func ParseReply(text string) (Forecast, error) {
 	}
 	var f Forecast
 	found := false
-	lines := strings.Split(text, "\n")
-	for _, ln := range lines {
+	for ln := range strings.SplitSeq(text, "\n") {
 		// Cheap checks first: most lines hold neither an answer nor a URL,
 		// and an answer line longer than maxAnswerLine could not hold a
 		// valid answer anyway.
@@ -323,7 +322,7 @@ func ParseReply(text string) (Forecast, error) {
 		if !strings.Contains(ln, "http") {
 			continue
 		}
-		urls := urlRE.FindAllString(ln, -1)
+		urls := findURLs(ln)
 		if len(urls) == 0 {
 			continue
 		}
@@ -341,6 +340,46 @@ func ParseReply(text string) (Forecast, error) {
 		return f, ErrNoAnswer
 	}
 	return f, nil
+}
+
+// findURLs is urlRE.FindAllString(s, -1) for valid UTF-8 s, without
+// the regular expression engine.
+func findURLs(s string) []string {
+	var out []string
+	for i := 0; ; {
+		k := strings.Index(s[i:], "http")
+		if k < 0 {
+			return out
+		}
+		k += i
+		j := k + len("http")
+		if j < len(s) && s[j] == 's' {
+			j++
+		}
+		if strings.HasPrefix(s[j:], "://") {
+			start := j + len("://")
+			e := start
+			for e < len(s) && !urlStop(s[e]) {
+				e++
+			}
+			if e > start {
+				out = append(out, s[k:e])
+				i = e
+				continue
+			}
+		}
+		i = k + 1
+	}
+}
+
+// urlStop reports whether c ends a URL in urlRE: white space (as \s
+// means), <, >, quotes, parentheses or brackets.
+func urlStop(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', '<', '>', '"', '\'', '(', ')', '[', ']':
+		return true
+	}
+	return false
 }
 
 func parseJSONReply(text string) (Forecast, bool) {

@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -199,6 +200,21 @@ func FuzzParseReply(f *testing.F) {
 		}
 		if !utf8.ValidString(fc.Answer) {
 			t.Fatalf("answer %q is not UTF-8", fc.Answer)
+		}
+	})
+}
+
+// FuzzFindURLs compares findURLs with the regular expression it stands
+// for.
+func FuzzFindURLs(f *testing.F) {
+	for _, s := range []string{"see https://a.b/c (published 2025-01-01)", "http://x https://y,z\thttp:// httpx://q",
+		"httphttps://a.b", "https://a\u00e9b]c", "[https://a.b](https://c.d)", "hhttps://x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if got, want := findURLs(s), urlRE.FindAllString(s, -1); !slices.Equal(got, want) {
+			t.Fatalf("findURLs(%q) = %q, regexp %q", s, got, want)
 		}
 	})
 }

@@ -95,10 +95,17 @@ func (p *Prediction) Flagged() bool { return p.Late || len(p.Leaks) > 0 }
 
 // newPrediction parses and audits reply r of system sys to task t.
 func newPrediction(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) *Prediction {
-	p := &Prediction{Task: t, System: sys}
+	p := &Prediction{}
+	p.parse(t, sys, r, logged, hasLog)
+	return p
+}
+
+// parse fills p, a zero Prediction, from reply r of system sys to task t.
+func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) {
+	p.Task, p.System = t, sys
 	if r.Err != nil {
 		p.Missing = true
-		return p
+		return
 	}
 	p.Text = r.Text
 	switch {
@@ -121,14 +128,14 @@ func newPrediction(t *Task, sys int, r results.Reply, logged time.Time, hasLog b
 	}
 	if err != nil {
 		p.Invalid = err.Error()
-		return p
+		return
 	}
 	p.Answer = f.Answer
 	if t.Kind == Recurrent {
 		n, err := ParseNumber(f.Answer)
 		if err != nil {
 			p.Invalid = err.Error()
-			return p
+			return
 		}
 		p.Value = n.In(t.Scale)
 	} else {
@@ -136,7 +143,6 @@ func newPrediction(t *Task, sys int, r results.Reply, logged time.Time, hasLog b
 			p.Invalid = err.Error()
 		}
 	}
-	return p
 }
 
 // Outcomes of scoring one prediction.

@@ -77,24 +77,19 @@ func (b *board) accCell(o []int8, keep func(*Task) bool) analysis.Cell {
 // Analyze scores replies (one per call of in.Calls, in order) under opt
 // and builds the result.
 func Analyze(in *Inputs, replies []results.Reply, opt Options) *analysis.Result {
-	b := &board{in: in, opt: opt}
-	ns := b.nsys()
-	res := &analysis.Result{Benchmark: Name, Title: Title, Headline: "overall", Scores: map[string]float64{}}
-	b.preds = make([][]*Prediction, len(in.Tasks))
+	return newCollection(in, replies).score(opt)
+}
+
+// score scores every prediction of c under opt and builds the result. It
+// does not modify c.
+func (c *collection) score(opt Options) *analysis.Result {
+	in := c.in
+	b := &board{in: in, opt: opt, preds: c.preds}
+	res := &analysis.Result{Benchmark: Name, Title: Title, Headline: "overall", Scores: map[string]float64{},
+		Synthetic: c.synthetic, Missing: c.missing}
 	b.status = make([]Status, len(in.Tasks))
 	for ti, t := range in.Tasks {
 		b.status[ti] = t.StatusAt(in.Config.asOf, opt.ValidityWeeks)
-		b.preds[ti] = make([]*Prediction, ns)
-		for s, sys := range in.Config.Systems {
-			r := replies[ti*ns+s]
-			res.Synthetic = res.Synthetic || r.Synthetic()
-			logged, has := in.log[logKey{sys.Name, t.ID}]
-			p := newPrediction(t, s, r, logged, has)
-			if p.Missing {
-				res.Missing++
-			}
-			b.preds[ti][s] = p
-		}
 	}
 	b.out = b.outcomes(1)
 	overall := b.overallTable(res)

@@ -1,0 +1,153 @@
+package consensus
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/results"
+)
+
+// A collection is what Collect gathered: the inputs and every collected
+// judge's parsed labels. Score only reads it.
+type collection struct {
+	in *Inputs
+	// judges are the collected judges' panel indices, in panel order.
+	judges []int
+	ls     labelSet
+	// reruns[slot without run][run] are the stability labels (run 0 is
+	// the main run's, read from ls).
+	reruns map[slot][][]int8
+	// problems are the parse findings and the missing-reply note,
+	// unsorted.
+	problems  []string
+	missing   int
+	synthetic bool
+	// reasons[q][r] is "[ID] text" of rubric r of query q, the details'
+	// reasoning.
+	reasons [][]string
+}
+
+// RunFS is Run over an inputs folder given as a file system: it loads and
+// checks the inputs, asks every judge about every report in one batch of
+// calls (plus the stability reruns), parses the verdicts and builds every
+// table.
+func RunFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
+	c, err := collectFS(ctx, fsys, ans, s)
+	if err != nil {
+		return nil, err
+	}
+	return c.score(s)
+}
+
+// collectFS loads the inputs in fsys, answers the calls of the judges s
+// selects and parses the replies.
+func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*collection, error) {
+	in, err := Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	judges, err := parseJudges(s, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	calls, slots := buildCalls(in, judges)
+	replies := ans.Answer(ctx, calls)
+	if len(replies) < len(calls) {
+		return nil, fmt.Errorf("%s: answerer gave %d replies for %d calls", Name, len(replies), len(calls))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	c := &collection{in: in, judges: judges, reruns: map[slot][][]int8{}}
+	np := len(in.Panel.Products)
+	c.ls = labelSet{np: np, lab: make([][][]int8, len(judges))}
+	for j := range judges {
+		c.ls.lab[j] = make([][]int8, len(in.Queries))
+		for q, rs := range in.Rubrics {
+			c.ls.lab[j][q] = make([]int8, len(rs)*np)
+		}
+	}
+	c.reasons = make([][]string, len(in.Queries))
+	for q, rs := range in.Rubrics {
+		c.reasons[q] = make([]string, len(rs))
+		for r, rub := range rs {
+			c.reasons[q][r] = "[" + rub.ID + "] " + rub.Text
+		}
+	}
+	c.read(calls, slots, replies)
+	return c, nil
+}
+
+// read parses every reply into labels, noting problems.
+func (c *collection) read(calls []results.Call, slots []slot, replies []results.Reply) {
+	in, np := c.in, c.ls.np
+	ids := make([][]string, len(in.Queries))
+	for q, rs := range in.Rubrics {
+		ids[q] = make([]string, len(rs))
+		for r, rub := range rs {
+			ids[q][r] = rub.ID
+		}
+	}
+	runs := 0
+	if in.Panel.Stability != nil {
+		runs = in.Panel.Stability.Runs
+	}
+	// Parse in parallel; each reply's labels and problems go to its own
+	// slot, so the result does not depend on scheduling.
+	labels := make([][]int8, len(slots))
+	probs := make([][]string, len(slots))
+	parallel(len(slots), func(i int) {
+		if replies[i].Err == nil {
+			q := slots[i].q
+			labels[i], probs[i] = parseVerdicts(replies[i].Text, ids[q], in.rubIdx[q])
+		}
+	})
+	missingCalls := 0
+	for i, sl := range slots {
+		rep := replies[i]
+		c.synthetic = c.synthetic || rep.Synthetic()
+		labs := labels[i]
+		if rep.Err != nil {
+			missingCalls++
+			labs = make([]int8, len(ids[sl.q]))
+			for k := range labs {
+				labs[k] = missing
+			}
+		}
+		for _, pr := range probs[i] {
+			c.problems = append(c.problems, fmt.Sprintf("judge %s on %s: %s", calls[i].Label.Name, calls[i].Label.Task, pr))
+		}
+		if sl.run == 0 {
+			dst := c.ls.lab[sl.j][sl.q]
+			for r, l := range labs {
+				dst[r*np+sl.p] = l
+			}
+			continue
+		}
+		key := slot{sl.j, sl.q, sl.p, 0}
+		if c.reruns[key] == nil {
+			c.reruns[key] = make([][]int8, runs)
+		}
+		c.reruns[key][sl.run] = labs
+	}
+	c.missing = missingCalls
+	if missingCalls > 0 {
+		c.problems = append(c.problems, fmt.Sprintf("%d of %d judge calls had no reply; their rubrics count as invalid", missingCalls, len(calls)))
+	}
+}
+
+// score computes every table under s, whose judges must be the collected
+// ones. It does not modify c.
+func (c *collection) score(s analysis.Settings) (*analysis.Result, error) {
+	cfg, err := parseSettings(s, c.in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	if !slices.Equal(cfg.judges, c.judges) {
+		return nil, fmt.Errorf("%s: knob %s: the collection holds other judges' labels", Name, KnobJudges)
+	}
+	return newAnalysis(c, cfg).result(), nil
+}
