@@ -49,10 +49,13 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 	if err != nil {
 		return nil, err
 	}
-	judges, err := parseJudges(s, in)
+	// Every setting is checked before any call is made, although only
+	// the judges change the calls: a bad value must not cost a recording.
+	cfg, err := parseSettings(s, in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
+	judges := cfg.judges
 	calls, slots := buildCalls(in, judges)
 	replies := ans.Answer(ctx, calls)
 	if len(replies) < len(calls) {

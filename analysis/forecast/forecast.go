@@ -228,6 +228,11 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if in.Bundle == nil || in.Answer == nil {
 		return nil, fmt.Errorf("%s: run: no bundle or answerer", Name)
 	}
+	// Settings are checked before any call is made, although Collect
+	// uses none: a bad value must not cost a recording.
+	if _, err := ParseOptions(in.Settings); err != nil {
+		return nil, err
+	}
 	inputs, err := LoadInputs(in.Bundle.Inputs(Name))
 	if err != nil {
 		return nil, err
