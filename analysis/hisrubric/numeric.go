@@ -141,9 +141,20 @@ var DefaultTolerance = Tolerance{Rel: 0.01, Abs: 0.005}
 // compared with a plain number matches either as written (23.4% and
 // 23.4) or as a fraction (23.4% and 0.234).
 func NumericVerdict(pred, truth string, tol Tolerance) string {
-	p, ok1 := ParseQuantity(pred)
-	t, ok2 := ParseQuantity(truth)
-	if !ok1 || !ok2 {
+	return compare(quantityOf(pred), quantityOf(truth), tol)
+}
+
+func (tol Tolerance) equal(a, b float64) bool {
+	if tol.IgnoreSign {
+		a, b = math.Abs(a), math.Abs(b)
+	}
+	d := math.Abs(a - b)
+	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
+}
+
+// compare is NumericVerdict over quantities already read.
+func compare(p, t quantity, tol Tolerance) string {
+	if !p.ok || !t.ok {
 		return ""
 	}
 	eq := tol.equal(p.Value, t.Value)
@@ -160,12 +171,4 @@ func NumericVerdict(pred, truth string, tol Tolerance) string {
 		return "correct"
 	}
 	return "incorrect"
-}
-
-func (tol Tolerance) equal(a, b float64) bool {
-	if tol.IgnoreSign {
-		a, b = math.Abs(a), math.Abs(b)
-	}
-	d := math.Abs(a - b)
-	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
 }
