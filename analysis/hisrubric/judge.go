@@ -79,12 +79,23 @@ const judgeSystem = "You are an expert financial analyst grading research report
 
 // judgePrompt writes the user message of a judge request.
 func judgePrompt(b *Batch) string {
-	js, err := json.Marshal(b)
-	if err != nil {
-		// A Batch holds only strings and numbers: it always encodes.
-		panic(err)
+	const open, closing = "\n\n```json\n", "\n```\n"
+	ins := instructions[b.Stage]
+	n := len(ins) + len(open) + len(closing) + 64 + len(b.Company) + len(b.Language)
+	for i := range b.Items {
+		it := &b.Items[i]
+		n += 64 + len(it.ID) + len(it.Question) + len(it.Truth) + len(it.Prediction)
+		for _, c := range it.Claims {
+			n += 3 + len(c)
+		}
+		for _, p := range it.Criterion {
+			n += 32 + len(p.Point)
+		}
 	}
-	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
+	buf := make([]byte, 0, n+n/16) // room for some escapes
+	buf = append(append(buf, ins...), open...)
+	buf = appendBatch(buf, b)
+	return string(append(buf, closing...))
 }
 
 // ParseBatch reads the Batch of a judge request's user message.
@@ -114,6 +125,9 @@ func ParseReply(text string) (*Reply, error) {
 	j := strings.LastIndex(text, "}")
 	if i < 0 || j < i {
 		return nil, errors.New("parse reply: no JSON object")
+	}
+	if r, ok := readReply(text[i : j+1]); ok {
+		return r, nil
 	}
 	var r Reply
 	if err := json.Unmarshal([]byte(text[i:j+1]), &r); err != nil {

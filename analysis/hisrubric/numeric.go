@@ -2,7 +2,6 @@ package hisrubric
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -13,10 +12,7 @@ type Quantity struct {
 	Percent bool // written with a percent sign; Value is in percent
 }
 
-var (
-	numRE            = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
-	quantityReplacer = strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand")
-)
+var quantityReplacer = strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand")
 
 // multipliers in the order they are tried: longer words first.
 var multipliers = []struct {
@@ -46,16 +42,15 @@ func ParseQuantity(s string) (Quantity, bool) {
 		return Quantity{}, false
 	}
 	s = strings.ToLower(quantityReplacer.Replace(s))
-	locs := numRE.FindAllStringIndex(s, -1)
-	if len(locs) != 1 {
-		return Quantity{}, false
-	}
-	tok := s[locs[0][0]:locs[0][1]]
-	v, ok := parseNumber(tok)
+	start, end, ok := onlyNumber(s)
 	if !ok {
 		return Quantity{}, false
 	}
-	prefix, suffix := s[:locs[0][0]], s[locs[0][1]:]
+	v, ok := parseNumber(s[start:end])
+	if !ok {
+		return Quantity{}, false
+	}
+	prefix, suffix := s[:start], s[end:]
 	p := strings.TrimRight(strings.TrimFunc(prefix, func(r rune) bool {
 		return r == ' ' || r == '$' || r == '¥' || r == '£' || r == '€' || r >= 'a' && r <= 'z'
 	}), " ")
@@ -86,6 +81,35 @@ func ParseQuantity(s string) (Quantity, bool) {
 	}
 	return q, true
 }
+
+// onlyNumber finds the one run of digits, with single dots or commas
+// between digits, in s; ok is false when there is none or more than one.
+func onlyNumber(s string) (start, end int, ok bool) {
+	start = -1
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		if start >= 0 {
+			return 0, 0, false
+		}
+		start = i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		for i+1 < len(s) && (s[i] == '.' || s[i] == ',') && isDigit(s[i+1]) {
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+		end = i
+	}
+	return start, end, start >= 0
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // parseNumber reads digits with "," and "." separators.
 func parseNumber(tok string) (float64, bool) {
