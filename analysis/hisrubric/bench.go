@@ -382,7 +382,23 @@ func (r *collector) round2(ctx context.Context) {
 	}
 	var calls []results.Call
 	var pend []pending
-	// Answers are extracted and compared in parallel, a report each.
+	// cells[ci][i] locates item i's cell for company ci.
+	type cell struct{ row, col, rowKey string }
+	cells := make([][]cell, len(in.Companies))
+	for ci := range in.Companies {
+		c := &in.Companies[ci]
+		cells[ci] = make([]cell, len(in.Items))
+		for i := range in.Items {
+			it := &in.Items[i]
+			row := it.Row
+			if it.FreeRow() {
+				row = in.Truth[c.ID][it.ID].Row
+			}
+			cells[ci][i] = cell{row, colKey(c.Params().Resolve(it.Column)), key(row)}
+		}
+	}
+	// Answers are extracted and read as quantities in parallel, a report
+	// each.
 	each(len(r.reports), func(k int) {
 		rep := r.reports[k]
 		if !rep.present {
@@ -391,9 +407,9 @@ func (r *collector) round2(ctx context.Context) {
 		c := rep.company
 		for i := range in.Items {
 			it := &in.Items[i]
-			t := in.Truth[c.ID][it.ID]
 			g := &rep.items[i]
-			g.answer = Extract(rep.check, it, t, c.Params())
+			x := &cells[rep.ci][i]
+			g.answer = extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
 			if g.answer.Found && it.Numeric {
 				g.pred = quantityOf(g.answer.Text)
 			}
