@@ -8,74 +8,76 @@ package hisrubric
 import (
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
-// appendBatch appends b as encoding/json's Marshal writes it.
-func appendBatch(dst []byte, b *Batch) []byte {
-	dst = append(dst, `{"stage":`...)
-	dst = appendJSONString(dst, string(b.Stage))
-	dst = append(dst, `,"company":`...)
-	dst = appendJSONString(dst, b.Company)
-	dst = append(dst, `,"language":`...)
-	dst = appendJSONString(dst, b.Language)
-	dst = append(dst, `,"items":`...)
+// writeBatch writes b as encoding/json's Marshal does.
+func writeBatch(w *strings.Builder, b *Batch) {
+	w.WriteString(`{"stage":`)
+	writeJSONString(w, string(b.Stage))
+	w.WriteString(`,"company":`)
+	writeJSONString(w, b.Company)
+	w.WriteString(`,"language":`)
+	writeJSONString(w, b.Language)
+	w.WriteString(`,"items":`)
 	if b.Items == nil {
-		return append(dst, "null}"...)
+		w.WriteString("null}")
+		return
 	}
-	dst = append(dst, '[')
+	w.WriteByte('[')
 	for i := range b.Items {
 		it := &b.Items[i]
 		if i > 0 {
-			dst = append(dst, ',')
+			w.WriteByte(',')
 		}
-		dst = append(dst, `{"id":`...)
-		dst = appendJSONString(dst, it.ID)
-		dst = append(dst, `,"question":`...)
-		dst = appendJSONString(dst, it.Question)
+		w.WriteString(`{"id":`)
+		writeJSONString(w, it.ID)
+		w.WriteString(`,"question":`)
+		writeJSONString(w, it.Question)
 		if it.Truth != "" {
-			dst = append(dst, `,"truth":`...)
-			dst = appendJSONString(dst, it.Truth)
+			w.WriteString(`,"truth":`)
+			writeJSONString(w, it.Truth)
 		}
 		if it.Prediction != "" {
-			dst = append(dst, `,"prediction":`...)
-			dst = appendJSONString(dst, it.Prediction)
+			w.WriteString(`,"prediction":`)
+			writeJSONString(w, it.Prediction)
 		}
 		if len(it.Claims) > 0 {
-			dst = append(dst, `,"claims":[`...)
+			w.WriteString(`,"claims":[`)
 			for k, c := range it.Claims {
 				if k > 0 {
-					dst = append(dst, ',')
+					w.WriteByte(',')
 				}
-				dst = appendJSONString(dst, c)
+				writeJSONString(w, c)
 			}
-			dst = append(dst, ']')
+			w.WriteByte(']')
 		}
 		if len(it.Criterion) > 0 {
-			dst = append(dst, `,"criterion":[`...)
+			w.WriteString(`,"criterion":[`)
 			for k, p := range it.Criterion {
 				if k > 0 {
-					dst = append(dst, ',')
+					w.WriteByte(',')
 				}
-				dst = append(dst, `{"point":`...)
-				dst = appendJSONString(dst, p.Point)
-				dst = append(dst, `,"max":`...)
-				dst = appendJSONFloat(dst, p.Max)
-				dst = append(dst, '}')
+				w.WriteString(`{"point":`)
+				writeJSONString(w, p.Point)
+				w.WriteString(`,"max":`)
+				writeJSONFloat(w, p.Max)
+				w.WriteByte('}')
 			}
-			dst = append(dst, ']')
+			w.WriteByte(']')
 		}
-		dst = append(dst, '}')
+		w.WriteByte('}')
 	}
-	return append(dst, "]}"...)
+	w.WriteString("]}")
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s quoted as encoding/json does: HTML
+// writeJSONString writes s quoted as encoding/json does: HTML
 // characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
+func writeJSONString(w *strings.Builder, s string) {
+	w.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -84,22 +86,25 @@ func appendJSONString(dst []byte, s string) []byte {
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
+			w.WriteString(s[start:i])
 			switch b {
 			case '\\', '"':
-				dst = append(dst, '\\', b)
+				w.WriteByte('\\')
+				w.WriteByte(b)
 			case '\b':
-				dst = append(dst, '\\', 'b')
+				w.WriteString(`\b`)
 			case '\f':
-				dst = append(dst, '\\', 'f')
+				w.WriteString(`\f`)
 			case '\n':
-				dst = append(dst, '\\', 'n')
+				w.WriteString(`\n`)
 			case '\r':
-				dst = append(dst, '\\', 'r')
+				w.WriteString(`\r`)
 			case '\t':
-				dst = append(dst, '\\', 't')
+				w.WriteString(`\t`)
 			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+				w.WriteString(`\u00`)
+				w.WriteByte(hexDigits[b>>4])
+				w.WriteByte(hexDigits[b&0xF])
 			}
 			i++
 			start = i
@@ -108,11 +113,12 @@ func appendJSONString(dst []byte, s string) []byte {
 		c, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			w.WriteString(s[start:i])
+			w.WriteString(`\ufffd`)
 		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			w.WriteString(s[start:i])
+			w.WriteString(`\u202`)
+			w.WriteByte(hexDigits[c&0xF])
 		default:
 			i += size
 			continue
@@ -120,26 +126,27 @@ func appendJSONString(dst []byte, s string) []byte {
 		i += size
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	w.WriteString(s[start:])
+	w.WriteByte('"')
 }
 
-// appendJSONFloat appends a finite f as encoding/json does: like %g but
+// writeJSONFloat writes a finite f as encoding/json does: like %g but
 // with ES6's exponent cutoffs.
-func appendJSONFloat(dst []byte, f float64) []byte {
+func writeJSONFloat(w *strings.Builder, f float64) {
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
 	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], f, format, -1, 64)
 	if format == 'e' {
 		// e-09 is written e-9.
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
 		}
 	}
-	return dst
+	w.Write(b)
 }
 
 // A replyReader reads the usual form of a judge reply: one object with

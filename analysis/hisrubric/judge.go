@@ -92,10 +92,13 @@ func judgePrompt(b *Batch) string {
 			n += 32 + len(p.Point)
 		}
 	}
-	buf := make([]byte, 0, n+n/16) // room for some escapes
-	buf = append(append(buf, ins...), open...)
-	buf = appendBatch(buf, b)
-	return string(append(buf, closing...))
+	var w strings.Builder
+	w.Grow(n + n/16) // room for some escapes
+	w.WriteString(ins)
+	w.WriteString(open)
+	writeBatch(&w, b)
+	w.WriteString(closing)
+	return w.String()
 }
 
 // ParseBatch reads the Batch of a judge request's user message.

@@ -260,8 +260,9 @@ func splitRow(line string) []string {
 
 // cleanCell removes inline HTML and emphasis and collapses white space.
 func cleanCell(s string) string {
-	if isClean(s) {
-		return s
+	// Spaces around a clean cell are all there is to clean.
+	if t := strings.Trim(s, " "); isClean(t) {
+		return t
 	}
 	if strings.Contains(s, "<") {
 		s = brRE.ReplaceAllString(s, " ")
