@@ -372,6 +372,10 @@ func (r *collector) round1(ctx context.Context) {
 	}
 }
 
+// gradingStages are the stages of the judge's calls on a report, in
+// call order, one for each protocol: accuracy, claim and criterion.
+var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
+
 func (r *collector) round2(ctx context.Context) {
 	in := r.in
 	type pending struct {
@@ -382,6 +386,7 @@ func (r *collector) round2(ctx context.Context) {
 	}
 	var calls []results.Call
 	var pend []pending
+	var batches [len(gradingStages)]Batch
 	// cells[ci][i] locates item i's cell for company ci.
 	type cell struct{ row, col, rowKey string }
 	cells := make([][]cell, len(in.Companies))
@@ -421,8 +426,12 @@ func (r *collector) round2(ctx context.Context) {
 		}
 		ci := rep.ci
 		c := rep.company
-		batches := map[Stage]*Batch{}
-		idx := map[Stage][]int{}
+		// The batches' items are reused from report to report: a batch
+		// is done with once its prompt is written.
+		var idx [len(gradingStages)][]int
+		for k, st := range gradingStages {
+			batches[k] = Batch{Stage: st, Company: c.Name, Language: c.Language, Items: batches[k].Items[:0]}
+		}
 		for i := range in.Items {
 			it := &in.Items[i]
 			t := in.Truth[c.ID][it.ID]
@@ -431,32 +440,29 @@ func (r *collector) round2(ctx context.Context) {
 				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
 				continue
 			}
-			var st Stage
+			var k int // index in gradingStages
 			bi := BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer, Prediction: g.answer.Text}
 			switch it.Protocol {
 			case Accuracy:
-				st = StageAccuracy
+				k = 0
 			case Claim:
 				// The claims stand for the truth.
-				st, bi.Claims, bi.Truth = StageCoverage, r.claims[ci][it.ID], ""
+				k, bi.Claims, bi.Truth = 1, r.claims[ci][it.ID], ""
 			case Criterion:
-				st, bi.Criterion, bi.Truth = StageGrading, r.criteria[ci][it.ID], ""
+				k, bi.Criterion, bi.Truth = 2, r.criteria[ci][it.ID], ""
 			}
-			if st != StageAccuracy && !r.gotRound[ci] {
+			if k != 0 && !r.gotRound[ci] {
 				continue
 			}
-			if batches[st] == nil {
-				batches[st] = &Batch{Stage: st, Company: c.Name, Language: c.Language}
-			}
-			batches[st].Items = append(batches[st].Items, bi)
-			idx[st] = append(idx[st], i)
+			batches[k].Items = append(batches[k].Items, bi)
+			idx[k] = append(idx[k], i)
 		}
 		if !r.gotRound[ci] {
 			rep.why = append(rep.why, "no claims or criteria from the judge for this company")
 		}
-		for _, st := range []Stage{StageAccuracy, StageCoverage, StageGrading} {
-			if b := batches[st]; b != nil {
-				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[st]})
+		for k, st := range gradingStages {
+			if b := &batches[k]; len(b.Items) > 0 {
+				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[k]})
 				calls = append(calls, r.judgeCall(c.ID+" "+in.Config.Systems[rep.sys].Name, b))
 			}
 		}

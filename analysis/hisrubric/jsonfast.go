@@ -172,7 +172,7 @@ func readReply(s string) (r *Reply, ok bool) {
 			return
 		}
 		seen = true
-		r.Items = make([]ReplyItem, 0, 16)
+		r.Items = make([]ReplyItem, 0, strings.Count(s, `"id"`))
 		d.array(func() {
 			r.Items = append(r.Items, ReplyItem{})
 			d.item(&r.Items[len(r.Items)-1])

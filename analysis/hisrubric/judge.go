@@ -144,7 +144,7 @@ func ParseReply(text string) (*Reply, error) {
 
 // byID indexes a reply's items by id; the first of repeated ids wins.
 func (r *Reply) byID() map[string]*ReplyItem {
-	m := map[string]*ReplyItem{}
+	m := make(map[string]*ReplyItem, len(r.Items))
 	for i := range r.Items {
 		if _, ok := m[r.Items[i].ID]; !ok {
 			m[r.Items[i].ID] = &r.Items[i]
