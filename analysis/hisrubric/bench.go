@@ -29,7 +29,7 @@ func (Benchmark) Name() string { return Name }
 // Title returns "FinDeepResearch".
 func (Benchmark) Title() string { return "FinDeepResearch" }
 
-// Knobs lists the settings Run understands.
+// Knobs lists the settings Score understands; none changes the calls.
 func (Benchmark) Knobs() []analysis.Knob {
 	return []analysis.Knob{
 		{Name: "structure", Default: "binary", Doc: "structure score: binary (+1/-1 per section, subsection and table) or fractional (a table found scores the mean of its row-field and column coverage)"},

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A Quantity is a number read from a cell, with its multiplier applied.
@@ -41,7 +42,10 @@ func ParseQuantity(s string) (Quantity, bool) {
 	if len(s) > 200 {
 		return Quantity{}, false
 	}
-	s = strings.ToLower(quantityReplacer.Replace(s))
+	if !isASCII(s) || strings.Contains(s, "'000") {
+		s = quantityReplacer.Replace(s) // else it has nothing to replace
+	}
+	s = strings.ToLower(s)
 	start, end, ok := onlyNumber(s)
 	if !ok {
 		return Quantity{}, false
@@ -110,6 +114,15 @@ func onlyNumber(s string) (start, end int, ok bool) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // parseNumber reads digits with "," and "." separators.
 func parseNumber(tok string) (float64, bool) {
