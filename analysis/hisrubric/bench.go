@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ func (Benchmark) Name() string { return Name }
 // Title returns "FinDeepResearch".
 func (Benchmark) Title() string { return "FinDeepResearch" }
 
-// Knobs lists the settings Run understands.
+// Knobs lists the settings Score understands; none changes the calls.
 func (Benchmark) Knobs() []analysis.Knob {
 	return []analysis.Knob{
 		{Name: "structure", Default: "binary", Doc: "structure score: binary (+1/-1 per section, subsection and table) or fractional (a table found scores the mean of its row-field and column coverage)"},
@@ -107,15 +108,27 @@ func parseOptions(s analysis.Settings) (*options, error) {
 	return o, nil
 }
 
-// A graded item of one report.
+// A graded item of one report, as collected: everything but what the
+// numeric_verdict and tolerance knobs change.
 type graded struct {
 	answer  Answer
-	score   float64
-	done    bool   // graded (a score exists)
-	verdict string // short verdict for the drill-down
-	reason  string // judge's reason
-	numeric string // the numeric verdict, when comparable
-	judge   string // the judge's verdict on numeric items
+	pred    quantity // the answer as a quantity, for numeric items
+	score   float64  // the judge's score
+	done    bool     // graded (a score exists)
+	verdict string   // short verdict for the drill-down
+	reason  string   // judge's reason
+	judge   string   // the judge's verdict on accuracy items: correct or incorrect
+}
+
+// A quantity is a cell's value when it reads as a single Quantity.
+type quantity struct {
+	Quantity
+	ok bool
+}
+
+func quantityOf(s string) quantity {
+	q, ok := ParseQuantity(s)
+	return quantity{q, ok}
 }
 
 // A report is one system's report on one company.
@@ -131,29 +144,42 @@ type report struct {
 	why      []string // why the report is incomplete
 }
 
-type run struct {
-	in       *Inputs
-	opt      *options
+// A collection is what Collect gathers: the inputs, every report with
+// its structure check and graded items, and the problems found. Score
+// only reads it.
+type collection struct {
+	in      *Inputs
+	reports []*report // company-major, then system order
+	byTask  []*report // by company id, then system name
+	// truthQ[ci][i] is company ci's truth of item i as a quantity
+	// (numeric items only).
+	truthQ [][]quantity
+	// itemCap and itemSec are each item's capability index and section
+	// index (-1 when the item's section is not in the structure).
+	itemCap, itemSec []int
+	problems         []string // sorted
+	missing          int
+	synth            bool
+}
+
+// A collector makes the calls and fills a collection.
+type collector struct {
+	*collection
 	answer   results.Answerer
-	reports  []*report // company-major, then system order
 	claims   []map[string][]string
 	criteria []map[string][]Point
 	gotRound []bool // per company: claims and criteria replies usable
 	// questions[ci][i] describes item i for company ci (fixed rows only;
 	// free rows name the truth's row).
 	questions [][]string
-	problems  map[string]bool
-	missing   int
-	synth     bool
+	found     map[string]bool // problems
 }
 
-// Run loads the inputs, gets reports and judge verdicts through
-// in.Answer in two rounds, and scores them.
-func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
-	opt, err := parseOptions(in.Settings)
-	if err != nil {
-		return nil, err
-	}
+// Collect loads the inputs and gets reports and judge verdicts through
+// in.Answer in two rounds: the reports with the claims and criteria,
+// then the judge's grading of the answers extracted from the reports.
+// No knob changes the calls.
+func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)
 	}
@@ -161,14 +187,33 @@ func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result
 	if err != nil {
 		return nil, err
 	}
-	r := &run{in: inputs, opt: opt, answer: in.Answer, problems: map[string]bool{}}
+	r := &collector{collection: &collection{in: inputs}, answer: in.Answer, found: map[string]bool{}}
 	r.round1(ctx)
 	r.round2(ctx)
-	return r.result(), nil
+	r.finish()
+	return r.collection, nil
+}
+
+// Score scores a collection under settings s.
+func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	opt, err := parseOptions(s)
+	if err != nil {
+		return nil, err
+	}
+	col, ok := c.(*collection)
+	if !ok {
+		return nil, fmt.Errorf("%s: score: collection of type %T", Name, c)
+	}
+	return (&run{collection: col, opt: opt}).result(), nil
+}
+
+// Run collects and scores under in.Settings.
+func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
+	return analysis.Run(ctx, b, in)
 }
 
 // question describes item i for company ci to a judge.
-func (r *run) question(ci, i int) string {
+func (r *collector) question(ci, i int) string {
 	it := &r.in.Items[i]
 	c := &r.in.Companies[ci]
 	if it.FreeRow() {
@@ -186,9 +231,11 @@ func (r *run) question(ci, i int) string {
 	return r.questions[ci][i]
 }
 
-func (r *run) problemf(format string, args ...any) { r.problems[fmt.Sprintf(format, args...)] = true }
+func (r *collector) problemf(format string, args ...any) {
+	r.found[fmt.Sprintf(format, args...)] = true
+}
 
-func (r *run) judgeCall(task string, b *Batch) results.Call {
+func (r *collector) judgeCall(task string, b *Batch) results.Call {
 	j := r.in.Config.Judge
 	return results.Call{
 		Prompt: results.Prompt{Provider: j.Provider, Model: j.Model, System: judgeSystem, User: judgePrompt(b), Params: j.Params},
@@ -197,7 +244,7 @@ func (r *run) judgeCall(task string, b *Batch) results.Call {
 }
 
 // reply checks one reply: a missing reply is counted and false.
-func (r *run) reply(rep results.Reply) bool {
+func (r *collector) reply(rep results.Reply) bool {
 	r.synth = r.synth || rep.Synthetic()
 	if rep.Err != nil {
 		r.missing++
@@ -206,7 +253,7 @@ func (r *run) reply(rep results.Reply) bool {
 	return true
 }
 
-func (r *run) round1(ctx context.Context) {
+func (r *collector) round1(ctx context.Context) {
 	in := r.in
 	var calls []results.Call
 	for ci := range in.Companies {
@@ -325,7 +372,11 @@ func (r *run) round1(ctx context.Context) {
 	}
 }
 
-func (r *run) round2(ctx context.Context) {
+// gradingStages are the stages of the judge's calls on a report, in
+// call order, one for each protocol: accuracy, claim and criterion.
+var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
+
+func (r *collector) round2(ctx context.Context) {
 	in := r.in
 	type pending struct {
 		rep   *report
@@ -335,7 +386,24 @@ func (r *run) round2(ctx context.Context) {
 	}
 	var calls []results.Call
 	var pend []pending
-	// Answers are extracted and compared in parallel, a report each.
+	var batches [len(gradingStages)]Batch
+	// cells[ci][i] locates item i's cell for company ci.
+	type cell struct{ row, col, rowKey string }
+	cells := make([][]cell, len(in.Companies))
+	for ci := range in.Companies {
+		c := &in.Companies[ci]
+		cells[ci] = make([]cell, len(in.Items))
+		for i := range in.Items {
+			it := &in.Items[i]
+			row := it.Row
+			if it.FreeRow() {
+				row = in.Truth[c.ID][it.ID].Row
+			}
+			cells[ci][i] = cell{row, colKey(c.Params().Resolve(it.Column)), key(row)}
+		}
+	}
+	// Answers are extracted and read as quantities in parallel, a report
+	// each.
 	each(len(r.reports), func(k int) {
 		rep := r.reports[k]
 		if !rep.present {
@@ -344,11 +412,11 @@ func (r *run) round2(ctx context.Context) {
 		c := rep.company
 		for i := range in.Items {
 			it := &in.Items[i]
-			t := in.Truth[c.ID][it.ID]
 			g := &rep.items[i]
-			g.answer = Extract(rep.check, it, t, c.Params())
+			x := &cells[rep.ci][i]
+			g.answer = extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
 			if g.answer.Found && it.Numeric {
-				g.numeric = NumericVerdict(g.answer.Text, t.Answer, r.opt.tol)
+				g.pred = quantityOf(g.answer.Text)
 			}
 		}
 	})
@@ -358,8 +426,12 @@ func (r *run) round2(ctx context.Context) {
 		}
 		ci := rep.ci
 		c := rep.company
-		batches := map[Stage]*Batch{}
-		idx := map[Stage][]int{}
+		// The batches' items are reused from report to report: a batch
+		// is done with once its prompt is written.
+		var idx [len(gradingStages)][]int
+		for k, st := range gradingStages {
+			batches[k] = Batch{Stage: st, Company: c.Name, Language: c.Language, Items: batches[k].Items[:0]}
+		}
 		for i := range in.Items {
 			it := &in.Items[i]
 			t := in.Truth[c.ID][it.ID]
@@ -368,32 +440,29 @@ func (r *run) round2(ctx context.Context) {
 				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
 				continue
 			}
-			var st Stage
+			var k int // index in gradingStages
 			bi := BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer, Prediction: g.answer.Text}
 			switch it.Protocol {
 			case Accuracy:
-				st = StageAccuracy
+				k = 0
 			case Claim:
 				// The claims stand for the truth.
-				st, bi.Claims, bi.Truth = StageCoverage, r.claims[ci][it.ID], ""
+				k, bi.Claims, bi.Truth = 1, r.claims[ci][it.ID], ""
 			case Criterion:
-				st, bi.Criterion, bi.Truth = StageGrading, r.criteria[ci][it.ID], ""
+				k, bi.Criterion, bi.Truth = 2, r.criteria[ci][it.ID], ""
 			}
-			if st != StageAccuracy && !r.gotRound[ci] {
+			if k != 0 && !r.gotRound[ci] {
 				continue
 			}
-			if batches[st] == nil {
-				batches[st] = &Batch{Stage: st, Company: c.Name, Language: c.Language}
-			}
-			batches[st].Items = append(batches[st].Items, bi)
-			idx[st] = append(idx[st], i)
+			batches[k].Items = append(batches[k].Items, bi)
+			idx[k] = append(idx[k], i)
 		}
 		if !r.gotRound[ci] {
 			rep.why = append(rep.why, "no claims or criteria from the judge for this company")
 		}
-		for _, st := range []Stage{StageAccuracy, StageCoverage, StageGrading} {
-			if b := batches[st]; b != nil {
-				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[st]})
+		for k, st := range gradingStages {
+			if b := &batches[k]; len(b.Items) > 0 {
+				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[k]})
 				calls = append(calls, r.judgeCall(c.ID+" "+in.Config.Systems[rep.sys].Name, b))
 			}
 		}
@@ -441,7 +510,7 @@ func (r *run) round2(ctx context.Context) {
 
 // grade scores one item from its reply item ri (nil when the judge left
 // it out: scored 0 and reported).
-func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
+func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
 	ci := rep.ci
 	name := r.in.Config.Systems[rep.sys].Name
 	g.done = true
@@ -460,10 +529,6 @@ func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
 		g.score = s
 		g.judge = map[bool]string{true: "correct", false: "incorrect"}[s == 1]
 		g.verdict = g.judge
-		if r.opt.numeric && g.numeric != "" {
-			g.score = map[bool]float64{true: 1, false: 0}[g.numeric == "correct"]
-			g.verdict = g.numeric + " (numeric)"
-		}
 	case StageCoverage:
 		claims := r.claims[ci][it.ID]
 		n := 0
@@ -493,6 +558,43 @@ func (r *run) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
 	}
 }
 
+// finish indexes the collection for Score: reports by task, truths as
+// quantities, items' capabilities and sections, and the problems,
+// including every present report left unscored.
+func (r *collector) finish() {
+	in := r.in
+	for _, rep := range r.reports {
+		if !rep.complete && rep.present {
+			r.problemf("%s %s: report not scored: %s", rep.company.ID, in.Config.Systems[rep.sys].Name, strings.Join(rep.why, "; "))
+		}
+	}
+	r.problems = sortedKeys(r.found)
+	r.byTask = slices.Clone(r.reports)
+	sort.SliceStable(r.byTask, func(i, j int) bool {
+		a, b := r.byTask[i], r.byTask[j]
+		if a.company.ID != b.company.ID {
+			return a.company.ID < b.company.ID
+		}
+		return in.Config.Systems[a.sys].Name < in.Config.Systems[b.sys].Name
+	})
+	r.truthQ = make([][]quantity, len(in.Companies))
+	for ci, c := range in.Companies {
+		r.truthQ[ci] = make([]quantity, len(in.Items))
+		for i := range in.Items {
+			if in.Items[i].Numeric {
+				r.truthQ[ci][i] = quantityOf(in.Truth[c.ID][in.Items[i].ID].Answer)
+			}
+		}
+	}
+	r.itemCap, r.itemSec = make([]int, len(in.Items)), make([]int, len(in.Items))
+	for i := range in.Items {
+		it := &in.Items[i]
+		r.itemCap[i] = slices.Index(Capabilities, it.Capability)
+		sec, _, _ := strings.Cut(it.Subsection, ".")
+		r.itemSec[i] = slices.IndexFunc(in.Structure.Sections, func(s Section) bool { return s.ID == sec })
+	}
+}
+
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // sortedKeys returns m's keys in order.
@@ -514,25 +616,4 @@ func each(n int, f func(i int)) {
 		g.Go(func() error { f(i); return nil })
 	}
 	g.Wait() // f returns no error
-}
-
-// Collect is, for now, a whole run whose result is dropped; it keeps in
-// for Score, which runs again.
-func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
-	if _, err := b.run(ctx, in); err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
-// Score runs the benchmark over the kept input under s.
-func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
-	in := c.(analysis.Input)
-	in.Settings = s
-	return b.run(ctx, in)
-}
-
-// Run collects and scores under in.Settings.
-func (b Benchmark) Run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
-	return analysis.Run(ctx, b, in)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
@@ -383,5 +384,53 @@ func TestShuffledInputsSameResult(t *testing.T) {
 	b, _ := runFixture(t, nil, true)
 	if hash(a) != hash(b) {
 		t.Error("shuffled inputs give a different result")
+	}
+}
+
+// TestScoreConcurrently scores one collection under several settings at
+// once: each result is that of a whole run under the same settings, and
+// the collection is only read (go test -race checks that).
+func TestScoreConcurrently(t *testing.T) {
+	settings := []analysis.Settings{nil,
+		{"numeric_verdict": "numeric"}, {"numeric_verdict": "numeric", "sign": "ignore", "rel_tol": "0.25"},
+		{"structure": "fractional"}, {"weights": "1,1,1,1"}, {"overall": "markets"}, {"abs_tol": "2"},
+	}
+	hash := func(res *analysis.Result) string {
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	want := make([]string, len(settings))
+	for i, s := range settings {
+		res, _ := runFixture(t, s, false)
+		want[i] = hash(res)
+	}
+	b := writeInputs(t, fixtureConfig(), fixtureStructure(), fixtureItems(), fixtureCompanies(), fixtureTruth())
+	a := &fixtureAnswerer{}
+	c, err := Benchmark{}.Collect(context.Background(), analysis.Input{Bundle: b, Answer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, len(settings))
+	errs := make([]error, len(settings))
+	var wg sync.WaitGroup
+	for i, s := range settings {
+		wg.Go(func() {
+			res, err := Benchmark{}.Score(context.Background(), c, s)
+			if errs[i] = err; err == nil {
+				got[i] = hash(res)
+			}
+		})
+	}
+	wg.Wait()
+	for i, s := range settings {
+		if errs[i] != nil || got[i] != want[i] {
+			t.Errorf("settings %v: scored from one collection differs from a run (error %v)", s, errs[i])
+		}
+	}
+	if n := len(a.calls); n != 16 {
+		t.Errorf("%d calls to collect, want 16", n)
 	}
 }

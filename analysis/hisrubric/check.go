@@ -51,19 +51,15 @@ type header struct {
 func splitHeader(b Block, i int) header {
 	h := header{block: i, text: b.Text, line: b.Line}
 	rest := b.Text
-	switch {
-	case subNumRE.MatchString(rest):
-		m := subNumRE.FindStringSubmatch(rest)
-		h.number = m[1] + "." + m[2]
-		rest = rest[len(m[0]):]
-	case sectionNumRE.MatchString(rest):
-		m := sectionNumRE.FindStringSubmatch(rest)
-		h.number, h.section = m[1], true
-		rest = rest[len(m[0]):]
-	case bareNumRE.MatchString(rest):
-		m := bareNumRE.FindStringSubmatch(rest)
-		h.number, h.section = m[1], true
-		rest = rest[len(m[0]):]
+	if m := subNumRE.FindStringSubmatchIndex(rest); m != nil {
+		h.number = rest[m[2]:m[3]] + "." + rest[m[4]:m[5]]
+		rest = rest[m[1]:]
+	} else if m := sectionNumRE.FindStringSubmatchIndex(rest); m != nil {
+		h.number, h.section = rest[m[2]:m[3]], true
+		rest = rest[m[1]:]
+	} else if m := bareNumRE.FindStringSubmatchIndex(rest); m != nil {
+		h.number, h.section = rest[m[2]:m[3]], true
+		rest = rest[m[1]:]
 	}
 	h.title = key(rest)
 	return h
@@ -83,9 +79,10 @@ func CheckStructure(d *Doc, s *Structure, p Params) *Check {
 	// whose numbering, if any, is of the right kind and number; else the
 	// first unclaimed header numbered id but titled otherwise.
 	find := func(id, title string, section bool) (h *header, misnamed bool) {
+		title = key(title)
 		for i := range hs {
 			x := &hs[i]
-			if claimed[x.block] || x.title != key(title) {
+			if claimed[x.block] || x.title != title {
 				continue
 			}
 			if x.number == "" || (x.section == section && x.number == id) {
@@ -171,27 +168,28 @@ func scoreTable(e Element, t *MDTable, spec TableSpec, p Params) Element {
 	for i, col := range spec.Columns {
 		want[i] = p.Resolve(col)
 	}
-	got := map[string]bool{}
-	for _, h := range t.Header {
-		got[colKey(h)] = true
+	got := make(map[string]bool, len(t.colKeys))
+	for _, k := range t.colKeys {
+		got[k] = true
 	}
 	colHits := 0
 	exact := len(t.Header) == len(want)
 	for i, w := range want {
-		if got[colKey(w)] {
+		wk := colKey(w)
+		if got[wk] {
 			colHits++
 		}
-		if exact && colKey(t.Header[i]) != colKey(w) {
+		if exact && t.colKeys[i] != wk {
 			exact = false
 		}
 	}
 	if !exact {
 		problems = append(problems, fmt.Sprintf("wrong columns: got %s, want %s", list(t.Header), list(want)))
 	}
-	rows := map[string]bool{}
-	for _, r := range t.Rows {
-		if len(r) > 0 && key(r[0]) != "" {
-			rows[key(r[0])] = true
+	rows := make(map[string]bool, len(t.rowKeys))
+	for _, k := range t.rowKeys {
+		if k != "" {
+			rows[k] = true
 		}
 	}
 	rowCov := 0.0

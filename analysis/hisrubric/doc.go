@@ -14,7 +14,7 @@
 //	companies.jsonl   companies with market, language, industry and fiscal years
 //	truth.jsonl       one ground truth per company and item
 //
-// Run makes two rounds of calls: first every system's report plus, per
+// Collect makes two rounds of calls: first every system's report plus, per
 // company, the claim extraction and criterion writing from the ground
 // truths; then, per report, one batched judge call per protocol.
 package hisrubric

@@ -13,12 +13,21 @@ type Answer struct {
 // column in the table under its subsection. Values in tables with
 // Multiplier and Currency columns carry both ("1,721 Millions USD").
 func Extract(c *Check, it *Item, t Truth, p Params) Answer {
+	row := it.Row
+	if it.FreeRow() {
+		row = t.Row
+	}
+	return extract(c, it, p, row, colKey(p.Resolve(it.Column)), key(row))
+}
+
+// extract is Extract with the item's row field and the keys of its
+// column and row (want and rk) worked out.
+func extract(c *Check, it *Item, p Params, row, want, rk string) Answer {
 	tab := c.Tables[it.Subsection]
 	if tab == nil {
 		return Answer{Why: "no table"}
 	}
 	col, mult, cur := -1, -1, -1
-	want := colKey(p.Resolve(it.Column))
 	for i, h := range tab.colKeys {
 		switch h {
 		case want:
@@ -34,11 +43,6 @@ func Extract(c *Check, it *Item, t Truth, p Params) Answer {
 	if col < 0 {
 		return Answer{Why: "no column " + p.Resolve(it.Column)}
 	}
-	row := it.Row
-	if it.FreeRow() {
-		row = t.Row
-	}
-	rk := key(row)
 	for i, r := range tab.Rows {
 		if tab.rowKeys[i] != rk {
 			continue

@@ -79,12 +79,26 @@ const judgeSystem = "You are an expert financial analyst grading research report
 
 // judgePrompt writes the user message of a judge request.
 func judgePrompt(b *Batch) string {
-	js, err := json.Marshal(b)
-	if err != nil {
-		// A Batch holds only strings and numbers: it always encodes.
-		panic(err)
+	const open, closing = "\n\n```json\n", "\n```\n"
+	ins := instructions[b.Stage]
+	n := len(ins) + len(open) + len(closing) + 64 + len(b.Company) + len(b.Language)
+	for i := range b.Items {
+		it := &b.Items[i]
+		n += 64 + len(it.ID) + len(it.Question) + len(it.Truth) + len(it.Prediction)
+		for _, c := range it.Claims {
+			n += 3 + len(c)
+		}
+		for _, p := range it.Criterion {
+			n += 32 + len(p.Point)
+		}
 	}
-	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
+	var w strings.Builder
+	w.Grow(n + n/16) // room for some escapes
+	w.WriteString(ins)
+	w.WriteString(open)
+	writeBatch(&w, b)
+	w.WriteString(closing)
+	return w.String()
 }
 
 // ParseBatch reads the Batch of a judge request's user message.
@@ -115,6 +129,9 @@ func ParseReply(text string) (*Reply, error) {
 	if i < 0 || j < i {
 		return nil, errors.New("parse reply: no JSON object")
 	}
+	if r, ok := readReply(text[i : j+1]); ok {
+		return r, nil
+	}
 	var r Reply
 	if err := json.Unmarshal([]byte(text[i:j+1]), &r); err != nil {
 		return nil, fmt.Errorf("parse reply: %w", err)
@@ -127,7 +144,7 @@ func ParseReply(text string) (*Reply, error) {
 
 // byID indexes a reply's items by id; the first of repeated ids wins.
 func (r *Reply) byID() map[string]*ReplyItem {
-	m := map[string]*ReplyItem{}
+	m := make(map[string]*ReplyItem, len(r.Items))
 	for i := range r.Items {
 		if _, ok := m[r.Items[i].ID]; !ok {
 			m[r.Items[i].ID] = &r.Items[i]

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxReport caps the bytes of a report the parser reads; the rest is
@@ -55,10 +56,8 @@ type MDTable struct {
 }
 
 var (
-	headerRE = regexp.MustCompile(`^ {0,3}(#{1,6})(.*)$`)
-	alignRE  = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
-	tagRE    = regexp.MustCompile(`(?i)<\s*/?\s*[a-z][^>]*>`)
-	brRE     = regexp.MustCompile(`(?i)<\s*br\s*/?\s*>`)
+	tagRE = regexp.MustCompile(`(?i)<\s*/?\s*[a-z][^>]*>`)
+	brRE  = regexp.MustCompile(`(?i)<\s*br\s*/?\s*>`)
 )
 
 // Parse parses a markdown report. It never fails: whatever is not a
@@ -70,7 +69,10 @@ func Parse(md string) *Doc {
 		d.Truncated = true
 	}
 	md = strings.ToValidUTF8(md, "\uFFFD")
-	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
+	if strings.Contains(md, "\r\n") {
+		md = strings.ReplaceAll(md, "\r\n", "\n")
+	}
+	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
 		ln := strings.TrimRight(lines[i], " \t\r")
 		trimmed := strings.TrimSpace(ln)
@@ -78,16 +80,16 @@ func Parse(md string) *Doc {
 		case trimmed == "" || strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
 			continue
 		case isHeader(ln):
-			m := headerRE.FindStringSubmatch(ln)
-			text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(m[2]), "#"))
-			d.Blocks = append(d.Blocks, Block{Kind: HeaderBlock, Line: i + 1, Level: len(m[1]), Text: cleanCell(text)})
+			level, rest := headerParts(ln)
+			text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(rest), "#"))
+			d.Blocks = append(d.Blocks, Block{Kind: HeaderBlock, Line: i + 1, Level: level, Text: cleanCell(text)})
 		case hasPipe(ln):
 			j := i
 			for j < len(lines) && hasPipe(lines[j]) && !isHeader(lines[j]) {
 				j++
 			}
 			run := lines[i:j]
-			if len(run) >= 2 && alignRE.MatchString(run[1]) && strings.Contains(run[1], "-") {
+			if len(run) >= 2 && isAlignRow(run[1]) {
 				d.Blocks = append(d.Blocks, Block{Kind: TableBlock, Line: i + 1, Table: parseTable(run)})
 			} else {
 				d.Blocks = append(d.Blocks, Block{Kind: BrokenTable, Line: i + 1, Text: strings.Join(run, "\n")})
@@ -105,10 +107,72 @@ func Parse(md string) *Doc {
 }
 
 // isHeader reports whether line is an ATX header: up to three spaces,
-// then one to six '#'.
+// then a '#'.
 func isHeader(line string) bool {
 	t := strings.TrimLeft(line, " ")
-	return len(line)-len(t) <= 3 && strings.HasPrefix(t, "#") && headerRE.MatchString(line)
+	return len(line)-len(t) <= 3 && strings.HasPrefix(t, "#")
+}
+
+// headerParts splits a header line into its level (the leading '#', at
+// most six) and the rest.
+func headerParts(line string) (level int, rest string) {
+	t := strings.TrimLeft(line, " ")
+	for level < len(t) && level < 6 && t[level] == '#' {
+		level++
+	}
+	return level, t[level:]
+}
+
+// isAlignRow reports whether line is a table's alignment row: cells of
+// dashes with optional colons at either end, separated by pipes, with
+// optional outer pipes and blanks (tab, newline, form feed, carriage
+// return, space) around.
+func isAlignRow(line string) bool {
+	i := skipBlanks(line, 0)
+	if i < len(line) && line[i] == '|' {
+		i++
+	}
+	i, ok := alignCell(line, i)
+	if !ok {
+		return false
+	}
+	for i < len(line) && line[i] == '|' {
+		j, ok := alignCell(line, i+1)
+		if !ok {
+			i++ // the closing pipe
+			break
+		}
+		i = j
+	}
+	return skipBlanks(line, i) == len(line)
+}
+
+// alignCell reads blanks, an optional colon, dashes, an optional colon
+// and blanks from s[i:]; ok is false without a dash.
+func alignCell(s string, i int) (end int, ok bool) {
+	i = skipBlanks(s, i)
+	if i < len(s) && s[i] == ':' {
+		i++
+	}
+	j := i
+	for j < len(s) && s[j] == '-' {
+		j++
+	}
+	if j == i {
+		return i, false
+	}
+	if j < len(s) && s[j] == ':' {
+		j++
+	}
+	return skipBlanks(s, j), true
+}
+
+// skipBlanks skips the blanks of regexp's \s from s[i:].
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // hasPipe reports whether line has an unescaped pipe.
@@ -126,6 +190,9 @@ func hasPipe(line string) bool {
 
 func parseTable(run []string) *MDTable {
 	t := &MDTable{Header: splitRow(run[0])}
+	if n := len(run) - 2; n > 0 {
+		t.Rows, t.rowKeys = make([][]string, 0, n), make([]string, 0, n)
+	}
 	for _, ln := range run[2:] {
 		cells := splitRow(ln)
 		if len(cells) != len(t.Header) {
@@ -138,6 +205,7 @@ func parseTable(run []string) *MDTable {
 		t.Rows = append(t.Rows, cells)
 		t.rowKeys = append(t.rowKeys, key(cells[0]))
 	}
+	t.colKeys = make([]string, 0, len(t.Header))
 	for _, h := range t.Header {
 		t.colKeys = append(t.colKeys, colKey(h))
 	}
@@ -145,24 +213,39 @@ func parseTable(run []string) *MDTable {
 }
 
 // splitRow splits a table row on unescaped pipes, dropping the empty
-// cells outside leading and trailing pipes.
+// cells outside leading and trailing pipes. The cells are slices of
+// line unless they are cleaned or hold an escaped pipe.
 func splitRow(line string) []string {
 	s := strings.TrimSpace(line)
-	var cells []string
-	var b strings.Builder
+	n := 1
 	for i := 0; i < len(s); i++ {
 		switch {
 		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
-			b.WriteByte('|')
 			i++
 		case s[i] == '|':
-			cells = append(cells, b.String())
-			b.Reset()
-		default:
-			b.WriteByte(s[i])
+			n++
 		}
 	}
-	cells = append(cells, b.String())
+	cells := make([]string, 0, n)
+	start, escaped := 0, false
+	cut := func(end int) {
+		c := s[start:end]
+		if escaped {
+			c = strings.ReplaceAll(c, `\|`, "|")
+		}
+		cells = append(cells, c)
+	}
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
+			escaped = true
+			i++
+		case s[i] == '|':
+			cut(i)
+			start, escaped = i+1, false
+		}
+	}
+	cut(len(s))
 	if strings.HasPrefix(s, "|") {
 		cells = cells[1:]
 	}
@@ -177,6 +260,10 @@ func splitRow(line string) []string {
 
 // cleanCell removes inline HTML and emphasis and collapses white space.
 func cleanCell(s string) string {
+	// Spaces around a clean cell are all there is to clean.
+	if t := strings.Trim(s, " "); isClean(t) {
+		return t
+	}
 	if strings.Contains(s, "<") {
 		s = brRE.ReplaceAllString(s, " ")
 		s = tagRE.ReplaceAllString(s, "")
@@ -185,16 +272,70 @@ func cleanCell(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// isClean reports whether cleanCell leaves s as it is: no '<', emphasis
+// marker or white space but single spaces between words.
+func isClean(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError || unicode.IsSpace(r) {
+				return false
+			}
+			i += n
+			continue
+		}
+		switch c {
+		case '<', '*', '_', '`', '\t', '\n', '\v', '\f', '\r':
+			return false
+		case ' ':
+			if s[i+1] == ' ' {
+				return false
+			}
+		}
+		i++
+	}
+	return true
+}
+
 var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
 
 // key normalises a header, row or column name for comparison: lower
 // case letters and digits only, "&" read as "and".
 func key(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.ReplaceAll(s, "&", " and ")) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
+	// Most names are keys already, or ASCII.
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, i, len(s)+8)
+	copy(b, s)
+	for _, r := range s[i:] {
+		switch {
+		case r == '&':
+			b = append(b, "and"...)
+		case r < utf8.RuneSelf:
+			c := byte(r)
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+				b = append(b, c)
+			}
+		default:
+			if l := unicode.ToLower(r); unicode.IsLetter(l) || unicode.IsDigit(l) {
+				b = utf8.AppendRune(b, l)
+			}
 		}
 	}
-	return b.String()
+	return string(b)
 }

@@ -2,9 +2,9 @@ package hisrubric
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A Quantity is a number read from a cell, with its multiplier applied.
@@ -13,10 +13,7 @@ type Quantity struct {
 	Percent bool // written with a percent sign; Value is in percent
 }
 
-var (
-	numRE            = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
-	quantityReplacer = strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand")
-)
+var quantityReplacer = strings.NewReplacer("−", "-", "–", "-", "\u00a0", " ", "'000", " thousand")
 
 // multipliers in the order they are tried: longer words first.
 var multipliers = []struct {
@@ -45,17 +42,19 @@ func ParseQuantity(s string) (Quantity, bool) {
 	if len(s) > 200 {
 		return Quantity{}, false
 	}
-	s = strings.ToLower(quantityReplacer.Replace(s))
-	locs := numRE.FindAllStringIndex(s, -1)
-	if len(locs) != 1 {
-		return Quantity{}, false
+	if !isASCII(s) || strings.Contains(s, "'000") {
+		s = quantityReplacer.Replace(s) // else it has nothing to replace
 	}
-	tok := s[locs[0][0]:locs[0][1]]
-	v, ok := parseNumber(tok)
+	s = strings.ToLower(s)
+	start, end, ok := onlyNumber(s)
 	if !ok {
 		return Quantity{}, false
 	}
-	prefix, suffix := s[:locs[0][0]], s[locs[0][1]:]
+	v, ok := parseNumber(s[start:end])
+	if !ok {
+		return Quantity{}, false
+	}
+	prefix, suffix := s[:start], s[end:]
 	p := strings.TrimRight(strings.TrimFunc(prefix, func(r rune) bool {
 		return r == ' ' || r == '$' || r == '¥' || r == '£' || r == '€' || r >= 'a' && r <= 'z'
 	}), " ")
@@ -85,6 +84,44 @@ func ParseQuantity(s string) (Quantity, bool) {
 		}
 	}
 	return q, true
+}
+
+// onlyNumber finds the one run of digits, with single dots or commas
+// between digits, in s; ok is false when there is none or more than one.
+func onlyNumber(s string) (start, end int, ok bool) {
+	start = -1
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		if start >= 0 {
+			return 0, 0, false
+		}
+		start = i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		for i+1 < len(s) && (s[i] == '.' || s[i] == ',') && isDigit(s[i+1]) {
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+		end = i
+	}
+	return start, end, start >= 0
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // parseNumber reads digits with "," and "." separators.
@@ -141,9 +178,20 @@ var DefaultTolerance = Tolerance{Rel: 0.01, Abs: 0.005}
 // compared with a plain number matches either as written (23.4% and
 // 23.4) or as a fraction (23.4% and 0.234).
 func NumericVerdict(pred, truth string, tol Tolerance) string {
-	p, ok1 := ParseQuantity(pred)
-	t, ok2 := ParseQuantity(truth)
-	if !ok1 || !ok2 {
+	return compare(quantityOf(pred), quantityOf(truth), tol)
+}
+
+func (tol Tolerance) equal(a, b float64) bool {
+	if tol.IgnoreSign {
+		a, b = math.Abs(a), math.Abs(b)
+	}
+	d := math.Abs(a - b)
+	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
+}
+
+// compare is NumericVerdict over quantities already read.
+func compare(p, t quantity, tol Tolerance) string {
+	if !p.ok || !t.ok {
 		return ""
 	}
 	eq := tol.equal(p.Value, t.Value)
@@ -160,12 +208,4 @@ func NumericVerdict(pred, truth string, tol Tolerance) string {
 		return "correct"
 	}
 	return "incorrect"
-}
-
-func (tol Tolerance) equal(a, b float64) bool {
-	if tol.IgnoreSign {
-		a, b = math.Abs(a), math.Abs(b)
-	}
-	d := math.Abs(a - b)
-	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
 }

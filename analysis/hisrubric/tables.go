@@ -23,39 +23,76 @@ const maxDisagreements = 300
 // maxOutput caps a report's text in a drill-down.
 const maxOutput = 64 << 10
 
+// A run scores one collection under one set of options.
+type run struct {
+	*collection
+	opt *options
+}
+
+// numeric is the numeric comparison of item i of rep under the
+// tolerance: "correct", "incorrect", or "" when not comparable.
+func (r *run) numeric(rep *report, i int) string {
+	return compare(rep.items[i].pred, r.truthQ[rep.ci][i], r.opt.tol)
+}
+
+// grade is item i's score and verdict under the options: the numeric
+// comparison replaces the judge's verdict on accuracy items when asked.
+func (r *run) grade(rep *report, i int) (float64, string) {
+	g := &rep.items[i]
+	if r.opt.numeric && g.judge != "" {
+		if n := r.numeric(rep, i); n != "" {
+			if n == "correct" {
+				return 1, n + " (numeric)"
+			}
+			return 0, n + " (numeric)"
+		}
+	}
+	return g.score, g.verdict
+}
+
 // scores of one complete report, in points 0-100.
 type scores struct {
 	acc float64
-	cap map[Capability]float64
-	sec map[string]float64
+	cap []float64 // by capability, in Capabilities order
+	sec []float64 // by section, in structure order
 }
 
 func (r *run) score(rep *report) scores {
-	s := scores{cap: map[Capability]float64{}, sec: map[string]float64{}}
-	num, den := map[string]float64{}, map[string]float64{}
+	nSec := len(r.in.Structure.Sections)
+	s := scores{cap: make([]float64, len(Capabilities)), sec: make([]float64, nSec)}
+	// Sums of marks earned and full marks: overall, by capability and by
+	// section, in item order.
+	var num, den float64
+	capNum, capDen := make([]float64, len(Capabilities)), make([]float64, len(Capabilities))
+	secNum, secDen := make([]float64, nSec), make([]float64, nSec)
 	for i := range r.in.Items {
-		it := &r.in.Items[i]
-		w := r.opt.weights[it.Capability]
-		sec, _, _ := strings.Cut(it.Subsection, ".")
-		for _, k := range []string{"", "cap:" + string(it.Capability), "sec:" + sec} {
-			num[k] += w * rep.items[i].score
-			den[k] += w
+		w := r.opt.weights[r.in.Items[i].Capability]
+		score, _ := r.grade(rep, i)
+		num += w * score
+		den += w
+		if c := r.itemCap[i]; c >= 0 {
+			capNum[c] += w * score
+			capDen[c] += w
+		}
+		if k := r.itemSec[i]; k >= 0 {
+			secNum[k] += w * score
+			secDen[k] += w
 		}
 	}
-	pct := func(k string) float64 {
-		if den[k] == 0 {
+	pct := func(num, den float64) float64 {
+		if den == 0 {
 			return 0
 		}
-		return 100 * num[k] / den[k]
+		return 100 * num / den
 	}
-	s.acc = pct("")
-	for _, c := range Capabilities {
-		s.cap[c] = pct("cap:" + string(c))
+	s.acc = pct(num, den)
+	for c := range Capabilities {
+		s.cap[c] = pct(capNum[c], capDen[c])
 	}
-	for _, sec := range r.in.Structure.Sections {
+	for k := range s.sec {
 		// Capped at 100 as in the paper (Figure 6); with marks over the
 		// section's own maximum the cap never binds.
-		s.sec[sec.ID] = min(pct("sec:"+sec.ID), 100)
+		s.sec[k] = min(pct(secNum[k], secDen[k]), 100)
 	}
 	return s
 }
@@ -78,8 +115,6 @@ func (r *run) result() *analysis.Result {
 		if rep.complete {
 			per[rep.sys] = append(per[rep.sys], rep)
 			sc[rep] = r.score(rep)
-		} else if rep.present {
-			r.problemf("%s %s: report not scored: %s", rep.company.ID, in.Config.Systems[rep.sys].Name, strings.Join(rep.why, "; "))
 		}
 	}
 	markets := r.markets()
@@ -263,13 +298,13 @@ func (r *run) result() *analysis.Result {
 		Charts:  []analysis.Chart{{ID: "section_bars", Kind: analysis.Bar, Title: "Accuracy score by section", X: "system", Y: secNames, YName: "accuracy score"}}}
 	for si, s := range in.Config.Systems {
 		row := []analysis.Cell{analysis.Text(s.Name)}
-		for _, c := range Capabilities {
+		for c := range Capabilities {
 			row = append(row, numN(meanBy(per[si], func(rep *report) float64 { return sc[rep].cap[c] }, nil)))
 		}
 		capT.AddRow(row...)
 		row = []analysis.Cell{analysis.Text(s.Name)}
-		for _, sec := range in.Structure.Sections {
-			row = append(row, numN(meanBy(per[si], func(rep *report) float64 { return sc[rep].sec[sec.ID] }, nil)))
+		for k := range in.Structure.Sections {
+			row = append(row, numN(meanBy(per[si], func(rep *report) float64 { return sc[rep].sec[k] }, nil)))
 		}
 		secT.AddRow(row...)
 	}
@@ -280,7 +315,7 @@ func (r *run) result() *analysis.Result {
 		r.headline(accT, capT, secT), r.structureTable(), r.deductions()}
 	res.Tables = append(res.Tables, r.numericTables()...)
 	res.Details = r.details(sc)
-	res.Problems = sortedKeys(r.problems)
+	res.Problems = slices.Clone(r.problems)
 	return res
 }
 
@@ -361,7 +396,7 @@ func (r *run) deductions() *analysis.Table {
 		Caption: "Every section, subsection and table that did not score +1, per report, with the reason.",
 		Columns: []analysis.Column{{Name: "system"}, {Name: "company"}, {Name: "element"}, {Name: "id"}, {Name: "title"},
 			{Name: "score", Decimals: 2, Doc: "binary score"}, {Name: "fraction", Decimals: 2, Doc: "fractional score"}, {Name: "line", Decimals: 0}, {Name: "reason"}}}
-	for _, rep := range r.reportsByTask() {
+	for _, rep := range r.byTask {
 		if !rep.present {
 			continue
 		}
@@ -378,19 +413,6 @@ func (r *run) deductions() *analysis.Table {
 		}
 	}
 	return t
-}
-
-// reportsByTask orders reports by company id, then system name.
-func (r *run) reportsByTask() []*report {
-	reps := slices.Clone(r.reports)
-	sort.SliceStable(reps, func(i, j int) bool {
-		a, b := reps[i], reps[j]
-		if a.company.ID != b.company.ID {
-			return a.company.ID < b.company.ID
-		}
-		return r.in.Config.Systems[a.sys].Name < r.in.Config.Systems[b.sys].Name
-	})
-	return reps
 }
 
 // headline picks the figures the paper states in its text.
@@ -508,7 +530,7 @@ func (r *run) numericTables() []*analysis.Table {
 	cs := make([]counts, len(r.in.Config.Systems))
 	ja, na := make([][]string, len(cs)), make([][]string, len(cs))
 	total := 0
-	for _, rep := range r.reportsByTask() {
+	for _, rep := range r.byTask {
 		if !rep.present {
 			continue
 		}
@@ -518,13 +540,14 @@ func (r *run) numericTables() []*analysis.Table {
 			if g.judge == "" || !r.in.Items[i].Numeric {
 				continue
 			}
-			if g.numeric == "" {
+			num := r.numeric(rep, i)
+			if num == "" {
 				c.nc++
 				continue
 			}
-			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge), append(na[rep.sys], g.numeric)
+			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge), append(na[rep.sys], num)
 			switch {
-			case g.judge == g.numeric:
+			case g.judge == num:
 				c.agree++
 				continue
 			case g.judge == "correct":
@@ -536,7 +559,7 @@ func (r *run) numericTables() []*analysis.Table {
 			if total <= maxDisagreements {
 				it := &r.in.Items[i]
 				dis.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(it.ID),
-					analysis.Text(clip(g.answer.Text, 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge), analysis.Text(g.numeric))
+					analysis.Text(clip(g.answer.Text, 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge), analysis.Text(num))
 			}
 		}
 	}
@@ -565,7 +588,12 @@ func (r *run) numericTables() []*analysis.Table {
 func (r *run) details(sc map[*report]scores) []analysis.Detail {
 	var out []analysis.Detail
 	judge := r.in.Config.Judge.Name
-	for _, rep := range r.reportsByTask() {
+	// heads[i] starts item i's verdicts: "id [capability, protocol]: ".
+	heads := make([]string, len(r.in.Items))
+	for i, it := range r.in.Items {
+		heads[i] = it.ID + " [" + string(it.Capability) + ", " + string(it.Protocol) + "]: "
+	}
+	for _, rep := range r.byTask {
 		c := rep.company
 		d := analysis.Detail{Task: c.ID, System: r.in.Config.Systems[rep.sys].Name,
 			Question: fmt.Sprintf("Research report on %s (%s, %s market, %s)", c.Name, c.Ticker, c.Market, languageNames[c.Language])}
@@ -589,25 +617,28 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 				d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: "structure check", Verdict: fmt.Sprintf("%s %s: %+g", e.Kind, e.ID, e.Score), Reasoning: e.Reason})
 			}
 		}
+		d.Verdicts = slices.Grow(d.Verdicts, len(r.in.Items))
+		truth := r.in.Truth[c.ID]
 		for i := range r.in.Items {
-			it := &r.in.Items[i]
 			g := &rep.items[i]
 			who := judge
 			if !g.answer.Found {
 				who = "extraction"
 			}
-			reason := fmt.Sprintf("answer: %s | truth: %s", clip(g.answer.Text, 300), clip(r.in.Truth[c.ID][it.ID].Answer, 300))
-			if g.numeric != "" {
-				reason += " | numeric: " + g.numeric
+			var numSep, judgeSep, judgeReason string
+			num := r.numeric(rep, i)
+			if num != "" {
+				numSep = " | numeric: "
 			}
 			if g.reason != "" {
-				reason += " | judge: " + clip(g.reason, 300)
+				judgeSep, judgeReason = " | judge: ", clip(g.reason, 300)
 			}
-			v := g.verdict
+			reason := "answer: " + clip(g.answer.Text, 300) + " | truth: " + clip(truth[r.in.Items[i].ID].Answer, 300) + numSep + num + judgeSep + judgeReason
+			_, v := r.grade(rep, i)
 			if v == "" {
 				v = "not graded"
 			}
-			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: fmt.Sprintf("%s [%s, %s]: %s", it.ID, it.Capability, it.Protocol, v), Reasoning: reason})
+			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: heads[i] + v, Reasoning: reason})
 		}
 		out = append(out, d)
 	}
