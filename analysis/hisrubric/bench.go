@@ -183,6 +183,11 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)
 	}
+	// Settings are checked before any call is made, although Collect
+	// uses none: a bad value must not cost a recording.
+	if _, err := parseOptions(in.Settings); err != nil {
+		return nil, err
+	}
 	inputs, err := Load(in.Bundle.Inputs(Name))
 	if err != nil {
 		return nil, err
