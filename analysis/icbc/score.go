@@ -83,8 +83,8 @@ func (r *run) score(si int, obj, sub []int) trackScore {
 			sup += float64(out.support)
 			jud += float64(out.judged)
 		}
-		if !math.IsNaN(out.source) {
-			sSum += out.source
+		if src := r.source[si][i]; !math.IsNaN(src) {
+			sSum += src
 			sN++
 		}
 	}
