@@ -109,8 +109,9 @@ type run struct {
 	*collection
 	o   *settings
 	res *analysis.Result
-	// source is S_t by [system][subjective task], NaN when not evaluated.
-	source [][]float64
+	// objCells and subCells are [system][task] parts of the sums of score.
+	objCells [][]objCell
+	subCells [][]subCell
 }
 
 func (c *collection) problem(format string, args ...any) {
@@ -185,7 +186,7 @@ func score(c *collection, s analysis.Settings) (*analysis.Result, error) {
 	}
 	r := &run{collection: c, o: o, res: &analysis.Result{Benchmark: Name, Title: "ICBCBench", Headline: "main_results",
 		Problems: slices.Clone(c.problems), Details: slices.Clone(c.details), Missing: c.missing, Synthetic: c.synthetic}}
-	r.sourceScores()
+	r.prepare()
 	r.tables()
 	if c.private != nil {
 		r.privateTable()
@@ -256,6 +257,11 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 	for l, t := range c.in.Prompts.Answer {
 		solver[l] = Format(t, nil)
 	}
+	judge := map[string]template{} // judge prompt by language
+	for _, l := range langs {
+		judge[l] = judgeTemplate(c.in.Prompts.Judge[l])
+	}
+	heads := make([]string, len(c.sub)) // rubric prompt heads by task, "" until needed
 	for si := range c.systems {
 		sys := &c.systems[si]
 		c.objRes[si] = make([]objOutcome, len(c.obj))
@@ -305,7 +311,11 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 			continue
 		}
 		o := c.obj[rf.task]
-		calls = append(calls, call(cfg.ObjectiveJudge, JudgePrompt(o, &c.in.Prompts, rep.Text), c.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
+		tmpl, ok := judge[o.Language]
+		if !ok {
+			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
+		}
+		calls = append(calls, call(cfg.ObjectiveJudge, tmpl.fill(judgeVars(o, rep.Text)), c.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
 		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
 	}
 	sample := c.humanSample()
@@ -319,12 +329,15 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		c.subText[rf.sys][rf.task].present, c.subText[rf.sys][rf.task].report = true, rep.Text
 		s := c.sub[rf.task]
 		sys := &c.systems[rf.sys]
-		rb := c.rubrics[s.ID]
+		if heads[rf.task] == "" {
+			heads[rf.task] = rubricHead(s, c.rubrics[s.ID])
+		}
+		prompt := rubricPrompt(heads[rf.task], rep.Text) // the same for every judge
 		for j, judge := range cfg.RubricJudges {
 			if j > 0 && !sample[[2]string{s.ID, sys.Name}] {
 				break
 			}
-			calls = append(calls, call(judge, RubricPrompt(s, rb, rep.Text), c.subTask(s), results.RoleJudge, judge.Name))
+			calls = append(calls, call(judge, prompt, c.subTask(s), results.RoleJudge, judge.Name))
 			jrefs = append(jrefs, jref{kind: 1, sys: rf.sys, task: rf.task, judge: j})
 		}
 		refs, claims := ParseReport(rep.Text, cfg.MaxClaims)
@@ -493,30 +506,6 @@ func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []d
 	return out
 }
 
-// sourceScores computes S_t of every sourced report: the mean over dated
-// references of authority x exp(-alpha x age in days) at the reference
-// date; 0 with none.
-func (r *run) sourceScores() {
-	r.source = make([][]float64, len(r.systems))
-	for si, outs := range r.subRes {
-		r.source[si] = make([]float64, len(outs))
-		for ti, out := range outs {
-			if !out.sourced {
-				r.source[si][ti] = math.NaN()
-				continue
-			}
-			sum := 0.0
-			for _, ref := range out.refs {
-				sum += r.o.tiers[ref.tier-1] * math.Exp(-r.o.alpha*ref.age)
-			}
-			if len(out.refs) > 0 {
-				sum /= float64(len(out.refs))
-			}
-			r.source[si][ti] = sum
-		}
-	}
-}
-
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // clip shortens s to at most n bytes on a rune boundary, saying so.
@@ -538,7 +527,7 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // layout.
 func (r *run) privateTable() {
 	p := &run{collection: r.private, o: r.o}
-	p.sourceScores()
+	p.prepare()
 	t := &analysis.Table{Benchmark: Name, Name: "private_holdout", Title: "ICBCBench private hold-out set",
 		Caption: "Scores on the private hold-out tasks (points), same layout as the main results.",
 		Columns: []analysis.Column{colSystem, colGroup,

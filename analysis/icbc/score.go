@@ -38,59 +38,109 @@ func pct(num, den float64) float64 {
 	return 100 * num / den
 }
 
+// An objCell is one answer's part in the sums of score: judged, correct,
+// judged text-only, correct text-only (each 0 or 1).
+type objCell struct{ n, c, nt, ct float64 }
+
+// A subCell is one report's part in the sums of score; a part that does
+// not apply is 0 (adding 0 leaves a sum unchanged).
+type subCell struct {
+	e, eN    float64 // expert score, 1 when scored
+	p, pN    float64 // expert score and 1 when above 0
+	share    float64 // supported / judged claims
+	cN       float64 // 1 when citations were evaluated
+	sup, jud float64 // supported and judged claims
+	src, sN  float64 // S_t, 1 when evaluated
+}
+
+// prepare computes every output's cells under the settings, the source
+// score S_t included: the mean over dated references of authority x
+// exp(-alpha x age in days) at the reference date; 0 with none.
+func (r *run) prepare() {
+	r.objCells = make([][]objCell, len(r.systems))
+	r.subCells = make([][]subCell, len(r.systems))
+	for si := range r.systems {
+		r.objCells[si] = make([]objCell, len(r.obj))
+		for ti, out := range r.objRes[si] {
+			if out.missing {
+				continue
+			}
+			x := &r.objCells[si][ti]
+			text := r.obj[ti].TextOnly()
+			x.n = 1
+			if text {
+				x.nt = 1
+			}
+			if out.correct {
+				x.c = 1
+				if text {
+					x.ct = 1
+				}
+			}
+		}
+		r.subCells[si] = make([]subCell, len(r.sub))
+		for ti, out := range r.subRes[si] {
+			x := &r.subCells[si][ti]
+			if !math.IsNaN(out.expert) {
+				x.e, x.eN = out.expert, 1
+				if out.expert > 0 {
+					x.p, x.pN = out.expert, 1
+				}
+			}
+			if out.judged >= 0 {
+				if out.judged > 0 { // tasks without judged citations score 0
+					x.share = float64(out.support) / float64(out.judged)
+				}
+				x.cN, x.sup, x.jud = 1, float64(out.support), float64(out.judged)
+			}
+			if out.sourced {
+				sum := 0.0
+				for _, ref := range out.refs {
+					sum += r.o.tiers[ref.tier-1] * math.Exp(-r.o.alpha*ref.age)
+				}
+				if len(out.refs) > 0 {
+					sum /= float64(len(out.refs))
+				}
+				x.src, x.sN = sum, 1
+			}
+		}
+	}
+}
+
 // score computes system si's scores over the given objective and
 // subjective task indices (a task may repeat, as in a bootstrap
 // resample).
 func (r *run) score(si int, obj, sub []int) trackScore {
 	var t trackScore
 	sys := &r.systems[si]
-	var n, c, nt, ct float64
+	var o objCell
+	oc := r.objCells[si]
 	for _, i := range obj {
-		out := &r.objRes[si][i]
-		if out.missing {
-			continue
-		}
-		n++
-		if r.obj[i].TextOnly() {
-			nt++
-		}
-		if out.correct {
-			c++
-			if r.obj[i].TextOnly() {
-				ct++
-			}
-		}
+		x := &oc[i]
+		o.n += x.n
+		o.c += x.c
+		o.nt += x.nt
+		o.ct += x.ct
 	}
-	t.objAll, t.objText = pct(c, n), pct(ct, nt)
-	var eSum, eN, pSum, pN, cSum, cN, sup, jud, sSum, sN float64
+	t.objAll, t.objText = pct(o.c, o.n), pct(o.ct, o.nt)
+	var s subCell
+	sc := r.subCells[si]
 	for _, i := range sub {
-		out := &r.subRes[si][i]
-		if !math.IsNaN(out.expert) {
-			eSum += out.expert
-			eN++
-			if out.expert > 0 {
-				pSum += out.expert
-				pN++
-			}
-		}
-		if out.judged >= 0 {
-			share := 0.0 // tasks without judged citations score 0
-			if out.judged > 0 {
-				share = float64(out.support) / float64(out.judged)
-			}
-			cSum += share
-			cN++
-			sup += float64(out.support)
-			jud += float64(out.judged)
-		}
-		if src := r.source[si][i]; !math.IsNaN(src) {
-			sSum += src
-			sN++
-		}
+		x := &sc[i]
+		s.e += x.e
+		s.eN += x.eN
+		s.p += x.p
+		s.pN += x.pN
+		s.share += x.share
+		s.cN += x.cN
+		s.sup += x.sup
+		s.jud += x.jud
+		s.src += x.src
+		s.sN += x.sN
 	}
-	t.expertAll = nanDiv(eSum, eN)
-	t.expertPo = nanDiv(pSum, pN)
-	if eN > 0 && pN == 0 {
+	t.expertAll = nanDiv(s.e, s.eN)
+	t.expertPo = nanDiv(s.p, s.pN)
+	if s.eN > 0 && s.pN == 0 {
 		t.expertPo = 0
 	}
 	t.expert = t.expertAll
@@ -99,16 +149,16 @@ func (r *run) score(si int, obj, sub []int) trackScore {
 	}
 	t.citation, t.source = math.NaN(), math.NaN()
 	if sys.Citation {
-		t.citation = 100 * nanDiv(cSum, cN)
+		t.citation = 100 * nanDiv(s.share, s.cN)
 		if r.o.pooled {
-			t.citation = 100 * nanDiv(sup, jud)
-			if cN > 0 && jud == 0 {
+			t.citation = 100 * nanDiv(s.sup, s.jud)
+			if s.cN > 0 && s.jud == 0 {
 				t.citation = 0
 			}
 		}
 	}
 	if sys.Source {
-		t.source = 100 * nanDiv(sSum, sN)
+		t.source = 100 * nanDiv(s.src, s.sN)
 	}
 	w := r.o.weights
 	t.subjective = w.Expert * t.expert
