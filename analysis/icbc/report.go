@@ -163,7 +163,9 @@ func urlEnd(s string, i int) int {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-func isWord(c byte) bool { return isDigit(c) || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isWord(c byte) bool {
+	return isDigit(c) || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
 // findDate returns the first YYYY-MM-DD of s standing apart from letters,
 // digits and underscores, or "".
