@@ -248,22 +248,25 @@ func ParseCitations(s string, ids []string) (map[string]Citation, []string, erro
 	if len(s) > MaxResponse {
 		s = s[:MaxResponse]
 	}
-	var resp struct {
-		Verdicts []Citation `json:"verdicts"`
-	}
-	ok := false
-	for _, c := range []string{s, fullWidth.Replace(s)} {
-		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil {
-			ok = true
-			break
+	verdicts, ok := scanCitations(jsonObject(s))
+	if !ok {
+		var resp struct {
+			Verdicts []Citation `json:"verdicts"`
 		}
+		for _, c := range []string{s, fullWidth.Replace(s)} {
+			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil {
+				ok = true
+				break
+			}
+		}
+		verdicts = resp.Verdicts
 	}
 	if !ok {
 		return nil, nil, errors.New("citations: no JSON object with verdicts")
 	}
 	out := map[string]Citation{}
 	var notes []string
-	for _, v := range resp.Verdicts {
+	for _, v := range verdicts {
 		if !slices.Contains(ids, v.ID) {
 			continue
 		}
@@ -286,6 +289,33 @@ func ParseCitations(s string, ids []string) (map[string]Citation, []string, erro
 	return out, notes, nil
 }
 
+// scanCitations reads a plain citation judge object; ok is false when
+// obj is not plain.
+func scanCitations(obj string) ([]Citation, bool) {
+	p := newScanner(obj)
+	var out []Citation
+	p.object([]string{"verdicts"}, func(int) {
+		p.array(func() {
+			var c Citation
+			p.object([]string{"id", "verdict", "reason"}, func(k int) {
+				switch k {
+				case 0:
+					c.ID = p.str()
+				case 1:
+					c.Verdict = p.str()
+				case 2:
+					c.Reason = p.str()
+				}
+			})
+			out = append(out, c)
+		})
+	})
+	if !p.end() {
+		return nil, false
+	}
+	return out, true
+}
+
 // A SubScore is the rubric judge's score of one sub-dimension.
 type SubScore struct {
 	ID            string  `json:"id"`
@@ -302,18 +332,25 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 	if len(s) > MaxResponse {
 		s = s[:MaxResponse]
 	}
-	var resp struct {
-		Scores []struct {
-			ID            string          `json:"id"`
-			Score         json.RawMessage `json:"score"`
-			Justification string          `json:"justification"`
-		} `json:"scores"`
-	}
-	ok := false
-	for _, c := range []string{s, fullWidth.Replace(s)} {
-		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil && len(resp.Scores) > 0 {
-			ok = true
-			break
+	scores, ok := scanScores(jsonObject(s))
+	if !ok {
+		var resp struct {
+			Scores []struct {
+				ID            string          `json:"id"`
+				Score         json.RawMessage `json:"score"`
+				Justification string          `json:"justification"`
+			} `json:"scores"`
+		}
+		for _, c := range []string{s, fullWidth.Replace(s)} {
+			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil && len(resp.Scores) > 0 {
+				ok = true
+				break
+			}
+		}
+		for _, x := range resp.Scores {
+			var v any
+			err := json.Unmarshal(x.Score, &v)
+			scores = append(scores, rawScore{id: x.ID, justification: x.Justification, score: v, text: string(x.Score), bad: err != nil})
 		}
 	}
 	if !ok {
@@ -321,19 +358,18 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 	}
 	got := map[string]SubScore{}
 	var notes []string
-	for _, x := range resp.Scores {
-		id := strings.TrimSpace(x.ID)
-		var v any
-		if err := json.Unmarshal(x.Score, &v); err != nil {
+	for _, x := range scores {
+		id := strings.TrimSpace(x.id)
+		if x.bad {
 			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score", id))
 			continue
 		}
-		f, present, err := number(v)
+		f, present, err := number(x.score)
 		if err != nil || !present {
-			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score %s", id, x.Score))
+			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score %s", id, x.text))
 			continue
 		}
-		got[id] = SubScore{ID: id, Score: f, Justification: x.Justification}
+		got[id] = SubScore{ID: id, Score: f, Justification: x.justification}
 	}
 	var out []SubScore
 	for _, sd := range r.Subs() {
@@ -350,6 +386,42 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 		out = append(out, sc)
 	}
 	return out, notes, nil
+}
+
+// A rawScore is one entry of a rubric judge's scores.
+type rawScore struct {
+	id, justification string
+	score             any    // the score as encoding/json decodes it
+	text              string // its JSON text
+	bad               bool   // no JSON value
+}
+
+// scanScores reads a plain rubric judge object with at least one score;
+// ok is false otherwise.
+func scanScores(obj string) ([]rawScore, bool) {
+	p := newScanner(obj)
+	var out []rawScore
+	p.object([]string{"scores"}, func(int) {
+		p.array(func() {
+			x := rawScore{bad: true} // until a score is read
+			p.object([]string{"id", "score", "justification"}, func(k int) {
+				switch k {
+				case 0:
+					x.id = p.str()
+				case 1:
+					x.score, x.text = p.value()
+					x.bad = false
+				case 2:
+					x.justification = p.str()
+				}
+			})
+			out = append(out, x)
+		})
+	})
+	if !p.end() || len(out) == 0 {
+		return nil, false
+	}
+	return out, true
 }
 
 // sentences splits a line into sentences: at 。！？ always, at . ! ? when
