@@ -108,11 +108,8 @@ func (r *run) prepare() {
 }
 
 // score computes system si's scores over the given objective and
-// subjective task indices (a task may repeat, as in a bootstrap
-// resample).
+// subjective task indices.
 func (r *run) score(si int, obj, sub []int) trackScore {
-	var t trackScore
-	sys := &r.systems[si]
 	var o objCell
 	oc := r.objCells[si]
 	for _, i := range obj {
@@ -122,7 +119,6 @@ func (r *run) score(si int, obj, sub []int) trackScore {
 		o.nt += x.nt
 		o.ct += x.ct
 	}
-	t.objAll, t.objText = pct(o.c, o.n), pct(o.ct, o.nt)
 	var s subCell
 	sc := r.subCells[si]
 	for _, i := range sub {
@@ -138,6 +134,14 @@ func (r *run) score(si int, obj, sub []int) trackScore {
 		s.src += x.src
 		s.sN += x.sN
 	}
+	return r.finish(si, &o, &s)
+}
+
+// finish computes system si's scores from the sums of its cells.
+func (r *run) finish(si int, o *objCell, s *subCell) trackScore {
+	var t trackScore
+	sys := &r.systems[si]
+	t.objAll, t.objText = pct(o.c, o.n), pct(o.ct, o.nt)
 	t.expertAll = nanDiv(s.e, s.eN)
 	t.expertPo = nanDiv(s.p, s.pN)
 	if s.eN > 0 && s.pN == 0 {
@@ -182,6 +186,54 @@ func nanDiv(a, b float64) float64 {
 // interval is a bootstrap percentile interval.
 type interval struct{ lo, hi float64 }
 
+// A bootCell is the part of one output in the sums the bootstrap needs
+// for an overall score: the expert and citation sums the settings
+// choose (see finish), and the source sums.
+type bootCell struct {
+	ex, exN, eN   float64 // expert sum and count as averaged, count scored
+	cit, citN, cN float64 // citation sum and count as averaged, count evaluated
+	src, sN       float64
+}
+
+// bootCells returns the bootstrap cells of the subjective tasks by
+// [task][system].
+func (r *run) bootCells() [][]bootCell {
+	out := make([][]bootCell, len(r.sub))
+	for ti := range out {
+		out[ti] = make([]bootCell, len(r.systems))
+		for si := range r.systems {
+			x, b := &r.subCells[si][ti], &out[ti][si]
+			b.ex, b.exN, b.eN = x.e, x.eN, x.eN
+			if r.o.positive {
+				b.ex, b.exN = x.p, x.pN
+			}
+			b.cit, b.citN, b.cN = x.share, x.cN, x.cN
+			if r.o.pooled {
+				b.cit, b.citN = x.sup, x.jud
+			}
+			b.src, b.sN = x.src, x.sN
+		}
+	}
+	return out
+}
+
+// overall is system si's overall score from bootstrap sums: finish's
+// overall over the same sums.
+func (r *run) overall(si int, o *objCell, b *bootCell) float64 {
+	s := subCell{eN: b.eN, cN: b.cN, src: b.src, sN: b.sN}
+	if r.o.positive {
+		s.p, s.pN = b.ex, b.exN
+	} else {
+		s.e = b.ex
+	}
+	if r.o.pooled {
+		s.sup, s.jud = b.cit, b.citN
+	} else {
+		s.share = b.cit
+	}
+	return r.finish(si, o, &s).overall
+}
+
 // bootstrap resamples tasks: every replicate draws, with replacement, the
 // objective and subjective tasks of each language once, the same draw for
 // every system (paired across systems). It returns per system the
@@ -206,16 +258,56 @@ func (r *run) bootstrap() (delta, overall []interval) {
 		}
 		return buf
 	}
+	// Objective cells by [task][system]; sums run over the draw in order,
+	// system by system, as score's do.
+	objRows := make([][]objCell, len(r.obj))
+	for ti := range objRows {
+		objRows[ti] = make([]objCell, ns)
+		for si := range ns {
+			objRows[ti][si] = objCell{n: r.objCells[si][ti].n, c: r.objCells[si][ti].c}
+		}
+	}
+	subRows := r.bootCells()
+	os, ss := make([]objCell, ns), make([]bootCell, ns)
+	sums := func(obj, sub []int) {
+		clear(os)
+		clear(ss)
+		for _, i := range obj {
+			for si, x := range objRows[i] {
+				os[si].n += x.n
+				os[si].c += x.c
+			}
+		}
+		for _, i := range sub {
+			for si := range subRows[i] {
+				x, s := &subRows[i][si], &ss[si]
+				s.ex += x.ex
+				s.exN += x.exN
+				s.eN += x.eN
+				s.cit += x.cit
+				s.citN += x.citN
+				s.cN += x.cN
+				s.src += x.src
+				s.sN += x.sN
+			}
+		}
+	}
+	en := make([]float64, ns)
 	ds := make([][]float64, ns)
-	os := make([][]float64, ns)
+	ms := make([][]float64, ns)
 	var b1, b2, b3, b4 []int
 	for range r.o.reps {
 		b1, b2, b3, b4 = draw(eo, b1), draw(es, b2), draw(zo, b3), draw(zs, b4)
-		for si := range r.systems {
-			en, zh := r.score(si, b1, b2).overall, r.score(si, b3, b4).overall
-			if d := en - zh; !math.IsNaN(d) {
+		sums(b1, b2)
+		for si := range ns {
+			en[si] = r.overall(si, &os[si], &ss[si])
+		}
+		sums(b3, b4)
+		for si := range ns {
+			zh := r.overall(si, &os[si], &ss[si])
+			if d := en[si] - zh; !math.IsNaN(d) {
 				ds[si] = append(ds[si], d)
-				os[si] = append(os[si], (en+zh)/2)
+				ms[si] = append(ms[si], (en[si]+zh)/2)
 			}
 		}
 	}
@@ -224,7 +316,7 @@ func (r *run) bootstrap() (delta, overall []interval) {
 			continue
 		}
 		delta[si] = quantiles(ds[si])
-		overall[si] = quantiles(os[si])
+		overall[si] = quantiles(ms[si])
 	}
 	return
 }
