@@ -253,14 +253,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 	var calls []results.Call
 	type ref struct{ sys, task int }
 	var objRefs, subRefs []ref
-	solver := map[string]string{} // answer-format suffix by language
-	for l, t := range c.in.Prompts.Answer {
-		solver[l] = Format(t, nil)
-	}
-	judge := map[string]template{} // judge prompt by language
-	for _, l := range langs {
-		judge[l] = judgeTemplate(c.in.Prompts.Judge[l])
-	}
+	judge := map[string]template{} // judge prompts by language, parsed when needed
 	heads := make([]string, len(c.sub)) // rubric prompt heads by task, "" until needed
 	for si := range c.systems {
 		sys := &c.systems[si]
@@ -276,7 +269,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		}
 		if sys.Does("objective") {
 			for ti, o := range c.obj {
-				calls = append(calls, call(sys.Model, o.Question+"\n\n"+solver[o.Language], c.objTask(o), results.RoleSystem, sys.Name))
+				calls = append(calls, call(sys.Model, SolverPrompt(o, &c.in.Prompts), c.objTask(o), results.RoleSystem, sys.Name))
 				objRefs = append(objRefs, ref{si, ti})
 			}
 		}
@@ -314,6 +307,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		tmpl, ok := judge[o.Language]
 		if !ok {
 			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
+			judge[o.Language] = tmpl
 		}
 		calls = append(calls, call(cfg.ObjectiveJudge, tmpl.fill(judgeVars(o, rep.Text)), c.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
 		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
