@@ -253,7 +253,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 	var calls []results.Call
 	type ref struct{ sys, task int }
 	var objRefs, subRefs []ref
-	judge := map[string]template{} // judge prompts by language, parsed when needed
+	judge := map[string]template{}      // judge prompts by language, parsed when needed
 	heads := make([]string, len(c.sub)) // rubric prompt heads by task, "" until needed
 	for si := range c.systems {
 		sys := &c.systems[si]
