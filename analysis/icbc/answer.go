@@ -41,6 +41,20 @@ func (a Answer) String() string { return strings.Join(a, ", ") }
 // written: {name} is replaced by vars[name], {{ and }} become { and }.
 // Unknown names are left as they are.
 func Format(tmpl string, vars map[string]string) string {
+	return parseTemplate(tmpl, func(name string) bool { _, ok := vars[name]; return ok }).fill(vars)
+}
+
+// A template is a str.format template split at its known fields:
+// text[0] field[0] text[1] ... field[n-1] text[n].
+type template struct {
+	text  []string
+	field []string
+}
+
+// parseTemplate splits tmpl at the fields named by known, undoing {{ and
+// }} in the text between them.
+func parseTemplate(tmpl string, known func(string) bool) template {
+	var t template
 	var b strings.Builder
 	for i := 0; i < len(tmpl); i++ {
 		c := tmpl[i]
@@ -54,8 +68,10 @@ func Format(tmpl string, vars map[string]string) string {
 		case c == '{':
 			end := strings.IndexByte(tmpl[i:], '}')
 			if end > 0 {
-				if v, ok := vars[tmpl[i+1:i+end]]; ok {
-					b.WriteString(v)
+				if name := tmpl[i+1 : i+end]; known(name) {
+					t.text = append(t.text, b.String())
+					t.field = append(t.field, name)
+					b.Reset()
 					i += end
 					continue
 				}
@@ -65,5 +81,25 @@ func Format(tmpl string, vars map[string]string) string {
 			b.WriteByte(c)
 		}
 	}
+	t.text = append(t.text, b.String())
+	return t
+}
+
+// fill writes the template with its fields replaced by vars.
+func (t template) fill(vars map[string]string) string {
+	n := 0
+	for _, s := range t.text {
+		n += len(s)
+	}
+	for _, f := range t.field {
+		n += len(vars[f])
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, f := range t.field {
+		b.WriteString(t.text[i])
+		b.WriteString(vars[f])
+	}
+	b.WriteString(t.text[len(t.field)])
 	return b.String()
 }

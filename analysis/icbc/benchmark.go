@@ -30,53 +30,96 @@ var langs = []string{"en", "zh"}
 
 // objOutcome is one system's result on one objective task.
 type objOutcome struct {
-	missing  bool
-	parsed   bool
-	correct  bool
-	conf     float64
+	missing bool
+	parsed  bool
+	correct bool
+	conf    float64
+}
+
+// subOutcome is one system's result on one subjective task.
+type subOutcome struct {
+	expert  float64 // NaN when not scored
+	judged  int     // claims with a supported/unsupported verdict; -1 when not evaluated
+	support int
+	// sourced is true when the report gets a source score; refs are then
+	// its dated references.
+	sourced bool
+	refs    []datedRef
+}
+
+// A datedRef is what the source score needs of a dated reference: its
+// age in days at the reference date (at least 0) and its authority tier.
+type datedRef struct {
+	age  float64
+	tier int
+}
+
+// objText and subText keep what the details show of one output while
+// the replies are read.
+type objText struct {
 	answer   results.Reply
 	verdict  Verdict
 	judgeRaw string
 }
 
-// subOutcome is one system's result on one subjective task.
-type subOutcome struct {
-	missing  bool    // no report
-	expert   float64 // NaN when not scored
-	subs     []SubScore
-	judged   int // claims with a supported/unsupported verdict; -1 when not evaluated
-	support  int
-	citNote  string
-	source   float64 // S_t; NaN when not evaluated
+type subText struct {
+	present  bool // the system wrote a report
 	report   string
-	judgeRaw string
 	verdicts []analysis.Verdict
 }
 
-// run holds one analysis in progress.
-type run struct {
+// A collection is what Collect gathered: the selected tasks, the parsed
+// rubrics and replies, and everything of the result that no knob changes
+// (details, problems, the expert groups of the human comparison).
+type collection struct {
 	in      *Inputs
-	o       *settings
 	systems []System // sorted by name
 	obj     []*Objective
 	sub     []*Subjective
 	rubrics map[string]*Rubric
 	objRes  [][]objOutcome // [system][objective task]
 	subRes  [][]subOutcome // [system][subjective task]
-	res     *analysis.Result
 	// prefix starts the task names of a private hold-out run ("private/").
 	prefix string
+	// objDomain is the index in Config.Domains of each objective task's
+	// domain, -1 for none.
+	objDomain []int
+	// human are the task groups kept for the human comparison.
+	human                 []humanGroup
+	humanKept, humanSkips int
+	// problems (sorted, unique) and details (sorted by task and system)
+	// are final, private tasks included.
+	problems  []string
+	details   []analysis.Detail
+	missing   int
+	synthetic bool
+	// private is the private hold-out collection, or nil.
+	private *collection
+
+	// Used while collecting only.
+	objText [][]objText
+	subText [][]subText
 	// llmScores are the rubric judges' totals by (task id, system), in
 	// judge order, NaN when not scored.
 	llmScores map[[2]string][]float64
 }
 
-func (r *run) problem(format string, args ...any) {
+// run holds one scoring in progress.
+type run struct {
+	*collection
+	o   *settings
+	res *analysis.Result
+	// objCells and subCells are [system][task] parts of the sums of score.
+	objCells [][]objCell
+	subCells [][]subCell
+}
+
+func (c *collection) problem(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	if r.prefix != "" && !strings.HasPrefix(msg, r.prefix) && !strings.Contains(msg, " task "+r.prefix) {
-		msg = r.prefix + " " + msg
+	if c.prefix != "" && !strings.HasPrefix(msg, c.prefix) && !strings.Contains(msg, " task "+c.prefix) {
+		msg = c.prefix + " " + msg
 	}
-	r.res.Problems = append(r.res.Problems, msg)
+	c.problems = append(c.problems, msg)
 }
 
 func idLess(a, b string) int {
@@ -88,131 +131,162 @@ func idLess(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-// Run loads the inputs, answers the calls and scores them.
-func (b Benchmark) run(ctx context.Context, in analysis.Input) (*analysis.Result, error) {
-	if in.Bundle == nil {
-		return nil, fmt.Errorf("%s: no bundle", Name)
-	}
-	if err := in.Settings.Validate(b); err != nil {
+// Analyze runs the benchmark over loaded inputs: Collect and Score in one.
+func Analyze(ctx context.Context, inputs *Inputs, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
+	if _, err := parseSettings(s, &inputs.Config); err != nil {
 		return nil, err
 	}
-	inputs, err := Load(in.Bundle.Inputs(Name))
-	if err != nil {
-		return nil, err
-	}
-	return Analyze(ctx, inputs, in.Answer, in.Settings)
+	return score(collect(ctx, inputs, ans), s)
 }
 
-// Analyze runs the benchmark over loaded inputs.
-func Analyze(ctx context.Context, inputs *Inputs, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
-	o, err := parseSettings(s, &inputs.Config)
+// collect selects the tasks, parses the rubrics, answers every call
+// (private hold-out set included) and keeps the parsed replies.
+func collect(ctx context.Context, inputs *Inputs, ans results.Answerer) *collection {
+	c := newCollection(inputs, "")
+	c.answer(ctx, ans)
+	c.domainsOf()
+	c.humanGroups()
+	c.makeDetails()
+	if len(inputs.PrivateObjectives)+len(inputs.PrivateSubjectives) > 0 {
+		pin := *inputs
+		pin.Objectives, pin.Subjectives, pin.Human = inputs.PrivateObjectives, inputs.PrivateSubjectives, nil
+		pin.Config.ObjectiveTasks, pin.Config.SubjectiveTasks = nil, nil
+		p := newCollection(&pin, "private/")
+		p.answer(ctx, ans)
+		p.makeDetails()
+		c.problems = append(c.problems, p.problems...)
+		c.details = append(c.details, p.details...)
+		c.missing += p.missing
+		c.synthetic = c.synthetic || p.synthetic
+		p.problems, p.details = nil, nil
+		c.private = p
+	}
+	slices.Sort(c.problems)
+	c.problems = slices.Compact(c.problems)
+	slices.SortFunc(c.details, func(a, b analysis.Detail) int {
+		return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.System, b.System))
+	})
+	return c
+}
+
+func newCollection(in *Inputs, prefix string) *collection {
+	c := &collection{in: in, prefix: prefix, rubrics: map[string]*Rubric{}}
+	c.systems = slices.Clone(in.Config.Systems)
+	slices.SortFunc(c.systems, func(a, b System) int { return strings.Compare(a.Name, b.Name) })
+	c.selectTasks()
+	c.parseRubrics()
+	return c
+}
+
+// score computes the result of c under settings s without changing c.
+func score(c *collection, s analysis.Settings) (*analysis.Result, error) {
+	o, err := parseSettings(s, &c.in.Config)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{in: inputs, o: o, rubrics: map[string]*Rubric{},
-		res: &analysis.Result{Benchmark: Name, Title: "ICBCBench", Headline: "main_results"}}
-	r.systems = slices.Clone(inputs.Config.Systems)
-	slices.SortFunc(r.systems, func(a, b System) int { return strings.Compare(a.Name, b.Name) })
-	r.selectTasks()
-	r.parseRubrics()
-	r.answer(ctx, ans)
+	r := &run{collection: c, o: o, res: &analysis.Result{Benchmark: Name, Title: "ICBCBench", Headline: "main_results",
+		Problems: slices.Clone(c.problems), Details: slices.Clone(c.details), Missing: c.missing, Synthetic: c.synthetic}}
+	r.prepare()
 	r.tables()
-	if len(inputs.PrivateObjectives)+len(inputs.PrivateSubjectives) > 0 {
-		r.private(ctx, ans)
+	if c.private != nil {
+		r.privateTable()
 	}
-	slices.Sort(r.res.Problems)
-	r.res.Problems = slices.Compact(r.res.Problems)
-	slices.SortFunc(r.res.Details, func(a, b analysis.Detail) int {
-		return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.System, b.System))
-	})
 	return r.res, nil
 }
 
-func (r *run) selectTasks() {
+func (c *collection) selectTasks() {
 	want := func(ids []string, id string) bool { return len(ids) == 0 || slices.Contains(ids, id) }
-	for i := range r.in.Objectives {
-		if o := &r.in.Objectives[i]; want(r.in.Config.ObjectiveTasks, o.ID) {
-			r.obj = append(r.obj, o)
+	for i := range c.in.Objectives {
+		if o := &c.in.Objectives[i]; want(c.in.Config.ObjectiveTasks, o.ID) {
+			c.obj = append(c.obj, o)
 		}
 	}
-	for i := range r.in.Subjectives {
-		if s := &r.in.Subjectives[i]; want(r.in.Config.SubjectiveTasks, s.ID) {
-			r.sub = append(r.sub, s)
+	for i := range c.in.Subjectives {
+		if s := &c.in.Subjectives[i]; want(c.in.Config.SubjectiveTasks, s.ID) {
+			c.sub = append(c.sub, s)
 		}
 	}
-	slices.SortFunc(r.obj, func(a, b *Objective) int { return cmp.Or(strings.Compare(a.Language, b.Language), idLess(a.ID, b.ID)) })
-	slices.SortFunc(r.sub, func(a, b *Subjective) int { return cmp.Or(strings.Compare(a.Language, b.Language), idLess(a.ID, b.ID)) })
+	slices.SortFunc(c.obj, func(a, b *Objective) int { return cmp.Or(strings.Compare(a.Language, b.Language), idLess(a.ID, b.ID)) })
+	slices.SortFunc(c.sub, func(a, b *Subjective) int { return cmp.Or(strings.Compare(a.Language, b.Language), idLess(a.ID, b.ID)) })
 }
 
-func (r *run) parseRubrics() {
-	for _, s := range r.in.Subjectives {
+func (c *collection) parseRubrics() {
+	for _, s := range c.in.Subjectives {
 		rb, err := ParseRubric(s.Criteria)
 		if err != nil {
-			r.problem("rubric %s: %v", s.ID, err)
+			c.problem("rubric %s: %v", s.ID, err)
 			continue
 		}
-		r.rubrics[s.ID] = rb
+		c.rubrics[s.ID] = rb
 		for _, p := range rb.Problems {
-			r.problem("rubric %s: %s", s.ID, p)
+			c.problem("rubric %s: %s", s.ID, p)
 		}
 	}
 }
 
 // objTask and subTask name a task in labels, details and problems:
 // "objective/en/12", "private/subjective/zh/3".
-func (r *run) objTask(o *Objective) string { return r.prefix + "objective/" + o.Language + "/" + o.ID }
+func (c *collection) objTask(o *Objective) string {
+	return c.prefix + "objective/" + o.Language + "/" + o.ID
+}
 
-func (r *run) subTask(s *Subjective) string {
-	return r.prefix + "subjective/" + s.Language + "/" + s.ID
+func (c *collection) subTask(s *Subjective) string {
+	return c.prefix + "subjective/" + s.Language + "/" + s.ID
 }
 
 // humanSample returns the (task, system) reports experts scored.
-func (r *run) humanSample() map[[2]string]bool {
+func (c *collection) humanSample() map[[2]string]bool {
 	m := map[[2]string]bool{}
-	for _, h := range r.in.Human {
+	for _, h := range c.in.Human {
 		m[[2]string{h.Task, h.System}] = true
 	}
 	return m
 }
 
 // answer makes the two rounds of calls: systems, then judges.
-func (r *run) answer(ctx context.Context, ans results.Answerer) {
-	cfg := &r.in.Config
-	r.objRes = make([][]objOutcome, len(r.systems))
-	r.subRes = make([][]subOutcome, len(r.systems))
+func (c *collection) answer(ctx context.Context, ans results.Answerer) {
+	cfg := &c.in.Config
+	c.objRes = make([][]objOutcome, len(c.systems))
+	c.subRes = make([][]subOutcome, len(c.systems))
+	c.objText = make([][]objText, len(c.systems))
+	c.subText = make([][]subText, len(c.systems))
 	var calls []results.Call
 	type ref struct{ sys, task int }
 	var objRefs, subRefs []ref
-	for si := range r.systems {
-		sys := &r.systems[si]
-		r.objRes[si] = make([]objOutcome, len(r.obj))
-		r.subRes[si] = make([]subOutcome, len(r.sub))
-		for ti := range r.subRes[si] {
-			r.subRes[si][ti] = subOutcome{missing: true, expert: math.NaN(), source: math.NaN(), judged: -1}
+	judge := map[string]template{}      // judge prompts by language, parsed when needed
+	heads := make([]string, len(c.sub)) // rubric prompt heads by task, "" until needed
+	for si := range c.systems {
+		sys := &c.systems[si]
+		c.objRes[si] = make([]objOutcome, len(c.obj))
+		c.subRes[si] = make([]subOutcome, len(c.sub))
+		c.objText[si] = make([]objText, len(c.obj))
+		c.subText[si] = make([]subText, len(c.sub))
+		for ti := range c.subRes[si] {
+			c.subRes[si][ti] = subOutcome{expert: math.NaN(), judged: -1}
 		}
-		for ti := range r.objRes[si] {
-			r.objRes[si][ti].missing = true
+		for ti := range c.objRes[si] {
+			c.objRes[si][ti].missing = true
 		}
 		if sys.Does("objective") {
-			for ti, o := range r.obj {
-				calls = append(calls, call(sys.Model, SolverPrompt(o, &r.in.Prompts), r.objTask(o), results.RoleSystem, sys.Name))
+			for ti, o := range c.obj {
+				calls = append(calls, call(sys.Model, SolverPrompt(o, &c.in.Prompts), c.objTask(o), results.RoleSystem, sys.Name))
 				objRefs = append(objRefs, ref{si, ti})
 			}
 		}
 	}
-	for si := range r.systems {
-		sys := &r.systems[si]
+	for si := range c.systems {
+		sys := &c.systems[si]
 		if sys.Does("subjective") {
-			for ti, s := range r.sub {
-				if r.rubrics[s.ID] == nil {
+			for ti, s := range c.sub {
+				if c.rubrics[s.ID] == nil {
 					continue
 				}
-				calls = append(calls, call(sys.Model, ReportPrompt(s), r.subTask(s), results.RoleSystem, sys.Name))
+				calls = append(calls, call(sys.Model, ReportPrompt(s), c.subTask(s), results.RoleSystem, sys.Name))
 				subRefs = append(subRefs, ref{si, ti})
 			}
 		}
 	}
-	replies := r.reply(ctx, ans, calls)
+	replies := c.reply(ctx, ans, calls)
 	objReplies, subReplies := replies[:len(objRefs)], replies[len(objRefs):]
 	// Round 2: judges (a fresh slice: the Answerer may keep the first).
 	calls = nil
@@ -221,76 +295,75 @@ func (r *run) answer(ctx context.Context, ans results.Answerer) {
 		sys   int
 		task  int
 		judge int
-		ids   []string
 	}
 	var jrefs []jref
 	for i, rf := range objRefs {
 		rep := objReplies[i]
-		out := &r.objRes[rf.sys][rf.task]
-		out.answer = rep
+		c.objText[rf.sys][rf.task].answer = rep
 		if rep.Err != nil {
 			continue
 		}
-		o := r.obj[rf.task]
-		calls = append(calls, call(cfg.ObjectiveJudge, JudgePrompt(o, &r.in.Prompts, rep.Text), r.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
+		o := c.obj[rf.task]
+		tmpl, ok := judge[o.Language]
+		if !ok {
+			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
+			judge[o.Language] = tmpl
+		}
+		calls = append(calls, call(cfg.ObjectiveJudge, tmpl.fill(judgeVars(o, rep.Text)), c.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
 		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
 	}
-	sample := r.humanSample()
-	refsOf := map[[2]int][]Reference{}
+	sample := c.humanSample()
 	claimsOf := map[[2]int][]Claim{}
 	for i, rf := range subRefs {
 		rep := subReplies[i]
-		out := &r.subRes[rf.sys][rf.task]
 		if rep.Err != nil {
 			continue
 		}
-		out.missing = false
-		out.report = rep.Text
-		s := r.sub[rf.task]
-		sys := &r.systems[rf.sys]
-		rb := r.rubrics[s.ID]
+		out := &c.subRes[rf.sys][rf.task]
+		c.subText[rf.sys][rf.task].present, c.subText[rf.sys][rf.task].report = true, rep.Text
+		s := c.sub[rf.task]
+		sys := &c.systems[rf.sys]
+		if heads[rf.task] == "" {
+			heads[rf.task] = rubricHead(s, c.rubrics[s.ID])
+		}
+		prompt := rubricPrompt(heads[rf.task], rep.Text) // the same for every judge
 		for j, judge := range cfg.RubricJudges {
 			if j > 0 && !sample[[2]string{s.ID, sys.Name}] {
 				break
 			}
-			calls = append(calls, call(judge, RubricPrompt(s, rb, rep.Text), r.subTask(s), results.RoleJudge, judge.Name))
+			calls = append(calls, call(judge, prompt, c.subTask(s), results.RoleJudge, judge.Name))
 			jrefs = append(jrefs, jref{kind: 1, sys: rf.sys, task: rf.task, judge: j})
 		}
 		refs, claims := ParseReport(rep.Text, cfg.MaxClaims)
-		refsOf[[2]int{rf.sys, rf.task}] = refs
 		if sys.Source {
-			out.source = r.sourceScore(refs, s, sys)
+			out.sourced, out.refs = true, c.datedRefs(refs, s, sys)
 		}
 		if sys.Citation {
 			if len(claims) == 0 {
-				out.judged, out.citNote = 0, "no cited claims"
+				out.judged = 0
 				continue
 			}
 			claimsOf[[2]int{rf.sys, rf.task}] = claims
-			var ids []string
-			for _, c := range claims {
-				ids = append(ids, c.ID)
-			}
-			calls = append(calls, call(cfg.CitationJudge, CitationPrompt(claims, refs), r.subTask(s), results.RoleJudge, cfg.CitationJudge.Name))
-			jrefs = append(jrefs, jref{kind: 2, sys: rf.sys, task: rf.task, ids: ids})
+			calls = append(calls, call(cfg.CitationJudge, CitationPrompt(claims, refs), c.subTask(s), results.RoleJudge, cfg.CitationJudge.Name))
+			jrefs = append(jrefs, jref{kind: 2, sys: rf.sys, task: rf.task})
 		}
 	}
-	replies = r.reply(ctx, ans, calls)
-	r.llmScores = map[[2]string][]float64{}
+	replies = c.reply(ctx, ans, calls)
+	c.llmScores = map[[2]string][]float64{}
 	for i, jr := range jrefs {
 		rep := replies[i]
 		switch jr.kind {
 		case 0:
-			r.scoreObjective(jr.sys, jr.task, rep)
+			c.scoreObjective(jr.sys, jr.task, rep)
 		case 1:
-			r.scoreRubric(jr.sys, jr.task, jr.judge, rep)
+			c.scoreRubric(jr.sys, jr.task, jr.judge, rep)
 		case 2:
-			r.scoreCitations(jr.sys, jr.task, jr.ids, claimsOf[[2]int{jr.sys, jr.task}], rep)
+			c.scoreCitations(jr.sys, jr.task, claimsOf[[2]int{jr.sys, jr.task}], rep)
 		}
 	}
 }
 
-func (r *run) reply(ctx context.Context, ans results.Answerer, calls []results.Call) []results.Reply {
+func (c *collection) reply(ctx context.Context, ans results.Answerer, calls []results.Call) []results.Reply {
 	if len(calls) == 0 {
 		return nil
 	}
@@ -301,49 +374,50 @@ func (r *run) reply(ctx context.Context, ans results.Answerer, calls []results.C
 	}
 	for i, rep := range replies[:len(calls)] {
 		if rep.Err != nil {
-			r.res.Missing++
-			r.problem("%s: no reply: %v", calls[i].Label, rep.Err)
+			c.missing++
+			c.problem("%s: no reply: %v", calls[i].Label, rep.Err)
 		}
 		if rep.Synthetic() {
-			r.res.Synthetic = true
+			c.synthetic = true
 		}
 	}
 	return replies[:len(calls)]
 }
 
-func (r *run) scoreObjective(si, ti int, rep results.Reply) {
-	out := &r.objRes[si][ti]
-	o := r.obj[ti]
+func (c *collection) scoreObjective(si, ti int, rep results.Reply) {
+	out := &c.objRes[si][ti]
+	o := c.obj[ti]
 	if rep.Err != nil {
 		return
 	}
 	out.missing = false
-	out.judgeRaw = rep.Text
+	c.objText[si][ti].judgeRaw = rep.Text
 	v, err := ParseVerdict(rep.Text)
 	if err != nil {
-		r.problem("%s %s: judge response counted incorrect: %v", r.objTask(o), r.systems[si].Name, err)
+		c.problem("%s %s: judge response counted incorrect: %v", c.objTask(o), c.systems[si].Name, err)
 		return
 	}
-	out.parsed, out.correct, out.conf, out.verdict = true, v.Correct, v.Confidence, v
+	out.parsed, out.correct, out.conf = true, v.Correct, v.Confidence
+	c.objText[si][ti].verdict = v
 	for _, n := range v.Notes {
-		r.problem("%s %s: judge response: %s", r.objTask(o), r.systems[si].Name, n)
+		c.problem("%s %s: judge response: %s", c.objTask(o), c.systems[si].Name, n)
 	}
 }
 
-func (r *run) scoreRubric(si, ti, judge int, rep results.Reply) {
-	out := &r.subRes[si][ti]
-	s := r.sub[ti]
-	name := r.in.Config.RubricJudges[judge].Name
+func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
+	out := &c.subRes[si][ti]
+	s := c.sub[ti]
+	name := c.in.Config.RubricJudges[judge].Name
 	if rep.Err != nil {
 		return
 	}
-	scores, notes, err := ParseRubricScores(rep.Text, r.rubrics[s.ID])
+	scores, notes, err := ParseRubricScores(rep.Text, c.rubrics[s.ID])
 	for _, n := range notes {
-		r.problem("%s %s: judge %s: %s", r.subTask(s), r.systems[si].Name, name, n)
+		c.problem("%s %s: judge %s: %s", c.subTask(s), c.systems[si].Name, name, n)
 	}
 	total := 0.0
 	if err != nil {
-		r.problem("%s %s: judge %s: response scored 0: %v", r.subTask(s), r.systems[si].Name, name, err)
+		c.problem("%s %s: judge %s: response scored 0: %v", c.subTask(s), c.systems[si].Name, name, err)
 		scores = nil
 	}
 	var why []string
@@ -351,41 +425,46 @@ func (r *run) scoreRubric(si, ti, judge int, rep results.Reply) {
 		total += sc.Score
 		why = append(why, fmt.Sprintf("%s: %g. %s", sc.ID, sc.Score, sc.Justification))
 	}
-	key := [2]string{s.ID, r.systems[si].Name}
-	if r.llmScores[key] == nil {
-		r.llmScores[key] = make([]float64, len(r.in.Config.RubricJudges))
-		for i := range r.llmScores[key] {
-			r.llmScores[key][i] = math.NaN()
+	key := [2]string{s.ID, c.systems[si].Name}
+	if c.llmScores[key] == nil {
+		c.llmScores[key] = make([]float64, len(c.in.Config.RubricJudges))
+		for i := range c.llmScores[key] {
+			c.llmScores[key][i] = math.NaN()
 		}
 	}
-	r.llmScores[key][judge] = total
-	out.verdicts = append(out.verdicts, analysis.Verdict{Judge: name, Verdict: fmt.Sprintf("%s/100", trimFloat(total)), Reasoning: clip(strings.Join(why, "\n"), 4000)})
+	c.llmScores[key][judge] = total
+	t := &c.subText[si][ti]
+	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(strings.Join(why, "\n"), 4000)})
 	if judge == 0 {
-		out.expert, out.subs, out.judgeRaw = total, scores, rep.Text
+		out.expert = total
 	}
 }
 
-func (r *run) scoreCitations(si, ti int, ids []string, claims []Claim, rep results.Reply) {
-	out := &r.subRes[si][ti]
-	s := r.sub[ti]
+func (c *collection) scoreCitations(si, ti int, claims []Claim, rep results.Reply) {
+	out := &c.subRes[si][ti]
+	s := c.sub[ti]
 	if rep.Err != nil {
 		return
 	}
-	name := r.in.Config.CitationJudge.Name
+	name := c.in.Config.CitationJudge.Name
+	ids := make([]string, len(claims))
+	for i, cl := range claims {
+		ids[i] = cl.ID
+	}
 	verdicts, notes, err := ParseCitations(rep.Text, ids)
 	for _, n := range notes {
-		r.problem("%s %s: citation judge: %s", r.subTask(s), r.systems[si].Name, n)
+		c.problem("%s %s: citation judge: %s", c.subTask(s), c.systems[si].Name, n)
 	}
 	if err != nil {
-		r.problem("%s %s: citation judge response unreadable, no claim judged: %v", r.subTask(s), r.systems[si].Name, err)
+		c.problem("%s %s: citation judge response unreadable, no claim judged: %v", c.subTask(s), c.systems[si].Name, err)
 		out.judged = 0
 		return
 	}
 	var why []string
 	unknown := 0
 	out.judged, out.support = 0, 0
-	for _, c := range claims {
-		v := verdicts[c.ID]
+	for _, cl := range claims {
+		v := verdicts[cl.ID]
 		switch v.Verdict {
 		case Supported:
 			out.support++
@@ -395,34 +474,30 @@ func (r *run) scoreCitations(si, ti int, ids []string, claims []Claim, rep resul
 		default:
 			unknown++
 		}
-		why = append(why, fmt.Sprintf("%s [%d] %s: %s", c.ID, c.Ref, v.Verdict, v.Reason))
+		why = append(why, fmt.Sprintf("%s [%d] %s: %s", cl.ID, cl.Ref, v.Verdict, v.Reason))
 	}
-	out.verdicts = append(out.verdicts, analysis.Verdict{Judge: name,
+	t := &c.subText[si][ti]
+	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name,
 		Verdict:   fmt.Sprintf("%d supported, %d unsupported, %d unknown", out.support, out.judged-out.support, unknown),
 		Reasoning: clip(strings.Join(why, "\n"), 4000)})
 }
 
-// sourceScore is S_t: the mean over dated references of authority x
-// exp(-alpha x age in days) at the reference date; 0 with none.
-func (r *run) sourceScore(refs []Reference, s *Subjective, sys *System) float64 {
-	sum, m := 0.0, 0
+// datedRefs returns the dated references of a report with their ages and
+// authority tiers.
+func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []datedRef {
+	var out []datedRef
 	for _, ref := range refs {
 		if ref.Date.IsZero() {
 			continue
 		}
-		age := r.in.RefDate.Sub(ref.Date).Hours() / 24
+		age := c.in.RefDate.Sub(ref.Date).Hours() / 24
 		if age < 0 {
-			r.problem("%s %s: reference [%d] dated %s after the reference date; age taken as 0", r.subTask(s), sys.Name, ref.N, ref.Date.Format("2006-01-02"))
+			c.problem("%s %s: reference [%d] dated %s after the reference date; age taken as 0", c.subTask(s), sys.Name, ref.N, ref.Date.Format("2006-01-02"))
 			age = 0
 		}
-		auth := r.o.tiers[r.in.Authority.Tier(ref.URL)-1]
-		sum += auth * math.Exp(-r.o.alpha*age)
-		m++
+		out = append(out, datedRef{age: age, tier: c.in.Authority.Tier(ref.URL)})
 	}
-	if m == 0 {
-		return 0
-	}
-	return sum / float64(m)
+	return out
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -441,16 +516,12 @@ func clip(s string, n int) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// private runs the private hold-out tasks with the same systems and
-// judges and adds the private_holdout table (the main_results layout).
-func (r *run) private(ctx context.Context, ans results.Answerer) {
-	pin := *r.in
-	pin.Objectives, pin.Subjectives, pin.Human = r.in.PrivateObjectives, r.in.PrivateSubjectives, nil
-	pin.Config.ObjectiveTasks, pin.Config.SubjectiveTasks = nil, nil
-	p := &run{in: &pin, o: r.o, prefix: "private/", systems: r.systems, rubrics: map[string]*Rubric{}, res: &analysis.Result{}}
-	p.selectTasks()
-	p.parseRubrics()
-	p.answer(ctx, ans)
+// privateTable adds the private_holdout table: the private hold-out
+// tasks scored with the same systems and judges, in the main_results
+// layout.
+func (r *run) privateTable() {
+	p := &run{collection: r.private, o: r.o}
+	p.prepare()
 	t := &analysis.Table{Benchmark: Name, Name: "private_holdout", Title: "ICBCBench private hold-out set",
 		Caption: "Scores on the private hold-out tasks (points), same layout as the main results.",
 		Columns: []analysis.Column{colSystem, colGroup,
@@ -464,28 +535,36 @@ func (r *run) private(ctx context.Context, ans results.Answerer) {
 		e, z := p.score(si, eo, es), p.score(si, zo, zs)
 		t.AddRow(row[0], row[1], num(e.objAll), num(e.subjective), num(e.overall), num(z.objAll), num(z.subjective), num(z.overall))
 	}
-	p.details()
 	r.res.Tables = append(r.res.Tables, t)
-	r.res.Problems = append(r.res.Problems, p.res.Problems...)
-	r.res.Details = append(r.res.Details, p.res.Details...)
-	r.res.Missing += p.res.Missing
-	r.res.Synthetic = r.res.Synthetic || p.res.Synthetic
 }
 
-// Collect is, for now, a whole run whose result is dropped; it keeps in
-// for Score, which runs again.
+// Collect loads the inputs, answers every call (the private hold-out set
+// included) and parses the replies. No knob changes the calls, so it
+// reads no setting; it only checks that every setting names a knob.
 func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
-	if _, err := b.run(ctx, in); err != nil {
+	if in.Bundle == nil {
+		return nil, fmt.Errorf("%s: no bundle", Name)
+	}
+	if err := in.Settings.Validate(b); err != nil {
 		return nil, err
 	}
-	return in, nil
+	inputs, err := Load(in.Bundle.Inputs(Name))
+	if err != nil {
+		return nil, err
+	}
+	return collect(ctx, inputs, in.Answer), nil
 }
 
-// Score runs the benchmark over the kept input under s.
+// Score scores a collection of Collect under s.
 func (b Benchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
-	in := c.(analysis.Input)
-	in.Settings = s
-	return b.run(ctx, in)
+	col, ok := c.(*collection)
+	if !ok {
+		return nil, fmt.Errorf("%s: score: not an %s collection: %T", Name, Name, c)
+	}
+	if err := s.Validate(b); err != nil {
+		return nil, err
+	}
+	return score(col, s)
 }
 
 // Run collects and scores under in.Settings.

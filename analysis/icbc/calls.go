@@ -26,11 +26,18 @@ func SolverPrompt(o *Objective, p *Prompts) string {
 
 // JudgePrompt is the authors' judge prompt for one response.
 func JudgePrompt(o *Objective, p *Prompts, response string) string {
-	return Format(p.Judge[o.Language], map[string]string{
-		"question":       o.Question,
-		"response":       response,
-		"correct_answer": o.Answer.String(),
+	return judgeTemplate(p.Judge[o.Language]).fill(judgeVars(o, response))
+}
+
+// judgeTemplate parses a judge prompt template at its fields.
+func judgeTemplate(tmpl string) template {
+	return parseTemplate(tmpl, func(name string) bool {
+		return name == "question" || name == "response" || name == "correct_answer"
 	})
+}
+
+func judgeVars(o *Objective, response string) map[string]string {
+	return map[string]string{"question": o.Question, "response": response, "correct_answer": o.Answer.String()}
 }
 
 // ReportPrompt is the user message of a subjective task.
@@ -39,6 +46,12 @@ func ReportPrompt(s *Subjective) string { return s.Question + citeSuffix[s.Langu
 // RubricPrompt asks a judge to score report against rubric r, one score
 // per sub-dimension with a justification.
 func RubricPrompt(s *Subjective, r *Rubric, report string) string {
+	return rubricPrompt(rubricHead(s, r), report)
+}
+
+// rubricHead is the part of a rubric prompt before the report: the same
+// for every report of a task.
+func rubricHead(s *Subjective, r *Rubric) string {
 	var b strings.Builder
 	b.WriteString("You are a senior financial research expert. Score the research report below strictly against the expert rubric. ")
 	b.WriteString("Give every sub-dimension listed under [sub-dimensions] a score between 0 and its maximum points, following the rubric's score bands, ")
@@ -47,8 +60,20 @@ func RubricPrompt(s *Subjective, r *Rubric, report string) string {
 	for _, sd := range r.Subs() {
 		fmt.Fprintf(&b, "%s %s (max %g)\n", sd.ID, sd.Name, sd.Points)
 	}
-	b.WriteString("\n[report]:\n" + report + "\n\n")
-	b.WriteString(`Output only valid JSON: {"scores": [{"id": "1.1", "score": <number>, "justification": "<string>"}, ...]} with one entry per sub-dimension.`)
+	b.WriteString("\n[report]:\n")
+	return b.String()
+}
+
+// rubricTail ends every rubric prompt.
+const rubricTail = "\n\n" + `Output only valid JSON: {"scores": [{"id": "1.1", "score": <number>, "justification": "<string>"}, ...]} with one entry per sub-dimension.`
+
+// rubricPrompt is a rubric prompt from its head and the report.
+func rubricPrompt(head, report string) string {
+	var b strings.Builder
+	b.Grow(len(head) + len(report) + len(rubricTail))
+	b.WriteString(head)
+	b.WriteString(report)
+	b.WriteString(rubricTail)
 	return b.String()
 }
 

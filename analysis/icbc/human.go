@@ -24,24 +24,21 @@ func (c *consistency) add(x, y []float64, tie float64) {
 	}
 }
 
-// humanConsistency compares expert and LLM-judge scores on the human
-// sample. A group is one task: its reports (systems) scored by the
-// experts who scored all of them and by every rubric judge. Groups whose
-// experts' ICC(2,1) is below 0 (or undefined) are excluded. Within a
-// group, every pair of experts (inter-expert), every pair of LLM judges
-// (inter-llm) and the experts' mean against each LLM judge (expert-llm)
-// give a Spearman rho, a pairwise agreement rate and an MAE over the
-// group's reports; the table shows the means over pairs and groups.
-func (r *run) humanConsistency() *analysis.Table {
-	t := &analysis.Table{Benchmark: Name, Name: "human_consistency", Title: "Human consistency",
-		Caption: "Spearman rho and pairwise agreement rate (higher is better) and MAE in points (lower is better) between experts and LLM judges, over report groups (one task each) whose expert ICC(2,1) is at least 0.",
-		Columns: []analysis.Column{{Name: "comparison", Title: "Comparison"},
-			{Name: "spearman", Title: "Spearman rho", Decimals: 3}, {Name: "par", Title: "PAR", Decimals: 3},
-			{Name: "mae", Title: "MAE", Unit: "pts", Decimals: 2},
-			{Name: "values", Title: "Values", Doc: "pairs x groups averaged"}}}
-	type key = [2]string
+// A humanGroup is one task of the human comparison: its reports
+// (systems) scored by the experts who scored all of them and by every
+// rubric judge.
+type humanGroup struct {
+	expert [][]float64 // [system][expert]
+	llm    [][]float64 // [system][judge]
+}
+
+// humanGroups finds the groups of the human comparison. A group is one
+// task: its reports scored by the experts who scored all of them and by
+// every rubric judge. Groups whose experts' ICC(2,1) is below 0 (or
+// undefined) are excluded.
+func (c *collection) humanGroups() {
 	byTask := map[string]map[string]map[string]float64{} // task -> system -> expert -> score
-	for _, h := range r.in.Human {
+	for _, h := range c.in.Human {
 		if byTask[h.Task] == nil {
 			byTask[h.Task] = map[string]map[string]float64{}
 		}
@@ -55,13 +52,10 @@ func (r *run) humanConsistency() *analysis.Table {
 		tasks = append(tasks, k)
 	}
 	slices.SortFunc(tasks, idLess)
-	var ee, ll, el consistency
-	kept, excluded := 0, 0
-	nj := len(r.in.Config.RubricJudges)
 	for _, task := range tasks {
 		var systems []string
 		for s := range byTask[task] {
-			if l := r.llmScores[key{task, s}]; l != nil && !slices.ContainsFunc(l, math.IsNaN) {
+			if l := c.llmScores[[2]string{task, s}]; l != nil && !slices.ContainsFunc(l, math.IsNaN) {
 				systems = append(systems, s)
 			}
 		}
@@ -82,37 +76,57 @@ func (r *run) humanConsistency() *analysis.Table {
 		}
 		slices.Sort(experts)
 		if len(systems) < 2 || len(experts) < 2 {
-			excluded++
-			r.problem("human consistency: task %s: fewer than 2 reports or 2 experts with complete scores; excluded", task)
+			c.humanSkips++
+			c.problem("human consistency: task %s: fewer than 2 reports or 2 experts with complete scores; excluded", task)
 			continue
 		}
-		m := make([][]float64, len(systems))
+		g := humanGroup{expert: make([][]float64, len(systems)), llm: make([][]float64, len(systems))}
 		for i, s := range systems {
 			for _, e := range experts {
-				m[i] = append(m[i], byTask[task][s][e])
+				g.expert[i] = append(g.expert[i], byTask[task][s][e])
 			}
+			g.llm[i] = c.llmScores[[2]string{task, s}]
 		}
-		icc, err := stats.ICC21(m)
+		icc, err := stats.ICC21(g.expert)
 		if err != nil || icc < 0 {
-			excluded++
-			r.problem("human consistency: task %s: expert ICC(2,1) %s; excluded", task, iccText(icc, err))
+			c.humanSkips++
+			c.problem("human consistency: task %s: expert ICC(2,1) %s; excluded", task, iccText(icc, err))
 			continue
 		}
-		kept++
-		col := func(j int, f func(i int) float64) []float64 {
-			out := make([]float64, len(systems))
-			for i := range systems {
+		c.humanKept++
+		c.human = append(c.human, g)
+	}
+}
+
+// humanConsistency compares expert and LLM-judge scores on the groups of
+// the human sample. Within a group, every pair of experts (inter-expert),
+// every pair of LLM judges (inter-llm) and the experts' mean against each
+// LLM judge (expert-llm) give a Spearman rho, a pairwise agreement rate
+// and an MAE over the group's reports; the table shows the means over
+// pairs and groups.
+func (r *run) humanConsistency() *analysis.Table {
+	t := &analysis.Table{Benchmark: Name, Name: "human_consistency", Title: "Human consistency",
+		Caption: "Spearman rho and pairwise agreement rate (higher is better) and MAE in points (lower is better) between experts and LLM judges, over report groups (one task each) whose expert ICC(2,1) is at least 0.",
+		Columns: []analysis.Column{{Name: "comparison", Title: "Comparison"},
+			{Name: "spearman", Title: "Spearman rho", Decimals: 3}, {Name: "par", Title: "PAR", Decimals: 3},
+			{Name: "mae", Title: "MAE", Unit: "pts", Decimals: 2},
+			{Name: "values", Title: "Values", Doc: "pairs x groups averaged"}}}
+	var ee, ll, el consistency
+	nj := len(r.in.Config.RubricJudges)
+	for _, g := range r.human {
+		col := func(f func(i int) float64) []float64 {
+			out := make([]float64, len(g.expert))
+			for i := range out {
 				out[i] = f(i)
 			}
 			return out
 		}
-		expert := func(j int) []float64 { return col(j, func(i int) float64 { return m[i][j] }) }
-		llm := func(j int) []float64 {
-			return col(j, func(i int) float64 { return r.llmScores[key{task, systems[i]}][j] })
-		}
-		meanExpert := col(0, func(i int) float64 { return stats.Mean(m[i]) })
-		for a := range experts {
-			for b := a + 1; b < len(experts); b++ {
+		expert := func(j int) []float64 { return col(func(i int) float64 { return g.expert[i][j] }) }
+		llm := func(j int) []float64 { return col(func(i int) float64 { return g.llm[i][j] }) }
+		meanExpert := col(func(i int) float64 { return stats.Mean(g.expert[i]) })
+		ne := len(g.expert[0])
+		for a := range ne {
+			for b := a + 1; b < ne; b++ {
 				ee.add(expert(a), expert(b), r.o.tie)
 			}
 		}
@@ -135,7 +149,7 @@ func (r *run) humanConsistency() *analysis.Table {
 		}
 		t.AddRow(analysis.Text(c.name), cell(c.c.rho), cell(c.c.par), cell(c.c.mae), analysis.Int(len(c.c.mae)))
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("%d groups kept, %d excluded (expert ICC(2,1) < 0 or incomplete scores); %d LLM judges.", kept, excluded, nj))
+	t.Notes = append(t.Notes, fmt.Sprintf("%d groups kept, %d excluded (expert ICC(2,1) < 0 or incomplete scores); %d LLM judges.", r.humanKept, r.humanSkips, nj))
 	return t
 }
 

@@ -19,7 +19,8 @@ import (
 //   - expert-llm: expert mean (15, 20, 35); against J1 rho 1, PAR 1, MAE
 //     5/3; against J2 rho 0.5, PAR 2/3, MAE 10. Means 0.75, 5/6, 35/6.
 func TestHumanConsistency(t *testing.T) {
-	r := &run{in: &Inputs{Config: Config{RubricJudges: []Model{{Name: "J1"}, {Name: "J2"}}}}, o: &settings{}, res: &analysis.Result{}}
+	c := &collection{in: &Inputs{Config: Config{RubricJudges: []Model{{Name: "J1"}, {Name: "J2"}}}}}
+	r := &run{collection: c, o: &settings{}, res: &analysis.Result{}}
 	add := func(task, sys, expert string, score float64) {
 		r.in.Human = append(r.in.Human, HumanScore{Task: task, System: sys, Expert: expert, Score: score})
 	}
@@ -32,6 +33,7 @@ func TestHumanConsistency(t *testing.T) {
 		r.llmScores[[2]string{"1", s}] = []float64{[]float64{15, 25, 35}[i], []float64{10, 30, 20}[i]}
 		r.llmScores[[2]string{"2", s}] = []float64{1, 2}
 	}
+	c.humanGroups()
 	tb := r.humanConsistency()
 	want := map[string][3]float64{
 		"inter-expert": {1.5 / math.Sqrt(3), 2.0 / 3, 20.0 / 3},
@@ -46,7 +48,7 @@ func TestHumanConsistency(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(strings.Join(r.res.Problems, "\n"), "task 2: expert ICC(2,1) -") {
-		t.Errorf("task 2 not excluded: %q", r.res.Problems)
+	if !strings.Contains(strings.Join(c.problems, "\n"), "task 2: expert ICC(2,1) -") {
+		t.Errorf("task 2 not excluded: %q", c.problems)
 	}
 }

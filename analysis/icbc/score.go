@@ -38,59 +38,113 @@ func pct(num, den float64) float64 {
 	return 100 * num / den
 }
 
+// An objCell is one answer's part in the sums of score: judged, correct,
+// judged text-only, correct text-only (each 0 or 1).
+type objCell struct{ n, c, nt, ct float64 }
+
+// A subCell is one report's part in the sums of score; a part that does
+// not apply is 0 (adding 0 leaves a sum unchanged).
+type subCell struct {
+	e, eN    float64 // expert score, 1 when scored
+	p, pN    float64 // expert score and 1 when above 0
+	share    float64 // supported / judged claims
+	cN       float64 // 1 when citations were evaluated
+	sup, jud float64 // supported and judged claims
+	src, sN  float64 // S_t, 1 when evaluated
+}
+
+// prepare computes every output's cells under the settings, the source
+// score S_t included: the mean over dated references of authority x
+// exp(-alpha x age in days) at the reference date; 0 with none.
+func (r *run) prepare() {
+	r.objCells = make([][]objCell, len(r.systems))
+	r.subCells = make([][]subCell, len(r.systems))
+	for si := range r.systems {
+		r.objCells[si] = make([]objCell, len(r.obj))
+		for ti, out := range r.objRes[si] {
+			if out.missing {
+				continue
+			}
+			x := &r.objCells[si][ti]
+			text := r.obj[ti].TextOnly()
+			x.n = 1
+			if text {
+				x.nt = 1
+			}
+			if out.correct {
+				x.c = 1
+				if text {
+					x.ct = 1
+				}
+			}
+		}
+		r.subCells[si] = make([]subCell, len(r.sub))
+		for ti, out := range r.subRes[si] {
+			x := &r.subCells[si][ti]
+			if !math.IsNaN(out.expert) {
+				x.e, x.eN = out.expert, 1
+				if out.expert > 0 {
+					x.p, x.pN = out.expert, 1
+				}
+			}
+			if out.judged >= 0 {
+				if out.judged > 0 { // tasks without judged citations score 0
+					x.share = float64(out.support) / float64(out.judged)
+				}
+				x.cN, x.sup, x.jud = 1, float64(out.support), float64(out.judged)
+			}
+			if out.sourced {
+				sum := 0.0
+				for _, ref := range out.refs {
+					sum += r.o.tiers[ref.tier-1] * math.Exp(-r.o.alpha*ref.age)
+				}
+				if len(out.refs) > 0 {
+					sum /= float64(len(out.refs))
+				}
+				x.src, x.sN = sum, 1
+			}
+		}
+	}
+}
+
 // score computes system si's scores over the given objective and
-// subjective task indices (a task may repeat, as in a bootstrap
-// resample).
+// subjective task indices.
 func (r *run) score(si int, obj, sub []int) trackScore {
+	var o objCell
+	oc := r.objCells[si]
+	for _, i := range obj {
+		x := &oc[i]
+		o.n += x.n
+		o.c += x.c
+		o.nt += x.nt
+		o.ct += x.ct
+	}
+	var s subCell
+	sc := r.subCells[si]
+	for _, i := range sub {
+		x := &sc[i]
+		s.e += x.e
+		s.eN += x.eN
+		s.p += x.p
+		s.pN += x.pN
+		s.share += x.share
+		s.cN += x.cN
+		s.sup += x.sup
+		s.jud += x.jud
+		s.src += x.src
+		s.sN += x.sN
+	}
+	return r.finish(si, &o, &s)
+}
+
+// finish computes system si's scores from the sums of its cells.
+func (r *run) finish(si int, o *objCell, s *subCell) trackScore {
 	var t trackScore
 	sys := &r.systems[si]
-	var n, c, nt, ct float64
-	for _, i := range obj {
-		out := &r.objRes[si][i]
-		if out.missing {
-			continue
-		}
-		n++
-		if r.obj[i].TextOnly() {
-			nt++
-		}
-		if out.correct {
-			c++
-			if r.obj[i].TextOnly() {
-				ct++
-			}
-		}
-	}
-	t.objAll, t.objText = pct(c, n), pct(ct, nt)
-	var eSum, eN, pSum, pN, cSum, cN, sup, jud, sSum, sN float64
-	for _, i := range sub {
-		out := &r.subRes[si][i]
-		if !math.IsNaN(out.expert) {
-			eSum += out.expert
-			eN++
-			if out.expert > 0 {
-				pSum += out.expert
-				pN++
-			}
-		}
-		if out.judged >= 0 {
-			share := 0.0 // tasks without judged citations score 0
-			if out.judged > 0 {
-				share = float64(out.support) / float64(out.judged)
-			}
-			cSum += share
-			cN++
-			sup += float64(out.support)
-			jud += float64(out.judged)
-		}
-		if !math.IsNaN(out.source) {
-			sSum += out.source
-			sN++
-		}
-	}
-	t.expertAll = nanDiv(eSum, eN)
-	t.expertPo = nanDiv(pSum, pN)
-	if eN > 0 && pN == 0 {
+	t.objAll, t.objText = pct(o.c, o.n), pct(o.ct, o.nt)
+	t.expertAll = nanDiv(s.e, s.eN)
+	t.expertPo = nanDiv(s.p, s.pN)
+	if s.eN > 0 && s.pN == 0 {
 		t.expertPo = 0
 	}
 	t.expert = t.expertAll
@@ -99,16 +153,16 @@ func (r *run) score(si int, obj, sub []int) trackScore {
 	}
 	t.citation, t.source = math.NaN(), math.NaN()
 	if sys.Citation {
-		t.citation = 100 * nanDiv(cSum, cN)
+		t.citation = 100 * nanDiv(s.share, s.cN)
 		if r.o.pooled {
-			t.citation = 100 * nanDiv(sup, jud)
-			if cN > 0 && jud == 0 {
+			t.citation = 100 * nanDiv(s.sup, s.jud)
+			if s.cN > 0 && s.jud == 0 {
 				t.citation = 0
 			}
 		}
 	}
 	if sys.Source {
-		t.source = 100 * nanDiv(sSum, sN)
+		t.source = 100 * nanDiv(s.src, s.sN)
 	}
 	w := r.o.weights
 	t.subjective = w.Expert * t.expert
@@ -131,6 +185,54 @@ func nanDiv(a, b float64) float64 {
 
 // interval is a bootstrap percentile interval.
 type interval struct{ lo, hi float64 }
+
+// A bootCell is the part of one output in the sums the bootstrap needs
+// for an overall score: the expert and citation sums the settings
+// choose (see finish), and the source sums.
+type bootCell struct {
+	ex, exN, eN   float64 // expert sum and count as averaged, count scored
+	cit, citN, cN float64 // citation sum and count as averaged, count evaluated
+	src, sN       float64
+}
+
+// bootCells returns the bootstrap cells of the subjective tasks by
+// [task][system].
+func (r *run) bootCells() [][]bootCell {
+	out := make([][]bootCell, len(r.sub))
+	for ti := range out {
+		out[ti] = make([]bootCell, len(r.systems))
+		for si := range r.systems {
+			x, b := &r.subCells[si][ti], &out[ti][si]
+			b.ex, b.exN, b.eN = x.e, x.eN, x.eN
+			if r.o.positive {
+				b.ex, b.exN = x.p, x.pN
+			}
+			b.cit, b.citN, b.cN = x.share, x.cN, x.cN
+			if r.o.pooled {
+				b.cit, b.citN = x.sup, x.jud
+			}
+			b.src, b.sN = x.src, x.sN
+		}
+	}
+	return out
+}
+
+// overall is system si's overall score from bootstrap sums: finish's
+// overall over the same sums.
+func (r *run) overall(si int, o *objCell, b *bootCell) float64 {
+	s := subCell{eN: b.eN, cN: b.cN, src: b.src, sN: b.sN}
+	if r.o.positive {
+		s.p, s.pN = b.ex, b.exN
+	} else {
+		s.e = b.ex
+	}
+	if r.o.pooled {
+		s.sup, s.jud = b.cit, b.citN
+	} else {
+		s.share = b.cit
+	}
+	return r.finish(si, o, &s).overall
+}
 
 // bootstrap resamples tasks: every replicate draws, with replacement, the
 // objective and subjective tasks of each language once, the same draw for
@@ -156,16 +258,56 @@ func (r *run) bootstrap() (delta, overall []interval) {
 		}
 		return buf
 	}
+	// Objective cells by [task][system]; sums run over the draw in order,
+	// system by system, as score's do.
+	objRows := make([][]objCell, len(r.obj))
+	for ti := range objRows {
+		objRows[ti] = make([]objCell, ns)
+		for si := range ns {
+			objRows[ti][si] = objCell{n: r.objCells[si][ti].n, c: r.objCells[si][ti].c}
+		}
+	}
+	subRows := r.bootCells()
+	os, ss := make([]objCell, ns), make([]bootCell, ns)
+	sums := func(obj, sub []int) {
+		clear(os)
+		clear(ss)
+		for _, i := range obj {
+			for si, x := range objRows[i] {
+				os[si].n += x.n
+				os[si].c += x.c
+			}
+		}
+		for _, i := range sub {
+			for si := range subRows[i] {
+				x, s := &subRows[i][si], &ss[si]
+				s.ex += x.ex
+				s.exN += x.exN
+				s.eN += x.eN
+				s.cit += x.cit
+				s.citN += x.citN
+				s.cN += x.cN
+				s.src += x.src
+				s.sN += x.sN
+			}
+		}
+	}
+	en := make([]float64, ns)
 	ds := make([][]float64, ns)
-	os := make([][]float64, ns)
+	ms := make([][]float64, ns)
 	var b1, b2, b3, b4 []int
 	for range r.o.reps {
 		b1, b2, b3, b4 = draw(eo, b1), draw(es, b2), draw(zo, b3), draw(zs, b4)
-		for si := range r.systems {
-			en, zh := r.score(si, b1, b2).overall, r.score(si, b3, b4).overall
-			if d := en - zh; !math.IsNaN(d) {
+		sums(b1, b2)
+		for si := range ns {
+			en[si] = r.overall(si, &os[si], &ss[si])
+		}
+		sums(b3, b4)
+		for si := range ns {
+			zh := r.overall(si, &os[si], &ss[si])
+			if d := en[si] - zh; !math.IsNaN(d) {
 				ds[si] = append(ds[si], d)
-				os[si] = append(os[si], (en+zh)/2)
+				ms[si] = append(ms[si], (en[si]+zh)/2)
 			}
 		}
 	}
@@ -174,7 +316,7 @@ func (r *run) bootstrap() (delta, overall []interval) {
 			continue
 		}
 		delta[si] = quantiles(ds[si])
-		overall[si] = quantiles(os[si])
+		overall[si] = quantiles(ms[si])
 	}
 	return
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
@@ -160,7 +161,6 @@ func (r *run) tables() {
 	}
 	r.res.Tables = append(r.res.Tables, main, detail["en"], detail["zh"], r.calibration(en, zh, order), r.reliability(order),
 		r.domains(order), cross, r.humanConsistency(), r.rubricTable())
-	r.details()
 }
 
 func groupRank(g string) int {
@@ -245,30 +245,41 @@ func (r *run) reliability(order []int) *analysis.Table {
 	return t
 }
 
-func (r *run) domainOf(o *Objective) string {
-	prefix, _, _ := strings.Cut(o.ClassificationCode, "-")
-	for _, d := range r.in.Config.Domains {
-		if strings.EqualFold(d.Prefix, prefix) {
-			return d.Name
+// domainsOf maps every objective task to its domain, noting the tasks
+// of none. A task's domain is the first whose prefix matches; domains
+// are told apart by name, and objDomain holds the first index of that
+// name.
+func (c *collection) domainsOf() {
+	doms := c.in.Config.Domains
+	c.objDomain = make([]int, len(c.obj))
+	for ti, o := range c.obj {
+		prefix, _, _ := strings.Cut(o.ClassificationCode, "-")
+		c.objDomain[ti] = -1
+		if j := slices.IndexFunc(doms, func(d Domain) bool { return strings.EqualFold(d.Prefix, prefix) }); j >= 0 && doms[j].Name != "" {
+			c.objDomain[ti] = firstNamed(doms, doms[j].Name)
+		}
+		if c.objDomain[ti] < 0 {
+			c.problem("%s: classification_code %q maps to no domain", c.objTask(o), o.ClassificationCode)
 		}
 	}
-	return ""
+}
+
+// firstNamed returns the index of the first domain called name.
+func firstNamed(doms []Domain, name string) int {
+	return slices.IndexFunc(doms, func(d Domain) bool { return d.Name == name })
 }
 
 func (r *run) domains(order []int) *analysis.Table {
 	doms := r.in.Config.Domains
-	count := map[string]int{}
-	for _, o := range r.obj {
-		d := r.domainOf(o)
-		if d == "" {
-			r.problem("%s: classification_code %q maps to no domain", r.objTask(o), o.ClassificationCode)
-			continue
+	count := make([]int, len(doms))
+	for _, d := range r.objDomain {
+		if d >= 0 {
+			count[d]++
 		}
-		count[d]++
 	}
 	var sizes []string
 	for _, d := range doms {
-		sizes = append(sizes, fmt.Sprintf("%s %d", d.Name, count[d.Name]))
+		sizes = append(sizes, d.Name+" "+strconv.Itoa(count[firstNamed(doms, d.Name)]))
 	}
 	t := &analysis.Table{Benchmark: Name, Name: "domains", Title: "Objective accuracy by domain",
 		Caption: "Accuracy (points) per domain over both languages; average = mean of the domain columns. Tasks per domain: " + strings.Join(sizes, ", ") + ".",
@@ -281,22 +292,24 @@ func (r *run) domains(order []int) *analysis.Table {
 	}
 	t.Columns = append(t.Columns, pts("average", "Average", "mean of the domain accuracies"))
 	t.Charts = []analysis.Chart{ch}
+	n, c := make([]float64, len(doms)), make([]float64, len(doms))
 	for _, i := range order {
 		row := []analysis.Cell{analysis.Text(r.systems[i].Name), analysis.Text(r.systems[i].Group)}
-		var accs []float64
-		for _, d := range doms {
-			var n, c float64
-			for ti, o := range r.obj {
-				if out := r.objRes[i][ti]; r.domainOf(o) == d.Name && !out.missing {
-					n++
-					if out.correct {
-						c++
-					}
+		clear(n)
+		clear(c)
+		for ti, out := range r.objRes[i] {
+			if d := r.objDomain[ti]; d >= 0 && !out.missing {
+				n[d]++
+				if out.correct {
+					c[d]++
 				}
 			}
-			a := pct(c, n)
-			row = append(row, num(a))
-			accs = append(accs, a)
+		}
+		accs := make([]float64, len(doms))
+		for d, dom := range doms {
+			k := firstNamed(doms, dom.Name)
+			accs[d] = pct(c[k], n[k])
+			row = append(row, num(accs[d]))
 		}
 		row = append(row, num(stats.Mean(accs)))
 		t.AddRow(row...)
@@ -327,11 +340,13 @@ func (r *run) rubricTable() *analysis.Table {
 	return t
 }
 
-func (r *run) details() {
-	for si, sys := range r.systems {
-		for ti, o := range r.obj {
-			out := r.objRes[si][ti]
-			if out.answer.Err != nil || (out.answer.Text == "" && out.missing) {
+// makeDetails builds the details of every output and drops the texts
+// kept for them.
+func (c *collection) makeDetails() {
+	for si, sys := range c.systems {
+		for ti, o := range c.obj {
+			out, txt := c.objRes[si][ti], &c.objText[si][ti]
+			if txt.answer.Err != nil || (txt.answer.Text == "" && out.missing) {
 				continue
 			}
 			score := "incorrect"
@@ -343,29 +358,30 @@ func (r *run) details() {
 			case out.correct:
 				score = "correct"
 			}
-			d := analysis.Detail{Task: r.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(out.answer.Text, 4000), Score: score}
+			d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score}
 			if !out.missing {
-				v := analysis.Verdict{Judge: r.in.Config.ObjectiveJudge.Name, Reasoning: clip(out.verdict.Reasoning, 2000)}
+				v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000)}
 				if out.parsed {
-					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(out.verdict.Extracted, 200), out.conf)
+					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
 				} else {
-					v.Verdict, v.Reasoning = "unparsable", clip(out.judgeRaw, 2000)
+					v.Verdict, v.Reasoning = "unparsable", clip(txt.judgeRaw, 2000)
 				}
 				d.Verdicts = []analysis.Verdict{v}
 			}
-			r.res.Details = append(r.res.Details, d)
+			c.details = append(c.details, d)
 		}
-		for ti, s := range r.sub {
-			out := r.subRes[si][ti]
-			if out.missing {
+		for ti, s := range c.sub {
+			out, txt := c.subRes[si][ti], &c.subText[si][ti]
+			if !txt.present {
 				continue
 			}
 			score := "not scored"
 			if !math.IsNaN(out.expert) {
-				score = fmt.Sprintf("expert %s/100", trimFloat(out.expert))
+				score = "expert " + trimFloat(out.expert) + "/100"
 			}
-			r.res.Details = append(r.res.Details, analysis.Detail{Task: r.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
-				Output: clip(out.report, 6000), Score: score, Verdicts: out.verdicts})
+			c.details = append(c.details, analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
+				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts})
 		}
 	}
+	c.objText, c.subText, c.llmScores = nil, nil, nil
 }

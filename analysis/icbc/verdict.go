@@ -83,19 +83,23 @@ func ParseVerdict(s string) (Verdict, error) {
 		s = s[:MaxResponse]
 	}
 	var v Verdict
-	var raw map[string]any
-	for _, c := range []string{s, fullWidth.Replace(s)} {
-		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &raw) == nil {
-			break
+	lower, ok := scanVerdict(jsonObject(s))
+	if !ok {
+		var raw map[string]any
+		for _, c := range []string{s, fullWidth.Replace(s)} {
+			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &raw) == nil {
+				break
+			}
+			raw = nil
 		}
-		raw = nil
+		if raw != nil {
+			lower = map[string]any{}
+			for k, x := range raw {
+				lower[strings.ToLower(strings.TrimSpace(k))] = x
+			}
+		}
 	}
-	s = fullWidth.Replace(s)
-	if raw != nil {
-		lower := map[string]any{}
-		for k, x := range raw {
-			lower[strings.ToLower(strings.TrimSpace(k))] = x
-		}
+	if lower != nil {
 		v.Extracted = text(lower["extracted_final_answer"])
 		v.Reasoning = text(lower["reasoning"])
 		c, ok := yesNo(lower["correct"])
@@ -111,6 +115,7 @@ func ParseVerdict(s string) (Verdict, error) {
 		return v, nil
 	}
 	// Field by field, for JSON with unescaped quotes, comments or cut off.
+	s = fullWidth.Replace(s)
 	m := reCorrect.FindStringSubmatch(s)
 	if m == nil {
 		return v, errors.New("verdict: no JSON object and no \"correct\" field")
@@ -130,6 +135,21 @@ func ParseVerdict(s string) (Verdict, error) {
 	}
 	v.Notes = append(v.Notes, "not valid JSON; fields read one by one")
 	return v, nil
+}
+
+// verdictKeys are the keys of the objective judge's JSON.
+var verdictKeys = []string{"extracted_final_answer", "reasoning", "correct", "confidence"}
+
+// scanVerdict reads a plain judge verdict object into the values
+// encoding/json would decode, by key; ok is false when obj is not plain.
+func scanVerdict(obj string) (map[string]any, bool) {
+	p := newScanner(obj)
+	m := map[string]any{}
+	p.object(verdictKeys, func(k int) { m[verdictKeys[k]], _ = p.value() })
+	if !p.end() {
+		return nil, false
+	}
+	return m, true
 }
 
 func (v *Verdict) setConfidence(c float64, present bool) {
