@@ -552,6 +552,11 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if err != nil {
 		return nil, err
 	}
+	// Settings are checked before any call is made, although Collect
+	// uses none: a bad value must not cost a recording.
+	if _, err := parseSettings(in.Settings, &inputs.Config); err != nil {
+		return nil, err
+	}
 	return collect(ctx, inputs, in.Answer), nil
 }
 

@@ -25,6 +25,10 @@ func TestParseVerdict(t *testing.T) {
 		{name: "full-width", in: `｛"extracted_final_answer"："1.5"，"correct"："yes"，"confidence"：90｝`, correct: true, conf: 90, extract: "1.5"},
 		{name: "chinese quotes in string", in: `{"extracted_final_answer": "“35”", "correct": "是", "confidence": 60}`, correct: true, conf: 60, extract: "“35”"},
 		{name: "bool and upper keys", in: `{"Correct": true, "Confidence": 30}`, correct: true, conf: 30},
+		// Keys equal but for case: the last in sorted order ("correct"
+		// after "Correct") wins, every time.
+		{name: "keys differing in case", in: `{"correct": "no", "Correct": "yes", "confidence": 20}`, conf: 20},
+		{name: "keys differing in case reversed", in: `{"Correct": "yes", "correct": "no", "confidence": 20}`, conf: 20},
 		{name: "clipped", in: `{"correct": "yes", "confidence": 150}`, correct: true, conf: 100},
 		{name: "broken json", in: `{"extracted_final_answer": "35", "correct": "yes", "confidence": 85,,}`, correct: true, conf: 85, extract: "35"},
 		{name: "braces in strings", in: `{"reasoning": "a } brace", "correct": "no", "confidence": 5}`, conf: 5},

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -93,9 +95,11 @@ func ParseVerdict(s string) (Verdict, error) {
 			raw = nil
 		}
 		if raw != nil {
+			// Keys equal but for case or spaces ("Correct", "correct"):
+			// the last in sorted order wins, never map order.
 			lower = map[string]any{}
-			for k, x := range raw {
-				lower[strings.ToLower(strings.TrimSpace(k))] = x
+			for _, k := range slices.Sorted(maps.Keys(raw)) {
+				lower[strings.ToLower(strings.TrimSpace(k))] = raw[k]
 			}
 		}
 	}
