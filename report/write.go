@@ -185,6 +185,9 @@ func writeFile(name string, data []byte) error {
 	return nil
 }
 
+// SumsName is the name of the file WriteSums writes.
+const SumsName = "SHA256SUMS"
+
 // WriteSums writes out/SHA256SUMS in the format of sha256sum (and
 // "sha256sum -c" reads): for every path, relative to out with forward
 // slashes, its SHA-256 in lower-case hex, two spaces and the path, one
@@ -224,7 +227,7 @@ func WriteSums(out string, paths []string) error {
 		b = append(b, p...)
 		b = append(b, '\n')
 	}
-	if err := writeFile(filepath.Join(out, "SHA256SUMS"), b); err != nil {
+	if err := writeFile(filepath.Join(out, SumsName), b); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil

@@ -73,7 +73,7 @@ func BenchmarkWrite(b *testing.B) {
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if err := Write(filepath.Join(dir, fmt.Sprint(i)), in); err != nil {
+		if _, err := Write(filepath.Join(dir, fmt.Sprint(i)), in); err != nil {
 			b.Fatal(err)
 		}
 	}

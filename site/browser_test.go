@@ -250,7 +250,7 @@ func TestBrowser(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
 	root := filepath.Join(t.TempDir(), "site")
-	if err := Write(root, fixture(false)); err != nil {
+	if _, err := Write(root, fixture(false)); err != nil {
 		t.Fatal(err)
 	}
 	all := pages(t, root)
@@ -330,7 +330,7 @@ func TestBrowserSafety(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
 	root := filepath.Join(t.TempDir(), "site")
-	if err := Write(root, fixture(true)); err != nil {
+	if _, err := Write(root, fixture(true)); err != nil {
 		t.Fatal(err)
 	}
 	const check = `(() => {

@@ -85,11 +85,20 @@ var pageTemplates = func() map[string]*template.Template {
 // sensitivity.html, systems/<system>.html, tasks/<benchmark>/<task>.html
 // and assets/. The content of every file depends on in alone, so two runs
 // give identical bytes; pages are rendered and written in parallel, each
-// as soon as it is rendered. Write leaves other files in dir alone: the
-// caller empties dir first.
-func Write(dir string, in Input) error {
+// as soon as it is rendered. Write returns the files it wrote, relative to
+// dir with forward slashes, sorted. It overwrites files in place and
+// leaves other files in dir alone: the caller removes what it did not
+// write (see the pruning in reproduce), which on most file systems is far
+// cheaper than emptying dir and creating every file anew.
+func Write(dir string, in Input) ([]string, error) {
 	var made sync.Map // folders made
+	var wmu sync.Mutex // held while writing a file
+	var mu sync.Mutex
+	var names []string
 	err := render(in, func(f file) error {
+		mu.Lock()
+		names = append(names, f.name)
+		mu.Unlock()
 		p := filepath.Join(dir, filepath.FromSlash(f.name))
 		if d := filepath.Dir(p); !loaded(&made, d) {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -97,12 +106,18 @@ func Write(dir string, in Input) error {
 			}
 			made.Store(d, true)
 		}
+		// Pages render in parallel but are written one at a time:
+		// creating files in one folder at once makes the file system
+		// spin on the folder's lock, which costs more than it saves.
+		wmu.Lock()
+		defer wmu.Unlock()
 		return os.WriteFile(p, f.data, 0o644)
 	})
 	if err != nil {
-		return fmt.Errorf("site: %w", err)
+		return nil, fmt.Errorf("site: %w", err)
 	}
-	return nil
+	slices.Sort(names)
+	return names, nil
 }
 
 // loaded reports whether m holds key.

@@ -36,7 +36,7 @@ func write(t testing.TB, in Input) string {
 		}
 	}
 	root := filepath.Join(out, "site")
-	if err := Write(root, in); err != nil {
+	if _, err := Write(root, in); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -402,7 +402,7 @@ func TestWriteErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := fixture(false)
 			tt.change(&in)
-			err := Write(t.TempDir(), in)
+			_, err := Write(t.TempDir(), in)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "site: ") {
 				t.Errorf("Write: %v, want an error with %q", err, tt.want)
 			}

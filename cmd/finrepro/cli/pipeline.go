@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -400,19 +402,22 @@ func loadAliases(b *results.Bundle) ([]site.Alias, error) {
 }
 
 // outputDirs are the folders reproduce owns inside its output folder; it
-// empties them before writing so that no stale file survives, and never
-// touches anything else there.
+// removes every file there that it did not write, so that no stale file
+// survives, and never touches anything else.
 var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 
 // writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
-// SHA256SUMS into out.
+// SHA256SUMS into out, and returns the files written (SHA256SUMS aside),
+// relative to out, sorted. Files of an earlier run are overwritten in
+// place and the rest pruned: emptying the folders first would make the
+// file system free and allocate again every inode, which costs more than
+// writing the site.
 func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
-	for _, d := range outputDirs {
-		if err := os.RemoveAll(filepath.Join(out, d)); err != nil {
-			return nil, err
-		}
-	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	// The sums of an earlier run must not vouch for a half-written one.
+	if err := os.Remove(filepath.Join(out, report.SumsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	all := append(slices.Clone(res), extra...)
@@ -420,28 +425,75 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	if err != nil {
 		return nil, err
 	}
-	downloads := slices.Clone(paths)
-	if err := site.Write(filepath.Join(out, "site"), site.Input{
-		Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: downloads,
-	}); err != nil {
-		return nil, err
-	}
-	var files []string
-	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(out, p)
-		rel = filepath.ToSlash(rel)
-		top, _, _ := strings.Cut(rel, "/")
-		if slices.Contains(outputDirs, top) {
-			files = append(files, rel)
-		}
-		return nil
+	names, err := site.Write(filepath.Join(out, "site"), site.Input{
+		Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: slices.Clone(paths),
 	})
 	if err != nil {
 		return nil, err
 	}
+	files := slices.Clone(paths)
+	for _, n := range names {
+		files = append(files, "site/"+n)
+	}
 	slices.Sort(files)
+	if err := prune(out, outputDirs, files); err != nil {
+		return nil, err
+	}
 	return files, report.WriteSums(out, files)
+}
+
+// prune removes from the folders dirs of out every file that is not in
+// keep (paths relative to out with forward slashes, sorted), then every
+// folder this left empty.
+func prune(out string, dirs, keep []string) error {
+	for _, d := range dirs {
+		root := filepath.Join(out, d)
+		var folders []string
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if p == root && errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if e.IsDir() {
+				folders = append(folders, p)
+				return nil
+			}
+			rel, err := filepath.Rel(out, p)
+			if err != nil {
+				return err
+			}
+			if _, kept := slices.BinarySearch(keep, filepath.ToSlash(rel)); !kept {
+				return os.Remove(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("prune %s: %w", root, err)
+		}
+		// Deepest first: WalkDir lists a folder before its contents.
+		for _, f := range slices.Backward(folders) {
+			if empty, _ := isEmptyDir(f); empty {
+				if err := os.Remove(f); err != nil {
+					return fmt.Errorf("prune %s: %w", f, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isEmptyDir reports whether folder p has no entry.
+func isEmptyDir(p string) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.ReadDir(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return false, err
 }

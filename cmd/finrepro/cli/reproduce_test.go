@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,37 @@ func TestReproduceDemo(t *testing.T) {
 		t.Fatal("two runs of reproduce wrote different outputs")
 	}
 	checkSums(t, out2)
+
+	// Running again into out1 overwrites its outputs, removes what this
+	// run does not write (files and the folders left empty) and keeps
+	// files outside the folders reproduce owns.
+	planted := map[string]bool{ // path: survives
+		"site/tasks/icbcbench/stale.html": false, "csv/gone/old.csv": false, "notes.txt": true,
+	}
+	for p := range planted {
+		f := filepath.Join(out1, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := run(t, "reproduce", "--quiet", "--out", out1); code != 0 {
+		t.Fatalf("third reproduce exit %d: %s", code, stderr)
+	}
+	for p, survives := range planted {
+		if _, err := os.Stat(filepath.Join(out1, filepath.FromSlash(p))); (err == nil) != survives {
+			t.Errorf("%s: exists %v after a rerun, want %v", p, err == nil, survives)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out1, "csv", "gone")); err == nil {
+		t.Error("csv/gone survived a rerun")
+	}
+	if c, _ := os.ReadFile(filepath.Join(out1, "SHA256SUMS")); !bytes.Equal(c, a) {
+		t.Error("a rerun into the same folder wrote different outputs")
+	}
+	checkSums(t, out1)
 }
 
 // checkSums reads DIR/SHA256SUMS, checks every listed file's hash and
@@ -103,9 +135,11 @@ func checkSums(t *testing.T, dir string) map[string]string {
 		}
 		sums[path] = sum
 	}
-	n := 0
+	n := 0 // output files: those in the folders reproduce owns
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Base(p) != "SHA256SUMS" {
+		rel, _ := filepath.Rel(dir, p)
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if err == nil && !d.IsDir() && slices.Contains(outputDirs, top) {
 			n++
 		}
 		return err

@@ -51,13 +51,16 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	dir := filepath.Join(*out, "site")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
-	err = site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
+	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
 		Provenance: prov, Aliases: aliases, Downloads: downloads})
 	if err != nil {
+		return err
+	}
+	for i, n := range names {
+		names[i] = "site/" + n
+	}
+	if err := prune(*out, []string{"site"}, names); err != nil {
 		return err
 	}
 	if prov.Synthetic {
