@@ -6,16 +6,41 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/finrepro/finrepro/cache"
+)
+
+// A bodyEncoding writes the strings and parameter values of a request
+// body: as sent to a provider (wire), or in the canonical form its key
+// hashes (keyed), which saves encoding the body and parsing it again to
+// key it.
+type bodyEncoding struct {
+	str func(dst []byte, s string) []byte
+	val func(v any) ([]byte, error)
+}
+
+var (
+	wire  = &bodyEncoding{str: appendJSONString, val: jsonValue}
+	keyed = &bodyEncoding{str: cache.AppendCanonicalString, val: func(v any) ([]byte, error) {
+		b, err := jsonValue(v)
+		if err != nil {
+			return nil, err
+		}
+		return cache.AppendCanonicalValue(nil, b)
+	}}
 )
 
 // A jsonObject is a JSON object under construction. encode writes its
-// members sorted by name, as encoding/json writes a map, so a body built
-// here has the bytes an encoding/json Encoder without HTML escaping gives
-// the same map, at a fraction of the cost: prompts are long, and
-// reflection over maps of any is slow. Leaving <, > and & as they are
-// also keeps most prompts in their canonical form, which the key encoder
-// then copies instead of decoding.
-type jsonObject []jsonMember
+// members sorted by name, as encoding/json writes a map (and as the
+// canonical form sorts them, for ASCII names), so a wire body built here
+// has the bytes an encoding/json Encoder without HTML escaping gives the
+// same map, at a fraction of the cost: prompts are long, and reflection
+// over maps of any is slow. Leaving <, > and & as they are also keeps
+// most prompts in their canonical form.
+type jsonObject struct {
+	enc     *bodyEncoding
+	members []jsonMember
+}
 
 type jsonMember struct {
 	name  string
@@ -23,30 +48,32 @@ type jsonMember struct {
 }
 
 // has reports whether the object has a member name.
-func (o jsonObject) has(name string) bool {
-	return slices.ContainsFunc(o, func(m jsonMember) bool { return m.name == name })
+func (o *jsonObject) has(name string) bool {
+	return slices.ContainsFunc(o.members, func(m jsonMember) bool { return m.name == name })
 }
 
 // set adds member name with an encoded value.
-func (o *jsonObject) set(name string, value []byte) { *o = append(*o, jsonMember{name, value}) }
+func (o *jsonObject) set(name string, value []byte) {
+	o.members = append(o.members, jsonMember{name, value})
+}
 
 // setString adds member name with a string value.
-func (o *jsonObject) setString(name, s string) { o.set(name, appendJSONString(nil, s)) }
+func (o *jsonObject) setString(name, s string) { o.set(name, o.enc.str(nil, s)) }
 
 // encode returns the object's JSON, members sorted by name.
-func (o jsonObject) encode() []byte {
-	slices.SortFunc(o, func(a, b jsonMember) int { return strings.Compare(a.name, b.name) })
+func (o *jsonObject) encode() []byte {
+	slices.SortFunc(o.members, func(a, b jsonMember) int { return strings.Compare(a.name, b.name) })
 	n := 2
-	for _, m := range o {
+	for _, m := range o.members {
 		n += len(m.name) + len(m.value) + 8
 	}
 	out := make([]byte, 0, n)
 	out = append(out, '{')
-	for i, m := range o {
+	for i, m := range o.members {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendJSONString(out, m.name)
+		out = o.enc.str(out, m.name)
 		out = append(out, ':')
 		out = append(out, m.value...)
 	}

@@ -374,22 +374,62 @@ func cmpOr(cs ...int) int {
 // Answer answers calls in order (results.Answerer). Identical requests in
 // one batch are answered once.
 func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
-	return c.answer(ctx, len(calls), func(i int) (Request, error) {
-		call := &calls[i]
-		pc, ok := c.providers[call.Prompt.Provider]
-		if !ok {
-			return Request{Provider: call.Prompt.Provider, Label: call.Label},
-				fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), call.Prompt.Provider)
-		}
-		r, err := requestOf(call.Prompt, pc.Kind)
-		if err != nil {
-			return Request{Provider: call.Prompt.Provider, Label: call.Label},
-				fmt.Errorf("%w (%s)", err, LabelText(call.Label))
-		}
-		r.Label = call.Label
-		r.model = call.Prompt.Model
-		return *r, nil
-	})
+	return c.answer(ctx, len(calls), func(i int) (*job, Request, error) { return c.promptJob(&calls[i]) })
+}
+
+// promptJob makes the job of a call. Its key is computed from the
+// prompt's values; the request itself is built only when it is needed (a
+// miss or a recording), which a replay from the cache never does. The
+// request returned beside an error names the call's provider and label.
+func (c *Client) promptJob(call *results.Call) (*job, Request, error) {
+	p := &call.Prompt
+	stub := Request{Provider: p.Provider, Label: call.Label}
+	pc, ok := c.providers[p.Provider]
+	if !ok {
+		return nil, stub, fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), p.Provider)
+	}
+	key, endpoint, err := promptKey(p, pc.Kind)
+	if err != nil {
+		return nil, stub, fmt.Errorf("%w (%s)", err, LabelText(call.Label))
+	}
+	if err := checkEndpoint(endpoint); err != nil {
+		return nil, stub, fmt.Errorf("replay: %s: %w", p.Provider, err)
+	}
+	j := &job{
+		req:    Request{Provider: p.Provider, Endpoint: endpoint, Sample: p.Sample, Label: call.Label, model: p.Model},
+		key:    key,
+		pc:     pc,
+		model:  p.Model,
+		prompt: p,
+		reply:  results.Reply{Key: key.String()},
+	}
+	return j, stub, nil
+}
+
+// materialize builds the request of a job made from a prompt, once, and
+// checks that its key is the one computed from the prompt's values.
+func (j *job) materialize() error {
+	if j.prompt == nil || j.raw != nil {
+		return nil
+	}
+	r, err := requestOf(*j.prompt, j.pc.Kind)
+	if err != nil {
+		return err
+	}
+	r.Label, r.model = j.req.Label, j.req.model
+	raw, err := r.Encode()
+	if err != nil {
+		return fmt.Errorf("replay: encode request: %w", err)
+	}
+	key, err := cache.KeyOf(raw)
+	if err != nil {
+		return fmt.Errorf("replay: key: %w", err)
+	}
+	if key != j.key {
+		return fmt.Errorf("replay: %s: the request's key %s is not the key %s computed from its prompt", r.Provider, key.Str(), j.key.Str())
+	}
+	j.req, j.raw = *r, raw
+	return nil
 }
 
 // parallel calls f(0), ..., f(n-1) on GOMAXPROCS goroutines and waits
@@ -419,18 +459,24 @@ func parallel(n int, f func(i int)) {
 // AnswerRequests answers request objects in order; a request with an empty
 // endpoint gets its provider's default.
 func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.Reply {
-	return c.answer(ctx, len(reqs), func(i int) (Request, error) { return reqs[i], nil })
+	return c.answer(ctx, len(reqs), func(i int) (*job, Request, error) {
+		j, err := c.newJob(reqs[i])
+		return j, reqs[i], err
+	})
 }
 
 // A job is one distinct request of a batch.
 type job struct {
 	req   Request
-	raw   []byte
+	raw   []byte // the encoded request; nil until built
 	key   cache.Key
 	pc    ProviderConfig
 	model string
-	idxs  []int
-	reply results.Reply
+	// prompt, when the job was made from a call, is its prompt: the
+	// request is built from it when needed (see materialize).
+	prompt *results.Prompt
+	idxs   []int
+	reply  results.Reply
 }
 
 // answerChunk is how many requests answer builds, keys and looks up at a
@@ -438,10 +484,10 @@ type job struct {
 // once its replies are read, so memory holds replies, not requests.
 const answerChunk = 512
 
-// answer answers n requests, the i-th built by request(i); a request that
-// cannot be built is a bad request, with the provider and label request
-// returned beside the error.
-func (c *Client) answer(ctx context.Context, n int, request func(i int) (Request, error)) []results.Reply {
+// answer answers n requests, the i-th keyed by request(i), which returns
+// its job; a request that cannot be keyed is a bad request, named by the
+// request returned beside the error.
+func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, Request, error)) []results.Reply {
 	replies := make([]results.Reply, n)
 	var jobs, pending []*job
 	byKey := map[cache.Key]*job{}
@@ -452,11 +498,7 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (Request
 		keyed := make([]*job, hi-lo)
 		reqs := make([]Request, hi-lo)
 		errs := make([]error, hi-lo)
-		parallel(hi-lo, func(k int) {
-			if reqs[k], errs[k] = request(lo + k); errs[k] == nil {
-				keyed[k], errs[k] = c.newJob(reqs[k])
-			}
-		})
+		parallel(hi-lo, func(k int) { keyed[k], reqs[k], errs[k] = request(lo + k) })
 		var fresh []*job
 		for k, j := range keyed {
 			i := lo + k
@@ -475,18 +517,19 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (Request
 		}
 		hit := c.lookupAll(fresh)
 		for k, j := range fresh {
-			switch {
-			case hit[k]:
+			if hit[k] {
 				c.mu.Lock()
 				c.counts.Hits++
 				c.mu.Unlock()
-			case c.cfg.Mode == Offline:
+			} else if err := j.materialize(); err != nil {
+				j.reply.Err = c.badRequest(j.req, err)
+			} else if c.cfg.Mode == Offline {
 				c.addMiss(j)
-			default:
+			} else {
 				pending = append(pending, j)
 				continue
 			}
-			j.req.Body, j.raw = nil, nil // answered: the request is no longer needed
+			j.req.Body, j.raw, j.prompt = nil, nil, nil // answered: the request is no longer needed
 		}
 	}
 	c.record(ctx, pending)

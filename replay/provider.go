@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -194,20 +195,77 @@ func requestOf(p results.Prompt, kind Kind) (*Request, error) {
 	return &Request{Provider: p.Provider, Endpoint: endpoint, Body: b, Sample: p.Sample}, nil
 }
 
-// bodyOf builds the provider body of p, its members sorted by name (the
-// bytes json.Marshal gives the same body as a map).
-func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
-	var body jsonObject
+// promptKey returns the key of the request for prompt p to a provider of
+// the given kind, and its endpoint, checking p as requestOf does. The key
+// is hashed from a canonical body built from p's values; a prompt that
+// path does not build (see errIndirect) is keyed through its request's
+// JSON. TestPromptKey and FuzzPromptKey hold the two paths to one key.
+func promptKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
+	if p.Model == "" {
+		return cache.Key{}, "", fmt.Errorf("replay: %s prompt: empty model", p.Provider)
+	}
+	if p.Sample < 0 {
+		return cache.Key{}, "", fmt.Errorf("replay: %s prompt: negative sample %d", p.Provider, p.Sample)
+	}
+	body, endpoint, err := bodyWith(*p, kind, keyed)
+	if errors.Is(err, errIndirect) {
+		return requestKey(p, kind)
+	}
+	if err != nil {
+		return cache.Key{}, "", fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
+	}
+	key, err := cache.RequestKey(p.Provider, endpoint, body, p.Sample)
+	if err != nil {
+		return cache.Key{}, "", fmt.Errorf("replay: key: %w", err)
+	}
+	return key, endpoint, nil
+}
+
+// requestKey is promptKey through the request's JSON: build, encode and
+// key it.
+func requestKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
+	r, err := requestOf(*p, kind)
+	if err != nil {
+		return cache.Key{}, "", err
+	}
+	raw, err := r.Encode()
+	if err != nil {
+		return cache.Key{}, "", fmt.Errorf("replay: encode request: %w", err)
+	}
+	key, err := cache.KeyOf(raw)
+	if err != nil {
+		return cache.Key{}, "", fmt.Errorf("replay: key: %w", err)
+	}
+	return key, r.Endpoint, nil
+}
+
+// bodyOf builds the provider body of p as sent, its members sorted by
+// name (the bytes an encoding/json Encoder without HTML escaping gives
+// the same body as a map).
+func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) { return bodyWith(p, kind, wire) }
+
+// errIndirect is a prompt whose canonical body bodyWith does not build:
+// a parameter name that is not ASCII, which the canonical form sorts
+// after normalising it.
+var errIndirect = errors.New("parameter name not ASCII")
+
+// bodyWith builds the provider body of p with the strings and values of
+// enc, and returns it with the endpoint.
+func bodyWith(p results.Prompt, kind Kind, enc *bodyEncoding) ([]byte, string, error) {
+	body := jsonObject{enc: enc}
 	setParams := func(dst *jsonObject, rename map[string]string) error {
 		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
 			name := k
 			if r, ok := rename[k]; ok {
 				name = r
 			}
+			if enc == keyed && !isASCII(name) {
+				return errIndirect
+			}
 			if dst.has(name) {
 				return fmt.Errorf("param %q clashes with a field the prompt sets", k)
 			}
-			v, err := jsonValue(p.Params[k])
+			v, err := enc.val(p.Params[k])
 			if err != nil {
 				return err
 			}
@@ -216,13 +274,13 @@ func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
 		return nil
 	}
 	message := func(role, content string) []byte {
-		m := jsonObject{}
+		m := jsonObject{enc: enc}
 		m.setString("content", content)
 		m.setString("role", role)
 		return m.encode()
 	}
 	parts := func(text string) []byte {
-		t := jsonObject{}
+		t := jsonObject{enc: enc}
 		t.setString("text", text)
 		return jsonArray(t.encode())
 	}
@@ -263,16 +321,16 @@ func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("gemini model name %q has a path character", p.Model)
 		}
 		if p.System != "" {
-			si := jsonObject{}
+			si := jsonObject{enc: enc}
 			si.set("parts", parts(p.System))
 			body.set("systemInstruction", si.encode())
 		}
-		c := jsonObject{}
+		c := jsonObject{enc: enc}
 		c.set("parts", parts(p.User))
 		c.setString("role", "user")
 		body.set("contents", jsonArray(c.encode()))
 		if len(p.Params) > 0 {
-			gc := jsonObject{}
+			gc := jsonObject{enc: enc}
 			if err := setParams(&gc, map[string]string{
 				"max_tokens": "maxOutputTokens", "top_p": "topP", "top_k": "topK", "stop": "stopSequences",
 			}); err != nil {
@@ -283,6 +341,16 @@ func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
 		return body.encode(), "models/" + p.Model + ":generateContent", nil
 	}
 	return nil, "", fmt.Errorf("unknown provider kind %q", kind)
+}
+
+// isASCII reports whether s is ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // modelOf returns the requested model of a request object.

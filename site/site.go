@@ -91,7 +91,7 @@ var pageTemplates = func() map[string]*template.Template {
 // write (see the pruning in reproduce), which on most file systems is far
 // cheaper than emptying dir and creating every file anew.
 func Write(dir string, in Input) ([]string, error) {
-	var made sync.Map // folders made
+	var made sync.Map  // folders made
 	var wmu sync.Mutex // held while writing a file
 	var mu sync.Mutex
 	var names []string
