@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -51,22 +52,30 @@ func AppendCanonicalValue(dst, v []byte) ([]byte, error) {
 }
 
 // RequestKey returns the key of the request {"provider": provider,
-// "endpoint": endpoint, "body": body, "sample": sample}, where body is
+// "endpoint": endpoint, "body": ..., "sample": sample}, where body appends
 // the canonical encoding of a JSON object (built with
 // AppendCanonicalString and AppendCanonicalValue, members sorted by the
-// bytes of their names). It checks what Canonical checks of the fields.
-func RequestKey(provider, endpoint string, body []byte, sample int) (Key, error) {
+// bytes of their names) to its argument. It checks what Canonical checks
+// of the fields, and reuses its buffers between calls.
+func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []byte) (Key, error) {
 	switch {
 	case provider == "":
 		return Key{}, &RequestError{"provider", "want a non-empty string"}
 	case sample < 0 || sample > 1<<31-1:
 		return Key{}, &RequestError{"sample", "want an integer from 0 to 2147483647"}
-	case len(body) == 0 || body[0] != '{':
+	}
+	bp := keyBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxScratch {
+			keyBuffers.Put(bp)
+		}
+	}()
+	b := append((*bp)[:0], KeySchema+"\n"+`{"body":`...)
+	at := len(b)
+	b = body(b)
+	if len(b) == at || b[at] != '{' {
 		return Key{}, &RequestError{"body", "want a JSON object"}
 	}
-	b := make([]byte, 0, len(KeySchema)+len(body)+len(provider)+len(endpoint)+64)
-	b = append(b, KeySchema+"\n"+`{"body":`...)
-	b = append(b, body...)
 	b = append(b, `,"endpoint":`...)
 	b = AppendCanonicalString(b, endpoint)
 	b = append(b, `,"provider":`...)
@@ -74,11 +83,15 @@ func RequestKey(provider, endpoint string, body []byte, sample int) (Key, error)
 	b = append(b, `,"sample":`...)
 	b = strconv.AppendInt(b, int64(sample), 10)
 	b = append(b, '}')
+	*bp = b
 	if len(b) > MaxRequestBytes {
 		return Key{}, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
 	}
 	return sha256.Sum256(b), nil
 }
+
+// keyBuffers keeps RequestKey's buffers between calls.
+var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // isNFCString is isNFC for a string.
 func isNFCString(s string) bool {

@@ -152,7 +152,7 @@ func (s *Store) Stats() (*Stats, error) {
 	by := [3]map[string]*Count{{}, {}, {}}
 	for k, r := range s.recs {
 		var m Meta
-		_ = json.Unmarshal(r.meta, &m) // a bad meta counts as empty here; verify reports it
+		_ = decodeMeta(r.meta, &m) // a bad meta counts as empty here; verify reports it
 		if l := s.objs[Digest(k)]; len(l) > 0 {
 			st.RawBytes += l[0].rawLen - int64(len(KeySchema)+1)
 		}
@@ -238,7 +238,7 @@ func (s *Store) Lookup(provider, model string) ([]Key, error) {
 	defer s.mu.RUnlock()
 	for _, k := range keys {
 		var m Meta
-		if json.Unmarshal(s.recs[k].meta, &m) != nil {
+		if decodeMeta(s.recs[k].meta, &m) != nil {
 			continue
 		}
 		if m.Provider == provider && (model == "" || m.Model == model) {

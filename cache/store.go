@@ -506,7 +506,7 @@ func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
 		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
 	var m Meta
-	if err := json.Unmarshal(r.meta, &m); err != nil {
+	if err := decodeMeta(r.meta, &m); err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	return resp, &m, nil
@@ -516,9 +516,9 @@ func (s *Store) get(k Key, r *rec) (*Exchange, error) {
 	return s.getMeta(k, r, true)
 }
 
-// getMeta reads an exchange; with decodeMeta false it leaves x.Meta empty
+// getMeta reads an exchange; with withMeta false it leaves x.Meta empty
 // (for callers that use the record's meta JSON as it is).
-func (s *Store) getMeta(k Key, r *rec, decodeMeta bool) (*Exchange, error) {
+func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	req, err := s.readObject(Digest(k))
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
@@ -532,13 +532,13 @@ func (s *Store) getMeta(k Key, r *rec, decodeMeta bool) (*Exchange, error) {
 		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
 	x := &Exchange{Request: js, Response: resp}
-	if !decodeMeta {
+	if !withMeta {
 		if !json.Valid(r.meta) {
 			return nil, fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
 		}
 		return x, nil
 	}
-	if err := json.Unmarshal(r.meta, &x.Meta); err != nil {
+	if err := decodeMeta(r.meta, &x.Meta); err != nil {
 		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	return x, nil

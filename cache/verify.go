@@ -3,7 +3,6 @@ package cache
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -131,7 +130,7 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 		}
 		for _, r := range ix.recs {
 			var m Meta
-			if err := json.Unmarshal(r.meta, &m); err != nil {
+			if err := decodeMeta(r.meta, &m); err != nil {
 				rep(Problem{Key: r.key, Path: rel, Msg: "bad meta: " + err.Error()})
 			}
 			if old, ok := seenResp[r.key]; ok && old != r.resp && !conflicts[r.key] {

@@ -42,9 +42,15 @@ type jsonObject struct {
 	members []jsonMember
 }
 
+// A jsonMember is a name and what writes its value: encoded bytes, a
+// string, an object or an array of objects.
 type jsonMember struct {
 	name  string
-	value []byte // encoded JSON
+	value []byte
+	str   string
+	obj   *jsonObject
+	arr   []*jsonObject
+	kind  byte // 'v', 's', 'o' or 'a'
 }
 
 // has reports whether the object has a member name.
@@ -54,42 +60,54 @@ func (o *jsonObject) has(name string) bool {
 
 // set adds member name with an encoded value.
 func (o *jsonObject) set(name string, value []byte) {
-	o.members = append(o.members, jsonMember{name, value})
+	o.members = append(o.members, jsonMember{name: name, value: value, kind: 'v'})
 }
 
 // setString adds member name with a string value.
-func (o *jsonObject) setString(name, s string) { o.set(name, o.enc.str(nil, s)) }
-
-// encode returns the object's JSON, members sorted by name.
-func (o *jsonObject) encode() []byte {
-	slices.SortFunc(o.members, func(a, b jsonMember) int { return strings.Compare(a.name, b.name) })
-	n := 2
-	for _, m := range o.members {
-		n += len(m.name) + len(m.value) + 8
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '{')
-	for i, m := range o.members {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = o.enc.str(out, m.name)
-		out = append(out, ':')
-		out = append(out, m.value...)
-	}
-	return append(out, '}')
+func (o *jsonObject) setString(name, s string) {
+	o.members = append(o.members, jsonMember{name: name, str: s, kind: 's'})
 }
 
-// jsonArray encodes encoded values as a JSON array.
-func jsonArray(values ...[]byte) []byte {
-	out := []byte{'['}
-	for i, v := range values {
+// setObject adds member name with an object value.
+func (o *jsonObject) setObject(name string, v *jsonObject) {
+	o.members = append(o.members, jsonMember{name: name, obj: v, kind: 'o'})
+}
+
+// setArray adds member name with an array of objects.
+func (o *jsonObject) setArray(name string, vs []*jsonObject) {
+	o.members = append(o.members, jsonMember{name: name, arr: vs, kind: 'a'})
+}
+
+// appendTo appends the object's JSON to dst, members sorted by name, in
+// one pass: the strings are escaped straight into dst.
+func (o *jsonObject) appendTo(dst []byte) []byte {
+	slices.SortFunc(o.members, func(a, b jsonMember) int { return strings.Compare(a.name, b.name) })
+	dst = append(dst, '{')
+	for i, m := range o.members {
 		if i > 0 {
-			out = append(out, ',')
+			dst = append(dst, ',')
 		}
-		out = append(out, v...)
+		dst = o.enc.str(dst, m.name)
+		dst = append(dst, ':')
+		switch m.kind {
+		case 'v':
+			dst = append(dst, m.value...)
+		case 's':
+			dst = o.enc.str(dst, m.str)
+		case 'o':
+			dst = m.obj.appendTo(dst)
+		case 'a':
+			dst = append(dst, '[')
+			for j, v := range m.arr {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = v.appendTo(dst)
+			}
+			dst = append(dst, ']')
+		}
 	}
-	return append(out, ']')
+	return append(dst, '}')
 }
 
 // jsonValue encodes v with encoding/json, without HTML escaping

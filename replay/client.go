@@ -600,25 +600,15 @@ func (j *job) rekey() error {
 	return nil
 }
 
-// lookupAll looks every job up in the cache, in parallel (reads are
-// independent), and reports which were answered. Refresh mode looks
-// nothing up.
+// lookupAll looks every job up in the cache, GOMAXPROCS at a time (reads
+// are independent; long-lived workers keep the stacks zstd decoding grows),
+// and reports which were answered. Refresh mode looks nothing up.
 func (c *Client) lookupAll(jobs []*job) []bool {
 	hit := make([]bool, len(jobs))
 	if c.cfg.Mode == Refresh {
 		return hit
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			hit[i] = c.lookup(j)
-		}()
-	}
-	wg.Wait()
+	parallel(len(jobs), func(i int) { hit[i] = c.lookup(jobs[i]) })
 	return hit
 }
 

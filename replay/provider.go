@@ -214,7 +214,7 @@ func promptKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
 	if err != nil {
 		return cache.Key{}, "", fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
 	}
-	key, err := cache.RequestKey(p.Provider, endpoint, body, p.Sample)
+	key, err := cache.RequestKey(p.Provider, endpoint, p.Sample, body.appendTo)
 	if err != nil {
 		return cache.Key{}, "", fmt.Errorf("replay: key: %w", err)
 	}
@@ -242,7 +242,13 @@ func requestKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
 // bodyOf builds the provider body of p as sent, its members sorted by
 // name (the bytes an encoding/json Encoder without HTML escaping gives
 // the same body as a map).
-func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) { return bodyWith(p, kind, wire) }
+func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) {
+	body, endpoint, err := bodyWith(p, kind, wire)
+	if err != nil {
+		return nil, "", err
+	}
+	return body.appendTo(nil), endpoint, nil
+}
 
 // errIndirect is a prompt whose canonical body bodyWith does not build:
 // a parameter name that is not ASCII, which the canonical form sorts
@@ -250,9 +256,9 @@ func bodyOf(p results.Prompt, kind Kind) ([]byte, string, error) { return bodyWi
 var errIndirect = errors.New("parameter name not ASCII")
 
 // bodyWith builds the provider body of p with the strings and values of
-// enc, and returns it with the endpoint.
-func bodyWith(p results.Prompt, kind Kind, enc *bodyEncoding) ([]byte, string, error) {
-	body := jsonObject{enc: enc}
+// enc, and returns it (to be written with appendTo) with the endpoint.
+func bodyWith(p results.Prompt, kind Kind, enc *bodyEncoding) (*jsonObject, string, error) {
+	body := &jsonObject{enc: enc}
 	setParams := func(dst *jsonObject, rename map[string]string) error {
 		for _, k := range slices.Sorted(maps.Keys(p.Params)) {
 			name := k
@@ -273,72 +279,72 @@ func bodyWith(p results.Prompt, kind Kind, enc *bodyEncoding) ([]byte, string, e
 		}
 		return nil
 	}
-	message := func(role, content string) []byte {
-		m := jsonObject{enc: enc}
+	message := func(role, content string) *jsonObject {
+		m := &jsonObject{enc: enc}
 		m.setString("content", content)
 		m.setString("role", role)
-		return m.encode()
+		return m
 	}
-	parts := func(text string) []byte {
-		t := jsonObject{enc: enc}
+	parts := func(text string) []*jsonObject {
+		t := &jsonObject{enc: enc}
 		t.setString("text", text)
-		return jsonArray(t.encode())
+		return []*jsonObject{t}
 	}
 	switch kind {
 	case KindChat, KindSim:
-		var msgs [][]byte
+		var msgs []*jsonObject
 		if p.System != "" {
 			msgs = append(msgs, message("system", p.System))
 		}
 		msgs = append(msgs, message("user", p.User))
 		body.setString("model", p.Model)
-		body.set("messages", jsonArray(msgs...))
-		err := setParams(&body, nil)
-		return body.encode(), "chat/completions", err
+		body.setArray("messages", msgs)
+		err := setParams(body, nil)
+		return body, "chat/completions", err
 	case KindResponses:
 		body.setString("model", p.Model)
 		if p.System != "" {
 			body.setString("instructions", p.System)
 		}
 		body.setString("input", p.User)
-		err := setParams(&body, map[string]string{"max_tokens": "max_output_tokens"})
-		return body.encode(), "responses", err
+		err := setParams(body, map[string]string{"max_tokens": "max_output_tokens"})
+		return body, "responses", err
 	case KindAnthropic:
 		body.setString("model", p.Model)
 		if p.System != "" {
 			body.setString("system", p.System)
 		}
-		body.set("messages", jsonArray(message("user", p.User)))
-		if err := setParams(&body, nil); err != nil {
+		body.setArray("messages", []*jsonObject{message("user", p.User)})
+		if err := setParams(body, nil); err != nil {
 			return nil, "", err
 		}
 		if !body.has("max_tokens") {
 			body.set("max_tokens", strconv.AppendInt(nil, DefaultMaxTokens, 10))
 		}
-		return body.encode(), "messages", nil
+		return body, "messages", nil
 	case KindGemini:
 		if strings.ContainsAny(p.Model, "/:?#") {
 			return nil, "", fmt.Errorf("gemini model name %q has a path character", p.Model)
 		}
 		if p.System != "" {
-			si := jsonObject{enc: enc}
-			si.set("parts", parts(p.System))
-			body.set("systemInstruction", si.encode())
+			si := &jsonObject{enc: enc}
+			si.setArray("parts", parts(p.System))
+			body.setObject("systemInstruction", si)
 		}
-		c := jsonObject{enc: enc}
-		c.set("parts", parts(p.User))
+		c := &jsonObject{enc: enc}
+		c.setArray("parts", parts(p.User))
 		c.setString("role", "user")
-		body.set("contents", jsonArray(c.encode()))
+		body.setArray("contents", []*jsonObject{c})
 		if len(p.Params) > 0 {
-			gc := jsonObject{enc: enc}
-			if err := setParams(&gc, map[string]string{
+			gc := &jsonObject{enc: enc}
+			if err := setParams(gc, map[string]string{
 				"max_tokens": "maxOutputTokens", "top_p": "topP", "top_k": "topK", "stop": "stopSequences",
 			}); err != nil {
 				return nil, "", err
 			}
-			body.set("generationConfig", gc.encode())
+			body.setObject("generationConfig", gc)
 		}
-		return body.encode(), "models/" + p.Model + ":generateContent", nil
+		return body, "models/" + p.Model + ":generateContent", nil
 	}
 	return nil, "", fmt.Errorf("unknown provider kind %q", kind)
 }
