@@ -86,7 +86,8 @@ var pageTemplates = func() map[string]*template.Template {
 // and assets/. The content of every file depends on in alone, so two runs
 // give identical bytes; pages are rendered and written in parallel, each
 // as soon as it is rendered. Write returns the files it wrote, relative to
-// dir with forward slashes, sorted. It overwrites files in place and
+// dir with forward slashes, sorted. It overwrites files in place, leaves
+// a file that already holds the bytes it would write untouched, and
 // leaves other files in dir alone: the caller removes what it did not
 // write (see the pruning in reproduce), which on most file systems is far
 // cheaper than emptying dir and creating every file anew.
@@ -109,6 +110,9 @@ func Write(dir string, in Input) ([]string, error) {
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
+		if unchanged(p, f.data) {
+			return nil
+		}
 		wmu.Lock()
 		defer wmu.Unlock()
 		return os.WriteFile(p, f.data, 0o644)
@@ -118,6 +122,19 @@ func Write(dir string, in Input) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// unchanged reports whether file p holds exactly data. A rerun into the
+// same folder leaves such pages (and their modification times) alone
+// instead of truncating and rewriting them, which costs the file system
+// far more than reading them.
+func unchanged(p string, data []byte) bool {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(p)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // loaded reports whether m holds key.

@@ -77,9 +77,10 @@ func TestReproduceDemo(t *testing.T) {
 	}
 	checkSums(t, out2)
 
-	// Running again into out1 overwrites its outputs, removes what this
-	// run does not write (files and the folders left empty) and keeps
-	// files outside the folders reproduce owns.
+	// Running again into out1 rewrites its outputs (checkSums below
+	// re-hashes every one), removes what this run does not write (files
+	// and the folders left empty) and keeps files outside the folders
+	// reproduce owns.
 	planted := map[string]bool{ // path: survives
 		"site/tasks/icbcbench/stale.html": false, "csv/gone/old.csv": false, "notes.txt": true,
 	}
@@ -91,6 +92,16 @@ func TestReproduceDemo(t *testing.T) {
 		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A page changed in place (same size, other bytes) is rewritten.
+	index := filepath.Join(out1, "site", "index.html")
+	page, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page[len(page)/2] ^= 1
+	if err := os.WriteFile(index, page, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if code, _, stderr := run(t, "reproduce", "--quiet", "--out", out1); code != 0 {
 		t.Fatalf("third reproduce exit %d: %s", code, stderr)
