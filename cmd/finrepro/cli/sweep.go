@@ -27,7 +27,15 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if *list {
 		for _, b := range benchmarks() {
 			for _, k := range b.Knobs() {
-				fmt.Fprintf(env.Stdout, "%s.%s (default %s; swept %s): %s\n", b.Name(), k.Name, k.Default, strings.Join(k.Sweep, ","), k.Doc)
+				swept := "not swept by default"
+				if len(k.Sweep) > 0 {
+					swept = "reproduce sweeps " + strings.Join(k.Sweep, ",")
+				}
+				def := k.Default
+				if def == "" {
+					def = `""`
+				}
+				fmt.Fprintf(env.Stdout, "%s.%s (default %s; %s): %s\n", b.Name(), k.Name, def, swept, k.Doc)
 			}
 		}
 		return nil
