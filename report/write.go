@@ -43,10 +43,58 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 	// every file is rendered and written by its own job, at most
 	// GOMAXPROCS at once; the paths and the first error (in job order) do
 	// not depend on the schedule
-	type job struct {
-		rel   string
-		write func(io.Writer) error
+	jobs := plan(res, prov)
+	// the combined workbook is the slowest job: start it first
+	slices.Reverse(jobs)
+	errs := make([]error, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		g.Go(func() error {
+			var b bytes.Buffer
+			if err := j.write(&b); err != nil {
+				errs[i] = err
+				return nil
+			}
+			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
+				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
+			}
+			return nil
+		})
 	}
+	g.Wait()
+	paths := make([]string, len(jobs))
+	for i := range jobs {
+		// the first error of the files in the order they were listed
+		if err := errs[len(jobs)-1-i]; err != nil {
+			return nil, err
+		}
+		paths[i] = jobs[i].rel
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// Files returns the paths WriteAll writes for res, relative to its output
+// folder, with forward slashes, sorted: what a page linking the outputs
+// can list before they are written.
+func Files(res []*analysis.Result) []string {
+	var paths []string
+	for _, j := range plan(res, Provenance{}) {
+		paths = append(paths, j.rel)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// A job renders one output file.
+type job struct {
+	rel   string // path relative to the output folder, slash-separated
+	write func(io.Writer) error
+}
+
+// plan lists the files WriteAll writes for res, in listing order.
+func plan(res []*analysis.Result, prov Provenance) []job {
 	var jobs []job
 	var all []*analysis.Table
 	allProv := prov
@@ -80,35 +128,7 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 	jobs = append(jobs, job{path.Join("xlsx", allWorkbook+".xlsx"), func(w io.Writer) error {
 		return WriteWorkbook(w, "All results", all, allProv)
 	}})
-	// the combined workbook is the slowest job: start it first
-	slices.Reverse(jobs)
-	errs := make([]error, len(jobs))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, j := range jobs {
-		g.Go(func() error {
-			var b bytes.Buffer
-			if err := j.write(&b); err != nil {
-				errs[i] = err
-				return nil
-			}
-			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
-				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
-			}
-			return nil
-		})
-	}
-	g.Wait()
-	paths := make([]string, len(jobs))
-	for i := range jobs {
-		// the first error of the files in the order they were listed
-		if err := errs[len(jobs)-1-i]; err != nil {
-			return nil, err
-		}
-		paths[i] = jobs[i].rel
-	}
-	slices.Sort(paths)
-	return paths, nil
+	return jobs
 }
 
 // checkNames reports benchmark and table names that cannot be file names

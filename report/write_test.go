@@ -46,6 +46,9 @@ func TestWriteAll(t *testing.T) {
 			"latex/findeepforecast/accuracy.tex", "latex/findeepresearch/hostile_scores.tex", "latex/icbcbench/accuracy.tex",
 			"xlsx/all.xlsx", "xlsx/findeepforecast.xlsx", "xlsx/findeepresearch.xlsx", "xlsx/icbcbench.xlsx",
 		}
+		if files := Files(res); !slices.Equal(files, want) {
+			t.Fatalf("Files = %q, want %q", files, want)
+		}
 		if !slices.Equal(paths, want) {
 			t.Fatalf("paths = %q, want %q", paths, want)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -420,15 +421,20 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	if err := os.Remove(filepath.Join(out, report.SumsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	// The workbooks and the site are written at once: the site links the
+	// files report.Files names, which WriteAll is writing meanwhile.
 	all := append(slices.Clone(res), extra...)
-	paths, err := report.WriteAll(out, all, prov)
-	if err != nil {
-		return nil, err
-	}
-	names, err := site.Write(filepath.Join(out, "site"), site.Input{
-		Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: slices.Clone(paths),
+	var paths, names []string
+	var reportErr, siteErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { paths, reportErr = report.WriteAll(out, all, prov) })
+	wg.Go(func() {
+		names, siteErr = site.Write(filepath.Join(out, "site"), site.Input{
+			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all),
+		})
 	})
-	if err != nil {
+	wg.Wait()
+	if err := cmp.Or(reportErr, siteErr); err != nil {
 		return nil, err
 	}
 	files := slices.Clone(paths)
