@@ -105,15 +105,24 @@ func Canonical(request []byte) ([]byte, error) {
 	}
 	e := newEncoder(request, 0, "")
 	defer e.free()
+	if err := e.whole(); err != nil {
+		return nil, err
+	}
+	return e.request()
+}
+
+// whole encodes the one JSON value that makes up the source, with
+// nothing but white space around it.
+func (e *encoder) whole() error {
 	e.space()
 	if err := e.value(0); err != nil {
-		return nil, err
+		return err
 	}
 	e.space()
 	if e.i != len(e.src) {
-		return nil, e.errf("", "trailing data after JSON value")
+		return e.errf("", "trailing data after JSON value")
 	}
-	return e.request()
+	return nil
 }
 
 // request checks that the value just encoded is a request object and

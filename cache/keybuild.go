@@ -40,13 +40,8 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 func AppendCanonicalValue(dst, v []byte) ([]byte, error) {
 	e := newEncoder(v, 0, "")
 	defer e.free()
-	e.space()
-	if err := e.value(0); err != nil {
+	if err := e.whole(); err != nil {
 		return nil, err
-	}
-	e.space()
-	if e.i != len(e.src) {
-		return nil, e.errf("", "trailing data after JSON value")
 	}
 	return append(dst, e.out[e.val:]...), nil
 }

@@ -417,13 +417,9 @@ func (j *job) materialize() error {
 		return err
 	}
 	r.Label, r.model = j.req.Label, j.req.model
-	raw, err := r.Encode()
+	raw, key, err := encodeKey(r)
 	if err != nil {
-		return fmt.Errorf("replay: encode request: %w", err)
-	}
-	key, err := cache.KeyOf(raw)
-	if err != nil {
-		return fmt.Errorf("replay: key: %w", err)
+		return err
 	}
 	if key != j.key {
 		return fmt.Errorf("replay: %s: the request's key %s is not the key %s computed from its prompt", r.Provider, key.Str(), j.key.Str())
@@ -587,17 +583,26 @@ func (c *Client) newJob(r Request) (*job, error) {
 
 // rekey encodes the request and computes its key.
 func (j *job) rekey() error {
-	raw, err := j.req.Encode()
+	raw, key, err := encodeKey(&j.req)
 	if err != nil {
-		return fmt.Errorf("replay: encode request: %w", err)
-	}
-	key, err := cache.KeyOf(raw)
-	if err != nil {
-		return fmt.Errorf("replay: key: %w", err)
+		return err
 	}
 	j.raw, j.key = raw, key
 	j.reply = results.Reply{Key: key.String()}
 	return nil
+}
+
+// encodeKey encodes request r and computes its key.
+func encodeKey(r *Request) ([]byte, cache.Key, error) {
+	raw, err := r.Encode()
+	if err != nil {
+		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
+	}
+	key, err := cache.KeyOf(raw)
+	if err != nil {
+		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
+	}
+	return raw, key, nil
 }
 
 // lookupAll looks every job up in the cache, GOMAXPROCS at a time (reads

@@ -228,15 +228,8 @@ func requestKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
 	if err != nil {
 		return cache.Key{}, "", err
 	}
-	raw, err := r.Encode()
-	if err != nil {
-		return cache.Key{}, "", fmt.Errorf("replay: encode request: %w", err)
-	}
-	key, err := cache.KeyOf(raw)
-	if err != nil {
-		return cache.Key{}, "", fmt.Errorf("replay: key: %w", err)
-	}
-	return key, r.Endpoint, nil
+	_, key, err := encodeKey(r)
+	return key, r.Endpoint, err
 }
 
 // bodyOf builds the provider body of p as sent, its members sorted by
