@@ -517,7 +517,7 @@ func (e *encoder) str() error {
 				e.out = append(e.out, s...)
 				e.out = append(e.out, '"')
 			} else {
-				e.out = appendString(e.out, norm.NFC.Bytes(s))
+				e.out = appendString(e.out, norm.NFC.String(string(s)))
 			}
 			return nil
 		}
@@ -556,13 +556,13 @@ func (e *encoder) str() error {
 			}
 			switch {
 			case !isNFC(buf):
-				e.out = appendString(e.out, norm.NFC.Bytes(buf))
+				e.out = appendString(e.out, norm.NFC.String(string(buf)))
 			case canon:
 				e.out = append(e.out, '"')
 				e.out = append(e.out, lit...)
 				e.out = append(e.out, '"')
 			default:
-				e.out = appendString(e.out, buf)
+				e.out = appendString(e.out, string(buf))
 			}
 			return nil
 		case c < 0x20:
@@ -729,16 +729,26 @@ func isNFC(b []byte) bool {
 	return true
 }
 
+// needsEscape reports the bytes appendString escapes.
+var needsEscape = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // appendString appends s as a JSON string: only '"', '\\' and control
 // characters are escaped; control characters use the short escapes where
-// JSON has them and \u00xx (lower-case hex) otherwise.
-func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
+// JSON has them and \u00xx (lower-case hex) otherwise. Byte-slice callers
+// convert: they are the rare strings that need normalising or re-escaping.
+func appendString(out []byte, s string) []byte {
 	const hexdig = "0123456789abcdef"
 	out = append(out, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if !needsEscape[c] {
 			continue
 		}
 		out = append(out, s[start:i]...)

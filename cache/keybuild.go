@@ -20,6 +20,18 @@ import (
 // UTF-8 replaced by U+FFFD (as encoding/json replaces it), in NFC, with
 // the escapes Canonical writes.
 func AppendCanonicalString(dst []byte, s string) []byte {
+	if k := settledPrefix(s); k < len(s) {
+		if rest, changed := canonicalText(s[k:]); changed {
+			s = s[:k] + rest
+		}
+	}
+	return appendString(dst, s)
+}
+
+// canonicalText returns s with each byte of invalid UTF-8 replaced by
+// U+FFFD, in NFC, and whether that changed s.
+func canonicalText(s string) (string, bool) {
+	changed := false
 	if !utf8.ValidString(s) {
 		b := make([]byte, 0, len(s)+8)
 		for i := 0; i < len(s); {
@@ -27,12 +39,63 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 			b = utf8.AppendRune(b, r) // RuneError for an invalid byte
 			i += size
 		}
-		s = string(b)
+		s, changed = string(b), true
 	}
-	if !isNFCString(s) {
-		s = norm.NFC.String(s)
+	if !norm.NFC.IsNormalString(s) {
+		s, changed = norm.NFC.String(s), true
 	}
-	return appendString(dst, s)
+	return s, changed
+}
+
+// settledPrefix returns the length of a prefix of s that is valid UTF-8
+// in NFC and after which the rest of s normalises on its own: the prefix
+// holds only settled characters, and ends before the last settled one
+// scanned (or at the end of s). A settled character is one of the common
+// ones that NFC leaves alone and that never combines with a character
+// before it, so the text either side of it normalises apart; the tests
+// check every one against the Unicode tables.
+func settledPrefix(s string) int {
+	const msb = 0x8080808080808080
+	last := 0 // start of the last character scanned
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && word(s, i)&msb == 0 {
+			last, i = i+7, i+8 // eight ASCII bytes
+			continue
+		}
+		if s[i] < utf8.RuneSelf {
+			last, i = i, i+1
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !settled(r) {
+			return last
+		}
+		last, i = i, i+size
+	}
+	return len(s)
+}
+
+// word returns the eight bytes of s from i as a little-endian integer.
+func word(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// settled reports whether r is a settled character (see settledPrefix)
+// other than ASCII: CJK ideographs, Hangul syllables, full-width forms
+// and common CJK and typographic punctuation.
+func settled(r rune) bool {
+	switch {
+	case 0x4E00 <= r && r <= 0x9FFF, // CJK unified ideographs
+		0x3400 <= r && r <= 0x4DBF, // extension A
+		0xAC00 <= r && r <= 0xD7A3, // Hangul syllables
+		0xFF01 <= r && r <= 0xFF5E, // full-width ASCII forms
+		0x3001 <= r && r <= 0x3029, // CJK punctuation before the tone marks
+		0x2010 <= r && r <= 0x2027: // dashes, quotation marks, ellipsis
+		return true
+	}
+	return false
 }
 
 // AppendCanonicalValue appends to dst the canonical encoding of the JSON
@@ -87,13 +150,3 @@ func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []b
 
 // keyBuffers keeps RequestKey's buffers between calls.
 var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// isNFCString is isNFC for a string.
-func isNFCString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return norm.NFC.IsNormalString(s)
-		}
-	}
-	return true
-}

@@ -1,0 +1,76 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// TestSettled checks every settled character against the Unicode tables:
+// in NFC on its own, a starter, and never combining with what precedes it.
+func TestSettled(t *testing.T) {
+	n := 0
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		if !settled(r) {
+			continue
+		}
+		n++
+		s := string(r)
+		p := norm.NFC.PropertiesString(s)
+		if !norm.NFC.IsNormalString(s) || p.CCC() != 0 || !p.BoundaryBefore() {
+			t.Errorf("U+%04X is not settled: normal %v, ccc %d, boundary before %v", r, norm.NFC.IsNormalString(s), p.CCC(), p.BoundaryBefore())
+		}
+	}
+	if n == 0 {
+		t.Fatal("no settled character")
+	}
+}
+
+func TestAppendCanonicalString(t *testing.T) {
+	tests := []string{
+		"",
+		"plain ASCII text that is longer than eight bytes",
+		"quote \" backslash \\ newline \n tab \t bell \x07",
+		"中文报告：收入增长20%。",
+		"e\u0301 after ASCII",                 // composes with the ASCII before it
+		"中\u0301",                             // a mark after a settled character
+		"日本語のテキスト\u3099です",                    // a combining mark inside CJK text
+		"\u1100\u1161\u11a8 한국어 \uac00\u11a8", // Hangul jamo and an LV syllable with a trailing jamo
+		"bad \xff byte and \xe4\xb8 cut sequence",
+		"12345678\u0301",
+		"“quoted” — dash…",
+	}
+	for _, s := range tests {
+		if got, want := AppendCanonicalString(nil, s), canonicalStringRef(t, s); !bytes.Equal(got, want) {
+			t.Errorf("AppendCanonicalString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// canonicalStringRef encodes s as encoding/json does and returns the
+// canonical encoding of that JSON value.
+func canonicalStringRef(t testing.TB, s string) []byte {
+	j, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := AppendCanonicalValue(nil, j)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return want
+}
+
+func FuzzAppendCanonicalString(f *testing.F) {
+	for _, s := range []string{"", "abc", "e\u0301", "中\u0301文", "\xff", "한\u11a8", "12345678é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AppendCanonicalString(nil, s), canonicalStringRef(t, s); !bytes.Equal(got, want) {
+			t.Errorf("AppendCanonicalString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
