@@ -118,7 +118,7 @@ func (s *Store) GC() (*GCStats, error) {
 	if len(rewrite) > 0 {
 		b := s.NewBatch()
 		for _, m := range moves {
-			raw, err := s.readAt(m.loc, m.d)
+			raw, err := s.readAt(nil, m.loc, m.d)
 			if err != nil {
 				return nil, fmt.Errorf("cache: gc: nothing removed: %w", err)
 			}

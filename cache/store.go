@@ -481,6 +481,12 @@ func (s *Store) Get(k Key) (*Exchange, error) {
 // the request. Errors are those of Get; an entry whose request object is
 // not stored is corrupt.
 func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
+	return s.AppendResponse(nil, k)
+}
+
+// AppendResponse is GetResponse appending the response to dst, so that a
+// caller done with one response can reuse its buffer for the next.
+func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
 	s.mu.RLock()
 	r, ok := s.recs[k]
 	s.mu.RUnlock()
@@ -501,7 +507,7 @@ func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
 	if n == 0 {
 		return nil, nil, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(r.resp)
+	resp, err := s.readObject(dst, r.resp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -519,7 +525,7 @@ func (s *Store) get(k Key, r *rec) (*Exchange, error) {
 // getMeta reads an exchange; with withMeta false it leaves x.Meta empty
 // (for callers that use the record's meta JSON as it is).
 func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
-	req, err := s.readObject(Digest(k))
+	req, err := s.readObject(nil, Digest(k))
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
@@ -527,7 +533,7 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	if !ok {
 		return nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(r.resp)
+	resp, err := s.readObject(nil, r.resp)
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -544,9 +550,9 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	return x, nil
 }
 
-// readObject returns the content of object d, trying every copy until one
+// readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
-func (s *Store) readObject(d Digest) ([]byte, error) {
+func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
 	s.mu.RLock()
 	locs := s.objs[d]
 	s.mu.RUnlock()
@@ -555,7 +561,7 @@ func (s *Store) readObject(d Digest) ([]byte, error) {
 	}
 	var firstErr error
 	for _, l := range locs {
-		b, err := s.readAt(l, d)
+		b, err := s.readAt(dst, l, d)
 		if err == nil {
 			return b, nil
 		}
@@ -569,26 +575,33 @@ func (s *Store) readObject(d Digest) ([]byte, error) {
 	return nil, firstErr
 }
 
+// frames keeps readAt's buffers for compressed frames between reads.
+var frames = sync.Pool{New: func() any { return new([]byte) }}
+
 // largePack is the size above which a pack's file stays open between reads.
 const largePack = 1 << 20
 
-func (s *Store) readAt(l objLoc, d Digest) ([]byte, error) {
+// readAt appends the content of object d, stored at l, to dst.
+func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 	if l.rawLen > s.opt.MaxObjectBytes {
 		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
 	}
-	frame := make([]byte, l.clen)
+	fp := frames.Get().(*[]byte)
+	defer frames.Put(fp)
+	frame := slices.Grow((*fp)[:0], int(l.clen))[:l.clen]
+	*fp = frame
 	if err := s.preadPack(l.p, frame, l.off); err != nil {
 		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 	}
 	dec := s.decoder(l.p)
-	raw, err := dec.DecodeAll(frame, make([]byte, 0, l.rawLen))
+	out, err := dec.DecodeAll(frame, slices.Grow(dst, int(l.rawLen)))
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
 	}
-	if int64(len(raw)) != l.rawLen || Digest(sha256.Sum256(raw)) != d {
+	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || Digest(sha256.Sum256(raw)) != d {
 		return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 	}
-	return raw, nil
+	return out, nil
 }
 
 func (s *Store) decoder(p *pack) *zstd.Decoder {

@@ -117,7 +117,7 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 		}
 		for _, o := range ix.objs {
 			present[o.digest] = true
-			_, err := s.readAt(objLoc{p, o.off, o.clen, o.rawLen}, o.digest)
+			_, err := s.readAt(nil, objLoc{p, o.off, o.clen, o.rawLen}, o.digest)
 			if err != nil {
 				keys := needers[o.digest]
 				if len(keys) == 0 {

@@ -620,7 +620,14 @@ func (c *Client) lookupAll(jobs []*job) []bool {
 // lookup answers j from the cache and reports whether it could. A corrupt
 // entry counts as missing.
 func (c *Client) lookup(j *job) bool {
-	resp, meta, err := c.store.GetResponse(j.key)
+	// The reply copies what it keeps of the response, so the response's
+	// buffer serves the next lookup.
+	bp := responseBuffers.Get().(*[]byte)
+	defer responseBuffers.Put(bp)
+	resp, meta, err := c.store.AppendResponse((*bp)[:0], j.key)
+	if resp != nil {
+		*bp = resp
+	}
 	if err != nil {
 		if !errors.Is(err, cache.ErrNotFound) {
 			c.prog.warnf("cache entry %s unreadable, treated as missing: %v", j.key.Str(), err)
@@ -647,6 +654,9 @@ func (c *Client) lookup(j *job) bool {
 	c.mu.Unlock()
 	return true
 }
+
+// responseBuffers keeps lookup's response buffers between lookups.
+var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (c *Client) addMiss(j *job) {
 	in, out := estimateRequest(j.req.Body)
