@@ -79,6 +79,11 @@ type Knob struct {
 	// sweep must collect again for each of its values; false when only
 	// Score reads it.
 	Calls bool
+	// Resamples is true for a bootstrap resample count: it changes
+	// intervals, never a ranking, so a sweep's variants (which keep only
+	// rankings) set it to 0 and skip the resampling, unless it is the knob
+	// being swept.
+	Resamples bool
 }
 
 // Settings map knob names to values; a knob that is absent has its default.

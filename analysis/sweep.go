@@ -59,7 +59,7 @@ func Sweep(ctx context.Context, b Benchmark, in Input, knobs []Knob) (*SweepResu
 
 // SweepFrom is Sweep over a collection c and its baseline base, both
 // already computed under in.Settings. Knobs without values to sweep cost
-// nothing. A variant of a knob that only Score reads is scored from c,
+// nothing; variants skip the bootstrap (see Knob.Resamples). A variant of a knob that only Score reads is scored from c,
 // GOMAXPROCS variants at a time; a variant of a knob marked Calls
 // collects again, one at a time, through a memo of replies so that a
 // call repeated across variants is read and decoded once.
@@ -78,12 +78,21 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Colle
 	if len(jobs) == 0 {
 		return sr, nil
 	}
+	var resamples []string
+	for _, k := range b.Knobs() {
+		if k.Resamples {
+			resamples = append(resamples, k.Name)
+		}
+	}
 	sr.Variants = make([]Variant, len(jobs))
 	errs := make([]error, len(jobs))
 	runOne := func(i int) {
 		s := Settings{}
 		for name, val := range in.Settings {
 			s[name] = val
+		}
+		for _, name := range resamples {
+			s[name] = "0" // a ranking needs no interval
 		}
 		s[jobs[i].knob] = jobs[i].value
 		var r *Result

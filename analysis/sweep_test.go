@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -12,8 +13,12 @@ import (
 // weighted is a tiny benchmark over fixed scores: the "w" knob weights
 // the second score component, so its ranking depends on the setting. The
 // "extra" knob changes the calls: it adds system E to the collection.
-// collects counts Collect calls.
-type weighted struct{ collects *atomic.Int32 }
+// The "reps" knob is a resample count that Score only records in scored,
+// with the value of "w". collects counts Collect calls.
+type weighted struct {
+	collects *atomic.Int32
+	scored   *sync.Map
+}
 
 type toyScore struct {
 	name string
@@ -23,7 +28,7 @@ type toyScore struct {
 func (weighted) Name() string  { return "toy" }
 func (weighted) Title() string { return "Toy" }
 func (weighted) Knobs() []Knob {
-	return []Knob{{Name: "w", Default: "0", Sweep: []string{"1", "10"}}, {Name: "extra", Default: "no", Calls: true}}
+	return []Knob{{Name: "w", Default: "0", Sweep: []string{"1", "10"}}, {Name: "extra", Default: "no", Calls: true}, {Name: "reps", Default: "100", Resamples: true}}
 }
 
 func (b weighted) Collect(ctx context.Context, in Input) (Collection, error) {
@@ -39,7 +44,10 @@ func (b weighted) Collect(ctx context.Context, in Input) (Collection, error) {
 	return data, nil
 }
 
-func (weighted) Score(ctx context.Context, c Collection, s Settings) (*Result, error) {
+func (b weighted) Score(ctx context.Context, c Collection, s Settings) (*Result, error) {
+	if b.scored != nil {
+		b.scored.Store("w="+s.Get("w", "0")+" reps="+s.Get("reps", "100"), true)
+	}
 	w := map[string]float64{"0": 0, "1": 1, "10": 10}[s.Get("w", "0")]
 	r := &Result{Benchmark: "toy"}
 	var ss []toyScore
@@ -104,5 +112,24 @@ func TestSweep(t *testing.T) {
 	}
 	if got := ct.Rows[3][2]; got.Num != -3 { // D: 1 - 4
 		t.Errorf("rank change of D under w=10 = %v, want -3", got.Num)
+	}
+}
+
+// TestSweepSkipsResamples checks that variants are scored with every
+// Resamples knob at 0, except a variant of that knob itself, and the
+// baseline with its own value.
+func TestSweepSkipsResamples(t *testing.T) {
+	b := weighted{collects: new(atomic.Int32), scored: new(sync.Map)}
+	knobs := b.Knobs()
+	knobs[0].Sweep = []string{"1"}
+	knobs[2].Sweep = []string{"7"}
+	if _, err := Sweep(context.Background(), b, Input{Settings: Settings{"reps": "50"}}, knobs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	b.scored.Range(func(k, _ any) bool { got = append(got, k.(string)); return true })
+	slices.Sort(got)
+	if want := []string{"w=0 reps=50", "w=0 reps=7", "w=1 reps=0"}; !slices.Equal(got, want) {
+		t.Errorf("scored %q, want %q", got, want)
 	}
 }

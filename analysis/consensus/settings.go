@@ -29,7 +29,7 @@ func knobs() []analysis.Knob {
 		{Name: KnobConsistency, Default: "unanimous", Doc: "consistency rule: unanimous, or k-of-n (k judges of the n selected agree on every report; k more than half of n)"},
 		{Name: KnobDistinguishability, Default: "on", Doc: "distinguishability rule: on (at least one majority-yes and one majority-no report), off, or min-K (at least K of each)", Sweep: []string{"off"}},
 		{Name: KnobMinRubrics, Default: "1", Doc: "queries with fewer gold rubrics are left out of every pass rate"},
-		{Name: KnobBootstrap, Default: strconv.Itoa(defaultBootstrap), Doc: "bootstrap resamples of queries for the 95% intervals"},
+		{Name: KnobBootstrap, Default: strconv.Itoa(defaultBootstrap), Doc: "bootstrap resamples of queries for the 95% intervals", Resamples: true},
 		{Name: KnobSeed, Default: strconv.Itoa(defaultSeed), Doc: "seed of the bootstrap"},
 	}
 }

@@ -33,7 +33,7 @@ var knobs = []analysis.Knob{
 	{Name: KnobWeights, Default: "", Sweep: []string{"1,0,0", "0.6,0.2,0.2"}, Doc: "subjective weights expert,citation,source; empty: the configuration's (0.8,0.1,0.1)"},
 	{Name: KnobTiers, Default: "", Sweep: []string{"1,1,1,1"}, Doc: "authority of tiers 1-4; empty: the configuration's (1,0.85,0.7,0.2)"},
 	{Name: KnobTie, Default: "0", Doc: "score difference within which two reports tie in the pairwise agreement rate"},
-	{Name: KnobBootstrap, Default: "1000", Doc: "bootstrap resamples of tasks for intervals"},
+	{Name: KnobBootstrap, Default: "1000", Doc: "bootstrap resamples of tasks for intervals", Resamples: true},
 	{Name: KnobSeed, Default: "1", Doc: "bootstrap seed"},
 }
 

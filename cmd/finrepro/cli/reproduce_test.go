@@ -3,14 +3,17 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/demo"
 	"github.com/finrepro/finrepro/results"
@@ -321,5 +324,44 @@ func TestReproduceRecord(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--no-sweep"); code != 0 {
 		t.Fatalf("offline after recording: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestResamplesKeepRankings checks, on the demo bundle, that a knob
+// marked Resamples never changes a benchmark's ranking: sweeps rely on it
+// to skip the bootstrap.
+func TestResamplesKeepRankings(t *testing.T) {
+	var e bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &e, Getenv: func(string) string { return "" }}
+	s, err := openSession(env, "", nil, nil)
+	if err != nil {
+		t.Fatal(err, e.String())
+	}
+	defer s.close()
+	ctx := context.Background()
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for i, bm := range s.benches {
+		for _, k := range bm.Knobs() {
+			if !k.Resamples {
+				continue
+			}
+			for _, v := range []string{"0", "7"} {
+				r, err := bm.Score(ctx, colls[i], analysis.Settings{k.Name: v})
+				if err != nil {
+					t.Fatalf("%s %s=%s: %v", bm.Name(), k.Name, v, err)
+				}
+				if !slices.Equal(r.Ranking, res[i].Ranking) {
+					t.Errorf("%s %s=%s: ranking %v, want %v", bm.Name(), k.Name, v, r.Ranking, res[i].Ranking)
+				}
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no benchmark has a Resamples knob")
 	}
 }
