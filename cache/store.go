@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/errgroup"
 )
 
 // StoreFormat is the content of a store's format file; a store of another
@@ -170,7 +171,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
-	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecoderConcurrency(1))
+	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
@@ -246,14 +247,35 @@ func (s *Store) refresh() error {
 	if err != nil {
 		return fmt.Errorf("cache: read index: %w", err)
 	}
+	s.mu.RLock()
+	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok })
+	s.mu.RUnlock()
+	// New packs' indexes are read GOMAXPROCS at a time, then added in
+	// name order.
+	type loaded struct {
+		ix   *packIndex
+		size int64
+		err  error
+	}
+	got := make([]loaded, len(names))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, name := range names {
+		g.Go(func() error {
+			l := &got[i]
+			l.ix, l.size, l.err = s.loadPack(s.packPath(name))
+			return nil
+		})
+	}
+	g.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, name := range names {
+	for i, name := range names {
 		if _, ok := s.packs[name]; ok {
-			continue
+			continue // added by a concurrent refresh
 		}
 		p := &pack{name: name, path: s.packPath(name)}
-		ix, size, err := s.loadPack(p.path)
+		ix, size, err := got[i].ix, got[i].size, got[i].err
 		if err != nil {
 			if os.IsNotExist(err) {
 				continue // removed by a concurrent gc

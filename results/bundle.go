@@ -10,8 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // BundleFormat is the format line of a bundle manifest this version reads
@@ -169,9 +172,26 @@ func (p Problem) String() string { return p.Path + ": " + p.Msg }
 func (b *Bundle) Verify() ([]Problem, error) {
 	var probs []Problem
 	listed := make(map[string]bool, len(b.Manifest.Files))
-	for _, f := range b.Manifest.Files {
+	type hashed struct {
+		size int64
+		sum  string
+		err  error
+	}
+	// Files are hashed GOMAXPROCS at a time and checked in manifest order.
+	got := make([]hashed, len(b.Manifest.Files))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range b.Manifest.Files {
+		g.Go(func() error {
+			h := &got[i]
+			h.size, h.sum, h.err = hashFile(filepath.Join(b.Dir, filepath.FromSlash(f.Path)))
+			return nil
+		})
+	}
+	g.Wait()
+	for i, f := range b.Manifest.Files {
 		listed[f.Path] = true
-		size, sum, err := hashFile(filepath.Join(b.Dir, filepath.FromSlash(f.Path)))
+		size, sum, err := got[i].size, got[i].sum, got[i].err
 		switch {
 		case os.IsNotExist(err):
 			probs = append(probs, Problem{f.Path, "missing"})
