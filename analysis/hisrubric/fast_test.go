@@ -99,6 +99,7 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 	f.Add("\x00\x1f\x7f\xff", "é\u2029", "", 1e-7)
 	f.Add("", "", "x", 1e21)
 	f.Add("a", "b", "c", -0.0)
+	f.Add("\u2028x\u2029\xe2\x80", "\xe2\x80\xa8\xe2", "é\xe2\x80\xaa", 2.5)
 	f.Fuzz(func(t *testing.T, q, truth, pred string, max float64) {
 		if math.IsNaN(max) || math.IsInf(max, 0) {
 			return
@@ -109,8 +110,26 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 				{ID: "x", Question: pred, Claims: []string{q, truth}},
 				{ID: "y", Question: truth, Criterion: []Point{{Point: q, Max: max}, {Point: pred, Max: max / 3}}},
 			}}
-			if got, want := judgePrompt(b), refJudgePrompt(b); got != want {
+			want := refJudgePrompt(b)
+			if got := judgePrompt(b); got != want {
 				t.Fatalf("judgePrompt:\n got %q\nwant %q", got, want)
+			}
+			parts, items := make([]itemJSON, len(b.Items)), make([]int, len(b.Items))
+			for i := range b.Items {
+				it := b.Items[i]
+				it.Prediction = ""
+				parts[i], items[i] = newItemJSON(&it), i
+			}
+			got := gradingPrompt(b.Stage, b.Company, b.Language, parts, items, func(i int) string { return b.Items[i].Prediction })
+			if got != want {
+				t.Fatalf("gradingPrompt:\n got %q\nwant %q", got, want)
+			}
+		}
+		for _, s := range []string{q, truth, pred} {
+			var w strings.Builder
+			writeJSONString(&w, s)
+			if n := jsonStringLen(s); n != w.Len() {
+				t.Fatalf("jsonStringLen(%q) = %d, want %d", s, n, w.Len())
 			}
 		}
 		if got, want := judgePrompt(&Batch{Stage: StageClaims}), refJudgePrompt(&Batch{Stage: StageClaims}); got != want {
