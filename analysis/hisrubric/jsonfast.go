@@ -268,7 +268,8 @@ func readReply(s string) (r *Reply, ok bool) {
 			return
 		}
 		seen = true
-		r.Items = make([]ReplyItem, 0, strings.Count(s, `"id"`))
+		// Each item is an object: the count of braces is enough room.
+		r.Items = make([]ReplyItem, 0, strings.Count(s, "{"))
 		d.array(func() {
 			r.Items = append(r.Items, ReplyItem{})
 			d.item(&r.Items[len(r.Items)-1])
