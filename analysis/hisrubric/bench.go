@@ -151,8 +151,9 @@ type collection struct {
 	in      *Inputs
 	reports []*report // company-major, then system order
 	byTask  []*report // by company id, then system name
-	// truthQ[ci][i] is company ci's truth of item i as a quantity
-	// (numeric items only).
+	// truth[ci][i] is company ci's truth of item i; truthQ[ci][i] the
+	// same as a quantity (numeric items only).
+	truth  [][]string
 	truthQ [][]quantity
 	// itemCap and itemSec are each item's capability index and section
 	// index (-1 when the item's section is not in the structure).
@@ -619,12 +620,14 @@ func (r *collector) finish() {
 		}
 		return in.Config.Systems[a.sys].Name < in.Config.Systems[b.sys].Name
 	})
-	r.truthQ = make([][]quantity, len(in.Companies))
+	r.truth, r.truthQ = make([][]string, len(in.Companies)), make([][]quantity, len(in.Companies))
 	for ci, c := range in.Companies {
-		r.truthQ[ci] = make([]quantity, len(in.Items))
+		r.truth[ci], r.truthQ[ci] = make([]string, len(in.Items)), make([]quantity, len(in.Items))
 		for i := range in.Items {
+			t := in.Truth[c.ID][in.Items[i].ID].Answer
+			r.truth[ci][i] = t
 			if in.Items[i].Numeric {
-				r.truthQ[ci][i] = quantityOf(in.Truth[c.ID][in.Items[i].ID].Answer)
+				r.truthQ[ci][i] = quantityOf(t)
 			}
 		}
 	}

@@ -137,3 +137,17 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 		}
 	})
 }
+
+func FuzzAppendClipMatchesClip(f *testing.F) {
+	for _, s := range []string{"", "abc", "héllo wörld", "\xff\xfeabc", "a\xe2\x80", "一二三四五六"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 400 {
+			return
+		}
+		if got, want := string(appendClip([]byte("x"), s, n)), "x"+clip(s, n); got != want {
+			t.Fatalf("appendClip(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	})
+}
