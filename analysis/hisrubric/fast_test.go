@@ -50,7 +50,7 @@ func FuzzParseMatchesRef(f *testing.F) {
 }
 
 func FuzzParseQuantityMatchesRef(f *testing.F) {
-	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0", "1..2", "1.2.", "v1,2,3x", "12'000 ribu", "−4,5 %", ""} {
+	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0", "1..2", "1.2.", "v1,2,3x", "12'000 ribu", "−4,5 %", "", "1,234,567.5 Bn", "12 Mn.m", "3 x-k", "1.234,5 juta"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -58,6 +58,11 @@ func FuzzParseQuantityMatchesRef(f *testing.F) {
 		rq, rok := refParseQuantity(s)
 		if ok != rok || q.Percent != rq.Percent || math.Float64bits(q.Value) != math.Float64bits(rq.Value) {
 			t.Fatalf("ParseQuantity(%q) = %v %v, want %v %v", s, q, ok, rq, rok)
+		}
+		for _, sep := range []string{",", "."} {
+			if got, want := groupsOfThree(s, sep[0]), refGroupsOfThree(s, sep); got != want {
+				t.Fatalf("groupsOfThree(%q, %q) = %v, want %v", s, sep, got, want)
+			}
 		}
 	})
 }
