@@ -570,7 +570,10 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
 		}
 		g.score = s
-		g.judge = map[bool]string{true: "correct", false: "incorrect"}[s == 1]
+		g.judge = "incorrect"
+		if s == 1 {
+			g.judge = "correct"
+		}
 		g.verdict = g.judge
 	case StageCoverage:
 		claims := r.claims[ci][it.ID]
@@ -584,7 +587,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
 		}
 		g.score = float64(n) / float64(len(claims))
-		g.verdict = fmt.Sprintf("%d/%d claims", n, len(claims))
+		g.verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
 	case StageGrading:
 		total := 0.0
 		for _, p := range r.criteria[ci][it.ID] {
@@ -597,7 +600,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
 		}
 		g.score = pts / total
-		g.verdict = fmt.Sprintf("%s/%s points", trimFloat(pts), trimFloat(total))
+		g.verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
 	}
 }
 
