@@ -202,8 +202,9 @@ func scoreTable(e Element, t *MDTable, spec TableSpec, p Params) Element {
 		}
 	} else {
 		var missing []string
+		var kb [64]byte
 		for _, r := range spec.Rows {
-			if rows[key(r)] {
+			if rows[string(appendKey(kb[:0], r))] {
 				rowCov++
 			} else {
 				missing = append(missing, r)

@@ -156,3 +156,15 @@ func FuzzAppendClipMatchesClip(f *testing.F) {
 		}
 	})
 }
+
+func FuzzResolveMatchesRef(f *testing.F) {
+	f.Add("Value as of {DATE}", 2024, 2024, "2025-09-20")
+	f.Add("{FY_{CY}}{CY_{FY}}", 1, 1, "{FY}")
+	f.Add("{FY}{FY_1}{FY_2}{CY}{CY_1}", -3, 0, "")
+	f.Fuzz(func(t *testing.T, s string, fy, cy int, date string) {
+		p := Params{FY: fy, CY: cy, Date: date}
+		if got, want := p.Resolve(s), refResolve(p, s); got != want {
+			t.Fatalf("Resolve(%q) with %+v = %q, want %q", s, p, got, want)
+		}
+	})
+}

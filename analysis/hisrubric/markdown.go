@@ -314,9 +314,12 @@ func key(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := make([]byte, i, len(s)+8)
-	copy(b, s)
-	for _, r := range s[i:] {
+	return string(appendKey(make([]byte, 0, len(s)+8), s))
+}
+
+// appendKey appends key(s) to b.
+func appendKey(b []byte, s string) []byte {
+	for _, r := range s {
 		switch {
 		case r == '&':
 			b = append(b, "and"...)
@@ -334,5 +337,5 @@ func key(s string) string {
 			}
 		}
 	}
-	return string(b)
+	return b
 }

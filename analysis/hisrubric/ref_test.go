@@ -244,3 +244,16 @@ func refJudgePrompt(b *Batch) string {
 	}
 	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
 }
+
+func refResolve(p Params, s string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	for _, r := range [...]struct{ ph, v string }{
+		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
+		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
+	} {
+		s = strings.ReplaceAll(s, r.ph, r.v)
+	}
+	return s
+}
