@@ -397,26 +397,27 @@ func (d *replyReader) str() string {
 		return ""
 	}
 	start := d.i
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			v := d.s[start : d.i-1]
-			if !utf8.ValidString(v) {
-				d.bad = true
-			}
-			return v
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
-			d.bad = true
-			return ""
-		}
-		d.i++
+	n := strings.IndexByte(d.s[start:], '"')
+	if n < 0 {
+		d.bad = true
+		return ""
 	}
-	d.bad = true
-	return ""
+	v := d.s[start : start+n]
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= '\\' && (c == '\\' || c < 0x20) {
+			if c < 0x20 {
+				d.bad = true
+				return ""
+			}
+			d.i = start + i
+			return d.escaped(start)
+		}
+	}
+	d.i = start + n + 1
+	if !utf8.ValidString(v) {
+		d.bad = true
+	}
+	return v
 }
 
 // escaped reads the rest of a string from its first backslash at d.i,
