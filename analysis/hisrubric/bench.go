@@ -151,8 +151,9 @@ type collection struct {
 	in      *Inputs
 	reports []*report // company-major, then system order
 	byTask  []*report // by company id, then system name
-	// truthQ[ci][i] is company ci's truth of item i as a quantity
-	// (numeric items only).
+	// truth[ci][i] is company ci's truth of item i; truthQ[ci][i] the
+	// same as a quantity (numeric items only).
+	truth  [][]string
 	truthQ [][]quantity
 	// itemCap and itemSec are each item's capability index and section
 	// index (-1 when the item's section is not in the structure).
@@ -240,10 +241,11 @@ func (r *collector) problemf(format string, args ...any) {
 	r.found[fmt.Sprintf(format, args...)] = true
 }
 
-func (r *collector) judgeCall(task string, b *Batch) results.Call {
+// judgeCall is the judge request of task with the user message user.
+func (r *collector) judgeCall(task, user string) results.Call {
 	j := r.in.Config.Judge
 	return results.Call{
-		Prompt: results.Prompt{Provider: j.Provider, Model: j.Model, System: judgeSystem, User: judgePrompt(b), Params: j.Params},
+		Prompt: results.Prompt{Provider: j.Provider, Model: j.Model, System: judgeSystem, User: user, Params: j.Params},
 		Label:  results.Label{Benchmark: Name, Task: task, Role: results.RoleJudge, Name: j.Name},
 	}
 }
@@ -290,7 +292,7 @@ func (r *collector) round1(ctx context.Context) {
 			}
 			if len(b.Items) > 0 {
 				stageCall[ci][k] = len(calls)
-				calls = append(calls, r.judgeCall(c.ID, b))
+				calls = append(calls, r.judgeCall(c.ID, judgePrompt(b)))
 			}
 		}
 	}
@@ -389,9 +391,6 @@ func (r *collector) round2(ctx context.Context) {
 		call  int
 		items []int // item indexes in the batch
 	}
-	var calls []results.Call
-	var pend []pending
-	var batches [len(gradingStages)]Batch
 	// cells[ci][i] locates item i's cell for company ci.
 	type cell struct{ row, col, rowKey string }
 	cells := make([][]cell, len(in.Companies))
@@ -425,53 +424,55 @@ func (r *collector) round2(ctx context.Context) {
 			}
 		}
 	})
+	// parts[ci] are company ci's batch items, written but for their
+	// predictions, for companies with a report.
+	parts := make([][]itemJSON, len(in.Companies))
+	var calls []results.Call
+	var pend []pending
 	for _, rep := range r.reports {
 		if !rep.present {
 			continue
 		}
 		ci := rep.ci
-		c := rep.company
-		// The batches' items are reused from report to report: a batch
-		// is done with once its prompt is written.
-		var idx [len(gradingStages)][]int
-		for k, st := range gradingStages {
-			batches[k] = Batch{Stage: st, Company: c.Name, Language: c.Language, Items: batches[k].Items[:0]}
+		if parts[ci] == nil {
+			parts[ci] = r.itemParts(ci)
 		}
+		var idx [len(gradingStages)][]int
 		for i := range in.Items {
-			it := &in.Items[i]
-			t := in.Truth[c.ID][it.ID]
 			g := &rep.items[i]
 			if !g.answer.Found {
 				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
 				continue
 			}
 			var k int // index in gradingStages
-			bi := BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer, Prediction: g.answer.Text}
-			switch it.Protocol {
-			case Accuracy:
-				k = 0
+			switch in.Items[i].Protocol {
 			case Claim:
-				// The claims stand for the truth.
-				k, bi.Claims, bi.Truth = 1, r.claims[ci][it.ID], ""
+				k = 1
 			case Criterion:
-				k, bi.Criterion, bi.Truth = 2, r.criteria[ci][it.ID], ""
+				k = 2
 			}
 			if k != 0 && !r.gotRound[ci] {
 				continue
 			}
-			batches[k].Items = append(batches[k].Items, bi)
 			idx[k] = append(idx[k], i)
 		}
 		if !r.gotRound[ci] {
 			rep.why = append(rep.why, "no claims or criteria from the judge for this company")
 		}
 		for k, st := range gradingStages {
-			if b := &batches[k]; len(b.Items) > 0 {
+			if len(idx[k]) > 0 {
 				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[k]})
-				calls = append(calls, r.judgeCall(c.ID+" "+in.Config.Systems[rep.sys].Name, b))
+				calls = append(calls, results.Call{})
 			}
 		}
 	}
+	// The prompts, the bulk of the work, are written in parallel.
+	each(len(pend), func(k int) {
+		p := &pend[k]
+		c := p.rep.company
+		user := gradingPrompt(p.stage, c.Name, c.Language, parts[p.rep.ci], p.items, func(i int) string { return p.rep.items[i].answer.Text })
+		calls[p.call] = r.judgeCall(c.ID+" "+in.Config.Systems[p.rep.sys].Name, user)
+	})
 	replies := r.answer.Answer(ctx, calls)
 	parsed := make([]*Reply, len(pend))
 	perrs := make([]error, len(pend))
@@ -493,10 +494,21 @@ func (r *collector) round2(ctx context.Context) {
 			rep.why = append(rep.why, "unparsable judge reply ("+string(p.stage)+")")
 			continue
 		}
-		byID := rp.byID()
-		for _, i := range p.items {
+		var byID map[string]*ReplyItem
+		for n, i := range p.items {
 			it := &in.Items[i]
-			r.grade(rep, it, &rep.items[i], byID[it.ID], p.stage)
+			// Judges answer in order as a rule: while the first n reply
+			// items are the batch's, the next is the first with its id.
+			var ri *ReplyItem
+			if byID == nil && n < len(rp.Items) && rp.Items[n].ID == it.ID {
+				ri = &rp.Items[n]
+			} else {
+				if byID == nil {
+					byID = rp.byID()
+				}
+				ri = byID[it.ID]
+			}
+			r.grade(rep, it, &rep.items[i], ri, p.stage)
 		}
 	}
 	for _, rep := range r.reports {
@@ -511,6 +523,32 @@ func (r *collector) round2(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// itemParts writes company ci's batch items of round 2 but for their
+// predictions; claim and criterion items only when the company's claims
+// and criteria arrived.
+func (r *collector) itemParts(ci int) []itemJSON {
+	in := r.in
+	truth := in.Truth[in.Companies[ci].ID]
+	out := make([]itemJSON, len(in.Items))
+	for i := range in.Items {
+		it := &in.Items[i]
+		bi := BatchItem{ID: it.ID, Question: r.question(ci, i)}
+		// The claims or criterion stand for the truth.
+		switch {
+		case it.Protocol != Claim && it.Protocol != Criterion:
+			bi.Truth = truth[it.ID].Answer
+		case !r.gotRound[ci]:
+			continue
+		case it.Protocol == Claim:
+			bi.Claims = r.claims[ci][it.ID]
+		default:
+			bi.Criterion = r.criteria[ci][it.ID]
+		}
+		out[i] = newItemJSON(&bi)
+	}
+	return out
 }
 
 // grade scores one item from its reply item ri (nil when the judge left
@@ -532,7 +570,10 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
 		}
 		g.score = s
-		g.judge = map[bool]string{true: "correct", false: "incorrect"}[s == 1]
+		g.judge = "incorrect"
+		if s == 1 {
+			g.judge = "correct"
+		}
 		g.verdict = g.judge
 	case StageCoverage:
 		claims := r.claims[ci][it.ID]
@@ -546,7 +587,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
 		}
 		g.score = float64(n) / float64(len(claims))
-		g.verdict = fmt.Sprintf("%d/%d claims", n, len(claims))
+		g.verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
 	case StageGrading:
 		total := 0.0
 		for _, p := range r.criteria[ci][it.ID] {
@@ -559,7 +600,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
 		}
 		g.score = pts / total
-		g.verdict = fmt.Sprintf("%s/%s points", trimFloat(pts), trimFloat(total))
+		g.verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
 	}
 }
 
@@ -582,12 +623,14 @@ func (r *collector) finish() {
 		}
 		return in.Config.Systems[a.sys].Name < in.Config.Systems[b.sys].Name
 	})
-	r.truthQ = make([][]quantity, len(in.Companies))
+	r.truth, r.truthQ = make([][]string, len(in.Companies)), make([][]quantity, len(in.Companies))
 	for ci, c := range in.Companies {
-		r.truthQ[ci] = make([]quantity, len(in.Items))
+		r.truth[ci], r.truthQ[ci] = make([]string, len(in.Items)), make([]quantity, len(in.Items))
 		for i := range in.Items {
+			t := in.Truth[c.ID][in.Items[i].ID].Answer
+			r.truth[ci][i] = t
 			if in.Items[i].Numeric {
-				r.truthQ[ci][i] = quantityOf(in.Truth[c.ID][in.Items[i].ID].Answer)
+				r.truthQ[ci][i] = quantityOf(t)
 			}
 		}
 	}

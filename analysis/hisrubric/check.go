@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // An Element is one checked part of a report's structure: a section, a
@@ -201,8 +202,9 @@ func scoreTable(e Element, t *MDTable, spec TableSpec, p Params) Element {
 		}
 	} else {
 		var missing []string
+		var kb [64]byte
 		for _, r := range spec.Rows {
-			if rows[key(r)] {
+			if rows[string(appendKey(kb[:0], r))] {
 				rowCov++
 			} else {
 				missing = append(missing, r)
@@ -238,6 +240,23 @@ func list(xs []string) string {
 		q[i] = fmt.Sprintf("%q", clip(x, 40))
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// appendClip appends clip(s, n) to b.
+func appendClip(b []byte, s string, n int) []byte {
+	if len(s) > n {
+		k := 0 // runes before i
+		for i := range s {
+			if k == n {
+				if utf8.ValidString(s[:i]) {
+					return append(append(b, s[:i]...), "…"...)
+				}
+				return append(b, clip(s, n)...)
+			}
+			k++
+		}
+	}
+	return append(b, s...)
 }
 
 // clip cuts s to at most n runes.

@@ -50,7 +50,7 @@ func FuzzParseMatchesRef(f *testing.F) {
 }
 
 func FuzzParseQuantityMatchesRef(f *testing.F) {
-	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0", "1..2", "1.2.", "v1,2,3x", "12'000 ribu", "−4,5 %", ""} {
+	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0", "1..2", "1.2.", "v1,2,3x", "12'000 ribu", "−4,5 %", "", "1,234,567.5 Bn", "12 Mn.m", "3 x-k", "1.234,5 juta"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -58,6 +58,11 @@ func FuzzParseQuantityMatchesRef(f *testing.F) {
 		rq, rok := refParseQuantity(s)
 		if ok != rok || q.Percent != rq.Percent || math.Float64bits(q.Value) != math.Float64bits(rq.Value) {
 			t.Fatalf("ParseQuantity(%q) = %v %v, want %v %v", s, q, ok, rq, rok)
+		}
+		for _, sep := range []string{",", "."} {
+			if got, want := groupsOfThree(s, sep[0]), refGroupsOfThree(s, sep); got != want {
+				t.Fatalf("groupsOfThree(%q, %q) = %v, want %v", s, sep, got, want)
+			}
 		}
 	})
 }
@@ -99,6 +104,7 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 	f.Add("\x00\x1f\x7f\xff", "é\u2029", "", 1e-7)
 	f.Add("", "", "x", 1e21)
 	f.Add("a", "b", "c", -0.0)
+	f.Add("\u2028x\u2029\xe2\x80", "\xe2\x80\xa8\xe2", "é\xe2\x80\xaa", 2.5)
 	f.Fuzz(func(t *testing.T, q, truth, pred string, max float64) {
 		if math.IsNaN(max) || math.IsInf(max, 0) {
 			return
@@ -109,12 +115,56 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 				{ID: "x", Question: pred, Claims: []string{q, truth}},
 				{ID: "y", Question: truth, Criterion: []Point{{Point: q, Max: max}, {Point: pred, Max: max / 3}}},
 			}}
-			if got, want := judgePrompt(b), refJudgePrompt(b); got != want {
+			want := refJudgePrompt(b)
+			if got := judgePrompt(b); got != want {
 				t.Fatalf("judgePrompt:\n got %q\nwant %q", got, want)
+			}
+			parts, items := make([]itemJSON, len(b.Items)), make([]int, len(b.Items))
+			for i := range b.Items {
+				it := b.Items[i]
+				it.Prediction = ""
+				parts[i], items[i] = newItemJSON(&it), i
+			}
+			got := gradingPrompt(b.Stage, b.Company, b.Language, parts, items, func(i int) string { return b.Items[i].Prediction })
+			if got != want {
+				t.Fatalf("gradingPrompt:\n got %q\nwant %q", got, want)
+			}
+		}
+		for _, s := range []string{q, truth, pred} {
+			var w strings.Builder
+			writeJSONString(&w, s)
+			if n := jsonStringLen(s); n != w.Len() {
+				t.Fatalf("jsonStringLen(%q) = %d, want %d", s, n, w.Len())
 			}
 		}
 		if got, want := judgePrompt(&Batch{Stage: StageClaims}), refJudgePrompt(&Batch{Stage: StageClaims}); got != want {
 			t.Fatalf("judgePrompt of no items:\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
+func FuzzAppendClipMatchesClip(f *testing.F) {
+	for _, s := range []string{"", "abc", "héllo wörld", "\xff\xfeabc", "a\xe2\x80", "一二三四五六"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 || n > 400 {
+			return
+		}
+		if got, want := string(appendClip([]byte("x"), s, n)), "x"+clip(s, n); got != want {
+			t.Fatalf("appendClip(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	})
+}
+
+func FuzzResolveMatchesRef(f *testing.F) {
+	f.Add("Value as of {DATE}", 2024, 2024, "2025-09-20")
+	f.Add("{FY_{CY}}{CY_{FY}}", 1, 1, "{FY}")
+	f.Add("{FY}{FY_1}{FY_2}{CY}{CY_1}", -3, 0, "")
+	f.Fuzz(func(t *testing.T, s string, fy, cy int, date string) {
+		p := Params{FY: fy, CY: cy, Date: date}
+		if got, want := p.Resolve(s), refResolve(p, s); got != want {
+			t.Fatalf("Resolve(%q) with %+v = %q, want %q", s, p, got, want)
 		}
 	})
 }

@@ -31,52 +31,148 @@ func writeBatch(w *strings.Builder, b *Batch) {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		w.WriteString(`{"id":`)
-		writeJSONString(w, it.ID)
-		w.WriteString(`,"question":`)
-		writeJSONString(w, it.Question)
-		if it.Truth != "" {
-			w.WriteString(`,"truth":`)
-			writeJSONString(w, it.Truth)
-		}
+		writeItemHead(w, it)
 		if it.Prediction != "" {
 			w.WriteString(`,"prediction":`)
 			writeJSONString(w, it.Prediction)
 		}
-		if len(it.Claims) > 0 {
-			w.WriteString(`,"claims":[`)
-			for k, c := range it.Claims {
-				if k > 0 {
-					w.WriteByte(',')
-				}
-				writeJSONString(w, c)
-			}
-			w.WriteByte(']')
-		}
-		if len(it.Criterion) > 0 {
-			w.WriteString(`,"criterion":[`)
-			for k, p := range it.Criterion {
-				if k > 0 {
-					w.WriteByte(',')
-				}
-				w.WriteString(`{"point":`)
-				writeJSONString(w, p.Point)
-				w.WriteString(`,"max":`)
-				writeJSONFloat(w, p.Max)
-				w.WriteByte('}')
-			}
-			w.WriteByte(']')
-		}
-		w.WriteByte('}')
+		writeItemTail(w, it)
 	}
 	w.WriteString("]}")
 }
 
+// writeItemHead writes a batch item up to its prediction: the id, the
+// question and the truth.
+func writeItemHead(w *strings.Builder, it *BatchItem) {
+	w.WriteString(`{"id":`)
+	writeJSONString(w, it.ID)
+	w.WriteString(`,"question":`)
+	writeJSONString(w, it.Question)
+	if it.Truth != "" {
+		w.WriteString(`,"truth":`)
+		writeJSONString(w, it.Truth)
+	}
+}
+
+// writeItemTail writes a batch item after its prediction: the claims,
+// the criterion and the closing brace.
+func writeItemTail(w *strings.Builder, it *BatchItem) {
+	if len(it.Claims) > 0 {
+		w.WriteString(`,"claims":[`)
+		for k, c := range it.Claims {
+			if k > 0 {
+				w.WriteByte(',')
+			}
+			writeJSONString(w, c)
+		}
+		w.WriteByte(']')
+	}
+	if len(it.Criterion) > 0 {
+		w.WriteString(`,"criterion":[`)
+		for k, p := range it.Criterion {
+			if k > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString(`{"point":`)
+			writeJSONString(w, p.Point)
+			w.WriteString(`,"max":`)
+			writeJSONFloat(w, p.Max)
+			w.WriteByte('}')
+		}
+		w.WriteByte(']')
+	}
+	w.WriteByte('}')
+}
+
 const hexDigits = "0123456789abcdef"
+
+// jsonPlain[c] is true for the bytes of valid UTF-8 text that
+// writeJSONString copies as they are, but 0xE2, which starts U+2028 and
+// U+2029.
+var jsonPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0xE2
+	}
+	return t
+}()
+
+// isLineSep reports whether s[i:] starts with U+2028 or U+2029.
+func isLineSep(s string, i int) bool {
+	return i+2 < len(s) && s[i] == 0xE2 && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8
+}
+
+// jsonStringLen is the length of s as writeJSONString writes it.
+func jsonStringLen(s string) int {
+	if !utf8.ValidString(s) {
+		var w strings.Builder
+		writeJSONString(&w, s)
+		return w.Len()
+	}
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case jsonPlain[c]:
+		case c == 0xE2:
+			if isLineSep(s, i) {
+				n += 3
+				i += 2
+			}
+		case c == '\\' || c == '"' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		default:
+			n += 5
+		}
+	}
+	return n
+}
 
 // writeJSONString writes s quoted as encoding/json does: HTML
 // characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
 func writeJSONString(w *strings.Builder, s string) {
+	if !utf8.ValidString(s) {
+		writeJSONStringSlow(w, s)
+		return
+	}
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if jsonPlain[c] || c == 0xE2 && !isLineSep(s, i) {
+			continue
+		}
+		w.WriteString(s[start:i])
+		switch c {
+		case 0xE2:
+			w.WriteString(`\u202`)
+			w.WriteByte(hexDigits[s[i+2]&0xF])
+			i += 2
+		case '\\', '"':
+			w.WriteByte('\\')
+			w.WriteByte(c)
+		case '\b':
+			w.WriteString(`\b`)
+		case '\f':
+			w.WriteString(`\f`)
+		case '\n':
+			w.WriteString(`\n`)
+		case '\r':
+			w.WriteString(`\r`)
+		case '\t':
+			w.WriteString(`\t`)
+		default:
+			w.WriteString(`\u00`)
+			w.WriteByte(hexDigits[c>>4])
+			w.WriteByte(hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
+}
+
+// writeJSONStringSlow is writeJSONString for any s, valid UTF-8 or not.
+func writeJSONStringSlow(w *strings.Builder, s string) {
 	w.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -172,7 +268,8 @@ func readReply(s string) (r *Reply, ok bool) {
 			return
 		}
 		seen = true
-		r.Items = make([]ReplyItem, 0, strings.Count(s, `"id"`))
+		// Each item is an object: the count of braces is enough room.
+		r.Items = make([]ReplyItem, 0, strings.Count(s, "{"))
 		d.array(func() {
 			r.Items = append(r.Items, ReplyItem{})
 			d.item(&r.Items[len(r.Items)-1])
@@ -300,26 +397,27 @@ func (d *replyReader) str() string {
 		return ""
 	}
 	start := d.i
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			v := d.s[start : d.i-1]
-			if !utf8.ValidString(v) {
-				d.bad = true
-			}
-			return v
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
-			d.bad = true
-			return ""
-		}
-		d.i++
+	n := strings.IndexByte(d.s[start:], '"')
+	if n < 0 {
+		d.bad = true
+		return ""
 	}
-	d.bad = true
-	return ""
+	v := d.s[start : start+n]
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= '\\' && (c == '\\' || c < 0x20) {
+			if c < 0x20 {
+				d.bad = true
+				return ""
+			}
+			d.i = start + i
+			return d.escaped(start)
+		}
+	}
+	d.i = start + n + 1
+	if !utf8.ValidString(v) {
+		d.bad = true
+	}
+	return v
 }
 
 // escaped reads the rest of a string from its first backslash at d.i,

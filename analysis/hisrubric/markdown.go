@@ -68,7 +68,9 @@ func Parse(md string) *Doc {
 		md = md[:MaxReport]
 		d.Truncated = true
 	}
-	md = strings.ToValidUTF8(md, "\uFFFD")
+	if !utf8.ValidString(md) {
+		md = strings.ToValidUTF8(md, "\uFFFD")
+	}
 	if strings.Contains(md, "\r\n") {
 		md = strings.ReplaceAll(md, "\r\n", "\n")
 	}
@@ -217,16 +219,8 @@ func parseTable(run []string) *MDTable {
 // line unless they are cleaned or hold an escaped pipe.
 func splitRow(line string) []string {
 	s := strings.TrimSpace(line)
-	n := 1
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
-			i++
-		case s[i] == '|':
-			n++
-		}
-	}
-	cells := make([]string, 0, n)
+	// A pipe is escaped when a backslash comes right before it.
+	cells := make([]string, 0, strings.Count(s, "|")+1)
 	start, escaped := 0, false
 	cut := func(end int) {
 		c := s[start:end]
@@ -235,15 +229,18 @@ func splitRow(line string) []string {
 		}
 		cells = append(cells, c)
 	}
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
-			escaped = true
-			i++
-		case s[i] == '|':
-			cut(i)
-			start, escaped = i+1, false
+	for i := 0; ; i++ {
+		j := strings.IndexByte(s[i:], '|')
+		if j < 0 {
+			break
 		}
+		i += j
+		if i > 0 && s[i-1] == '\\' {
+			escaped = true
+			continue
+		}
+		cut(i)
+		start, escaped = i+1, false
 	}
 	cut(len(s))
 	if strings.HasPrefix(s, "|") {
@@ -317,9 +314,12 @@ func key(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := make([]byte, i, len(s)+8)
-	copy(b, s)
-	for _, r := range s[i:] {
+	return string(appendKey(make([]byte, 0, len(s)+8), s))
+}
+
+// appendKey appends key(s) to b.
+func appendKey(b []byte, s string) []byte {
+	for _, r := range s {
 		switch {
 		case r == '&':
 			b = append(b, "and"...)
@@ -337,5 +337,5 @@ func key(s string) string {
 			}
 		}
 	}
-	return string(b)
+	return b
 }

@@ -75,16 +75,28 @@ func ParseQuantity(s string) (Quantity, bool) {
 			return q, true
 		}
 	}
-	for _, w := range strings.FieldsFunc(suffix, func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+	// The words of the suffix are its runs of a-z.
+	for i := 0; i < len(suffix); {
+		if !isLower(suffix[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(suffix) && isLower(suffix[j]) {
+			j++
+		}
 		for _, m := range multipliers {
-			if w == m.word {
+			if suffix[i:j] == m.word {
 				q.Value *= m.f
 				return q, true
 			}
 		}
+		i = j
 	}
 	return q, true
 }
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // onlyNumber finds the one run of digits, with single dots or commas
 // between digits, in s; ok is false when there is none or more than one.
@@ -135,7 +147,7 @@ func parseNumber(tok string) (float64, bool) {
 			tok = strings.ReplaceAll(tok, ",", "")
 		}
 	case comma > 0:
-		if groupsOfThree(tok, ",") {
+		if groupsOfThree(tok, ',') {
 			tok = strings.ReplaceAll(tok, ",", "")
 		} else if comma == 1 {
 			tok = strings.ReplaceAll(tok, ",", ".")
@@ -143,7 +155,7 @@ func parseNumber(tok string) (float64, bool) {
 			return 0, false
 		}
 	case dot > 1:
-		if !groupsOfThree(tok, ".") {
+		if !groupsOfThree(tok, '.') {
 			return 0, false
 		}
 		tok = strings.ReplaceAll(tok, ".", "")
@@ -152,14 +164,25 @@ func parseNumber(tok string) (float64, bool) {
 	return v, err == nil && !math.IsInf(v, 0)
 }
 
-func groupsOfThree(tok, sep string) bool {
-	parts := strings.Split(tok, sep)
-	for _, p := range parts[1:] {
-		if len(p) != 3 {
+// groupsOfThree reports whether tok is 1 to 3 characters, then groups
+// of 3 each after a sep.
+func groupsOfThree(tok string, sep byte) bool {
+	i := strings.IndexByte(tok, sep)
+	if i < 0 {
+		return len(tok) >= 1 && len(tok) <= 3
+	}
+	if i < 1 || i > 3 {
+		return false
+	}
+	for rest := tok[i+1:]; ; rest = rest[4:] {
+		j := strings.IndexByte(rest, sep)
+		if j < 0 {
+			return len(rest) == 3
+		}
+		if j != 3 {
 			return false
 		}
 	}
-	return len(parts[0]) >= 1 && len(parts[0]) <= 3
 }
 
 // A Tolerance says when two quantities are equal.

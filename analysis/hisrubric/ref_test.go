@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -143,7 +145,7 @@ func refParseQuantity(s string) (Quantity, bool) {
 		return Quantity{}, false
 	}
 	tok := s[locs[0][0]:locs[0][1]]
-	v, ok := parseNumber(tok)
+	v, ok := refParseNumber(tok)
 	if !ok {
 		return Quantity{}, false
 	}
@@ -179,6 +181,43 @@ func refParseQuantity(s string) (Quantity, bool) {
 	return q, true
 }
 
+func refParseNumber(tok string) (float64, bool) {
+	comma, dot := strings.Count(tok, ","), strings.Count(tok, ".")
+	switch {
+	case comma > 0 && dot > 0:
+		if strings.LastIndex(tok, ",") > strings.LastIndex(tok, ".") {
+			tok = strings.ReplaceAll(strings.ReplaceAll(tok, ".", ""), ",", ".")
+		} else {
+			tok = strings.ReplaceAll(tok, ",", "")
+		}
+	case comma > 0:
+		if refGroupsOfThree(tok, ",") {
+			tok = strings.ReplaceAll(tok, ",", "")
+		} else if comma == 1 {
+			tok = strings.ReplaceAll(tok, ",", ".")
+		} else {
+			return 0, false
+		}
+	case dot > 1:
+		if !refGroupsOfThree(tok, ".") {
+			return 0, false
+		}
+		tok = strings.ReplaceAll(tok, ".", "")
+	}
+	v, err := strconv.ParseFloat(tok, 64)
+	return v, err == nil && !math.IsInf(v, 0)
+}
+
+func refGroupsOfThree(tok, sep string) bool {
+	parts := strings.Split(tok, sep)
+	for _, p := range parts[1:] {
+		if len(p) != 3 {
+			return false
+		}
+	}
+	return len(parts[0]) >= 1 && len(parts[0]) <= 3
+}
+
 func refParseReply(text string) (*Reply, error) {
 	if len(text) > MaxReply {
 		return nil, fmt.Errorf("parse reply: longer than %d bytes", MaxReply)
@@ -204,4 +243,17 @@ func refJudgePrompt(b *Batch) string {
 		panic(err)
 	}
 	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
+}
+
+func refResolve(p Params, s string) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	for _, r := range [...]struct{ ph, v string }{
+		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
+		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
+	} {
+		s = strings.ReplaceAll(s, r.ph, r.v)
+	}
+	return s
 }

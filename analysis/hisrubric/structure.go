@@ -59,11 +59,19 @@ func (p Params) Resolve(s string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	for _, r := range [...]struct{ ph, v string }{
-		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
-		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
-	} {
-		s = strings.ReplaceAll(s, r.ph, r.v)
+	// In order, each placeholder s holds at its turn.
+	for k, ph := range placeholders {
+		if !strings.Contains(s, ph) {
+			continue
+		}
+		v := p.Date
+		switch k {
+		case 0, 1, 2:
+			v = strconv.Itoa(p.FY - k)
+		case 3, 4:
+			v = strconv.Itoa(p.CY - (k - 3))
+		}
+		s = strings.ReplaceAll(s, ph, v)
 	}
 	return s
 }
@@ -81,9 +89,11 @@ func (s *Structure) Subsections() []*Subsection {
 
 // Subsection returns the subsection with the given id, or nil.
 func (s *Structure) Subsection(id string) *Subsection {
-	for _, sub := range s.Subsections() {
-		if sub.ID == id {
-			return sub
+	for i := range s.Sections {
+		for j := range s.Sections[i].Subsections {
+			if sub := &s.Sections[i].Subsections[j]; sub.ID == id {
+				return sub
+			}
 		}
 	}
 	return nil
@@ -99,7 +109,8 @@ func (s *Structure) MaxScore() int {
 	return n
 }
 
-var placeholders = []string{"{FY}", "{FY_1}", "{FY_2}", "{CY}", "{CY_1}", "{DATE}"}
+// placeholders in the order Resolve replaces them.
+var placeholders = [...]string{"{FY}", "{FY_1}", "{FY_2}", "{CY}", "{CY_1}", "{DATE}"}
 
 // validate checks ids, titles and placeholders.
 func (s *Structure) validate(file string) error {

@@ -183,10 +183,14 @@ func (r *run) result() *analysis.Result {
 		if len(reps) == 0 {
 			continue
 		}
+		accs := make([]float64, len(reps))
+		for i, rep := range reps {
+			accs[i] = sc[rep].acc
+		}
 		l, h, err := stats.Bootstrap(len(reps), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
 			s := 0.0
 			for _, i := range idx {
-				s += sc[reps[i]].acc
+				s += accs[i]
 			}
 			return s / float64(len(idx))
 		})
@@ -593,6 +597,8 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 	for i, it := range r.in.Items {
 		heads[i] = it.ID + " [" + string(it.Capability) + ", " + string(it.Protocol) + "]: "
 	}
+	var buf []byte
+	var ends []int // where each item's verdict and reason end in buf
 	for _, rep := range r.byTask {
 		c := rep.company
 		d := analysis.Detail{Task: c.ID, System: r.in.Config.Systems[rep.sys].Name,
@@ -617,28 +623,38 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 				d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: "structure check", Verdict: fmt.Sprintf("%s %s: %+g", e.Kind, e.ID, e.Score), Reasoning: e.Reason})
 			}
 		}
-		d.Verdicts = slices.Grow(d.Verdicts, len(r.in.Items))
-		truth := r.in.Truth[c.ID]
+		// The items' verdicts and reasons are written into one string.
+		buf = buf[:0]
+		ends = ends[:0]
+		truth := r.truth[rep.ci]
 		for i := range r.in.Items {
 			g := &rep.items[i]
-			who := judge
-			if !g.answer.Found {
-				who = "extraction"
-			}
-			var numSep, judgeSep, judgeReason string
-			num := r.numeric(rep, i)
-			if num != "" {
-				numSep = " | numeric: "
-			}
-			if g.reason != "" {
-				judgeSep, judgeReason = " | judge: ", clip(g.reason, 300)
-			}
-			reason := "answer: " + clip(g.answer.Text, 300) + " | truth: " + clip(truth[r.in.Items[i].ID].Answer, 300) + numSep + num + judgeSep + judgeReason
 			_, v := r.grade(rep, i)
 			if v == "" {
 				v = "not graded"
 			}
-			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: heads[i] + v, Reasoning: reason})
+			buf = append(append(buf, heads[i]...), v...)
+			ends = append(ends, len(buf))
+			buf = appendClip(append(buf, "answer: "...), g.answer.Text, 300)
+			buf = appendClip(append(buf, " | truth: "...), truth[i], 300)
+			if num := r.numeric(rep, i); num != "" {
+				buf = append(append(buf, " | numeric: "...), num...)
+			}
+			if g.reason != "" {
+				buf = appendClip(append(buf, " | judge: "...), g.reason, 300)
+			}
+			ends = append(ends, len(buf))
+		}
+		all, start := string(buf), 0
+		d.Verdicts = slices.Grow(d.Verdicts, len(r.in.Items))
+		for i := range r.in.Items {
+			who := judge
+			if !rep.items[i].answer.Found {
+				who = "extraction"
+			}
+			v, reason := all[start:ends[2*i]], all[ends[2*i]:ends[2*i+1]]
+			start = ends[2*i+1]
+			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason})
 		}
 		out = append(out, d)
 	}
