@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
@@ -21,13 +23,41 @@ type bodyEncoding struct {
 
 var (
 	wire  = &bodyEncoding{str: appendJSONString, val: jsonValue}
-	keyed = &bodyEncoding{str: cache.AppendCanonicalString, val: func(v any) ([]byte, error) {
-		b, err := jsonValue(v)
-		if err != nil {
-			return nil, err
+	keyed = &bodyEncoding{str: cache.AppendCanonicalString, val: keyedValue}
+)
+
+// keyedValue returns the canonical encoding of parameter value v. The
+// encodings of numbers and booleans are kept: every call of a run
+// repeats the same few parameters.
+func keyedValue(v any) ([]byte, error) {
+	switch v.(type) {
+	case float64, int, bool:
+		if b, ok := keyedScalars.Load(v); ok {
+			return b.([]byte), nil
 		}
-		return cache.AppendCanonicalValue(nil, b)
-	}}
+	}
+	b, err := jsonValue(v)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = cache.AppendCanonicalValue(nil, b); err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case float64, int, bool:
+		if keyedStored.Add(1) <= maxKeyedScalars {
+			keyedScalars.Store(v, b)
+		}
+	}
+	return b, nil
+}
+
+// keyedScalars maps up to maxKeyedScalars numbers and booleans to their
+// canonical encodings; keyedStored counts the stores.
+var (
+	keyedScalars    sync.Map
+	keyedStored     atomic.Int64
+	maxKeyedScalars int64 = 4096
 )
 
 // A jsonObject is a JSON object under construction. encode writes its
