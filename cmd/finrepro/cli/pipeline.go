@@ -423,13 +423,14 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	}
 	// The workbooks and the site are written at once: the site links the
 	// files report.Files names, which WriteAll is writing meanwhile.
+	// Both hash what they write from memory, for SHA256SUMS.
 	all := append(slices.Clone(res), extra...)
-	var paths, names []string
+	var sums, siteSums []report.FileSum
 	var reportErr, siteErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { paths, reportErr = report.WriteAll(out, all, prov) })
+	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
-		names, siteErr = site.Write(filepath.Join(out, "site"), site.Input{
+		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
 			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all),
 		})
 	})
@@ -437,15 +438,16 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	if err := cmp.Or(reportErr, siteErr); err != nil {
 		return nil, err
 	}
-	files := slices.Clone(paths)
-	for _, n := range names {
-		files = append(files, "site/"+n)
+	for _, s := range siteSums {
+		s.Path = "site/" + s.Path
+		sums = append(sums, s)
 	}
-	slices.Sort(files)
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
+	files := report.Paths(sums)
 	if err := prune(out, outputDirs, files); err != nil {
 		return nil, err
 	}
-	return files, report.WriteSums(out, files)
+	return files, report.WriteSumsOf(out, sums)
 }
 
 // prune removes from the folders dirs of out every file that is not in
