@@ -205,8 +205,12 @@ func fileName(s string) error {
 
 // writeFile writes data to name through a temporary file in the same
 // folder, renamed into place, so that an interrupted run never leaves a
-// half-written output under the final name.
+// half-written output under the final name. A file that already holds
+// data is left alone.
 func writeFile(name string, data []byte) error {
+	if Unchanged(name, data) {
+		return nil
+	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -327,6 +331,40 @@ func hashFile(name string, sum *[sha256.Size]byte) error {
 	h.Sum(sum[:0])
 	return nil
 }
+
+// Unchanged reports whether file p holds exactly data. A rerun into the
+// same folder leaves such files (and their modification times) alone
+// instead of rewriting them, which costs the file system far more than
+// reading them. The file is read in chunks into a pooled buffer and
+// compared as it is read, so that a rerun allocates nothing per file and
+// stops at the first difference.
+func Unchanged(p string, data []byte) bool {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close() // read only: a close error loses nothing
+	bp := compareBuffers.Get().(*[]byte)
+	defer compareBuffers.Put(bp)
+	buf := *bp
+	for len(data) > 0 {
+		n, err := io.ReadFull(f, buf[:min(len(buf), len(data))])
+		if err != nil || !bytes.Equal(buf[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+	}
+	// the file may have grown since the Stat
+	n, _ := f.Read(buf[:1])
+	return n == 0
+}
+
+// compareBuffers are Unchanged's read buffers.
+var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
 
 // hashBuffers are hashFile's read buffers.
 var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -124,7 +123,7 @@ func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
-		if unchanged(p, f.data) {
+		if report.Unchanged(p, f.data) {
 			return nil
 		}
 		wmu.Lock()
@@ -137,41 +136,6 @@ func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	return sums, nil
 }
-
-// unchanged reports whether file p holds exactly data. A rerun into the
-// same folder leaves such pages (and their modification times) alone
-// instead of truncating and rewriting them, which costs the file system
-// far more than reading them.
-// The file is read in chunks into a pooled buffer and compared as it is
-// read, so that a rerun allocates nothing per page and stops at the first
-// difference.
-func unchanged(p string, data []byte) bool {
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
-		return false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close() // read only: a close error loses nothing
-	bp := compareBuffers.Get().(*[]byte)
-	defer compareBuffers.Put(bp)
-	buf := *bp
-	for len(data) > 0 {
-		n, err := io.ReadFull(f, buf[:min(len(buf), len(data))])
-		if err != nil || !bytes.Equal(buf[:n], data[:n]) {
-			return false
-		}
-		data = data[n:]
-	}
-	// the file may have grown since the Stat
-	n, _ := f.Read(buf[:1])
-	return n == 0
-}
-
-// compareBuffers are unchanged's read buffers.
-var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
 
 // loaded reports whether m holds key.
 func loaded(m *sync.Map, key string) bool {
