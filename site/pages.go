@@ -123,16 +123,20 @@ type taskLinks []link
 // Items writes the list items, the bytes the template would write for
 // them: a system can have thousands of tasks.
 func (ls taskLinks) Items() template.HTML {
-	var b []byte
+	size := 0
+	for _, l := range ls {
+		size += len(`<li><a href=""></a>: </li>`) + len(l.Href) + len(l.Text) + len(l.Note)
+	}
+	b := make([]byte, 0, size+size/8)
 	for _, l := range ls {
 		b = append(b, `<li><a href="`...)
 		b = append(b, escapeHref(l.Href)...)
 		b = append(b, `">`...)
-		b = append(b, escapeText(l.Text)...)
+		b = appendEscaped(b, l.Text)
 		b = append(b, "</a>"...)
 		if l.Note != "" {
 			b = append(b, ": "...)
-			b = append(b, escapeText(l.Note)...)
+			b = appendEscaped(b, l.Note)
 		}
 		b = append(b, "</li>"...)
 	}
@@ -487,7 +491,15 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 // Body writes the table's rows, the bytes the "cell" template in
 // layout.html would write for them: tables run to thousands of cells.
 func (t *tableView) Body() template.HTML {
-	var b []byte
+	size := 0
+	for _, row := range t.Rows {
+		size += len("\n<tr></tr>")
+		for _, c := range row {
+			size += len(`<td class="num" data-v="" title=""><a href=""><strong></strong></a></td>`) +
+				len(c.Sort) + len(c.Title) + len(c.Href) + len(c.Text)
+		}
+	}
+	b := make([]byte, 0, size)
 	for _, row := range t.Rows {
 		b = append(b, "\n<tr>"...)
 		for _, c := range row {
@@ -498,12 +510,12 @@ func (t *tableView) Body() template.HTML {
 			}
 			if c.Num {
 				b = append(b, ` class="num" data-v="`...)
-				b = append(b, escapeText(c.Sort)...)
+				b = appendEscaped(b, c.Sort)
 				b = append(b, '"')
 			}
 			if c.Title != "" {
 				b = append(b, ` title="`...)
-				b = append(b, escapeText(c.Title)...)
+				b = appendEscaped(b, c.Title)
 				b = append(b, '"')
 			}
 			b = append(b, '>')
@@ -515,14 +527,14 @@ func (t *tableView) Body() template.HTML {
 			switch {
 			case c.Best:
 				b = append(b, "<strong>"...)
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 				b = append(b, "</strong>"...)
 			case c.Sec:
 				b = append(b, "<u>"...)
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 				b = append(b, "</u>"...)
 			default:
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 			}
 			if c.Href != "" {
 				b = append(b, "</a>"...)
