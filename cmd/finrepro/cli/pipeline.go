@@ -410,9 +410,10 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
 // SHA256SUMS into out, and returns the files written (SHA256SUMS aside),
 // relative to out, sorted. Files of an earlier run are overwritten in
-// place and the rest pruned: emptying the folders first would make the
-// file system free and allocate again every inode, which costs more than
-// writing the site.
+// place (or left alone when they already hold the right bytes) and the
+// rest pruned: emptying the folders first would make the file system free
+// and allocate again every inode, which costs more than writing the site.
+// SHA256SUMS is made from the hashes the writers computed in memory.
 func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
