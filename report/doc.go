@@ -14,7 +14,9 @@
 //     sheet and one sheet per table.
 //
 // WriteAll writes every format for a set of results under one output
-// folder and WriteSums lists their SHA-256 hashes.
+// folder and WriteSums lists their SHA-256 hashes; WriteAllHashed and
+// WriteSumsOf do the same from the bytes in memory, without reading the
+// files back.
 //
 // Every writer is deterministic: the same table gives the same bytes, on
 // any machine, locale or terminal. Numbers in CSV, JSON and XLSX cells

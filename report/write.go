@@ -37,6 +37,33 @@ const allWorkbook = "all"
 // '.', '-', '_', not starting with '.'), unique, and no benchmark may be
 // called "all".
 func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, error) {
+	sums, err := WriteAllHashed(out, res, prov)
+	if err != nil {
+		return nil, err
+	}
+	return Paths(sums), nil
+}
+
+// A FileSum is the SHA-256 of the bytes of an output file, by path
+// relative to the output folder with forward slashes.
+type FileSum struct {
+	Path string
+	Sum  [sha256.Size]byte
+}
+
+// Paths returns the paths of sums, in their order.
+func Paths(sums []FileSum) []string {
+	paths := make([]string, len(sums))
+	for i, s := range sums {
+		paths[i] = s.Path
+	}
+	return paths
+}
+
+// WriteAllHashed is WriteAll that also returns the SHA-256 of every file
+// it wrote, hashed from the bytes in memory, sorted by path: what
+// WriteSumsOf needs, without reading the files back.
+func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]FileSum, error) {
 	if err := checkNames(res); err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
@@ -47,6 +74,7 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 	// the combined workbook is the slowest job: start it first
 	slices.Reverse(jobs)
 	errs := make([]error, len(jobs))
+	sums := make([]FileSum, len(jobs))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
@@ -56,6 +84,7 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 				errs[i] = err
 				return nil
 			}
+			sums[i] = FileSum{j.rel, sha256.Sum256(b.Bytes())}
 			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
 				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 			}
@@ -63,16 +92,14 @@ func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, er
 		})
 	}
 	g.Wait()
-	paths := make([]string, len(jobs))
 	for i := range jobs {
 		// the first error of the files in the order they were listed
 		if err := errs[len(jobs)-1-i]; err != nil {
 			return nil, err
 		}
-		paths[i] = jobs[i].rel
 	}
-	slices.Sort(paths)
-	return paths, nil
+	slices.SortFunc(sums, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
+	return sums, nil
 }
 
 // Files returns the paths WriteAll writes for res, relative to its output
@@ -178,8 +205,12 @@ func fileName(s string) error {
 
 // writeFile writes data to name through a temporary file in the same
 // folder, renamed into place, so that an interrupted run never leaves a
-// half-written output under the final name.
+// half-written output under the final name. A file that already holds
+// data is left alone.
 func writeFile(name string, data []byte) error {
+	if Unchanged(name, data) {
+		return nil
+	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -212,39 +243,60 @@ const SumsName = "SHA256SUMS"
 // "sha256sum -c" reads): for every path, relative to out with forward
 // slashes, its SHA-256 in lower-case hex, two spaces and the path, one
 // line each, sorted by path. Paths with a newline or backslash, absolute
-// paths and paths leaving out are refused.
+// paths and paths leaving out are refused. WriteSums reads and hashes
+// every file; WriteSumsOf takes hashes the caller already has.
 func WriteSums(out string, paths []string) error {
 	sorted := slices.Clone(paths)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	// files are hashed in parallel, at most GOMAXPROCS at once; the
 	// first error in path order is reported
-	sums := make([][]byte, len(sorted))
+	sums := make([]FileSum, len(sorted))
 	errs := make([]error, len(sorted))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, p := range sorted {
-		if p == "" || strings.ContainsAny(p, "\n\r\\") || path.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) {
-			errs[i] = fmt.Errorf("report: sums %s: bad path %q", out, p)
+		if err := checkSumPath(out, p); err != nil {
+			errs[i] = err
 			continue
 		}
 		g.Go(func() error {
-			var err error
-			if sums[i], err = hashFile(filepath.Join(out, filepath.FromSlash(p))); err != nil {
+			sums[i].Path = p
+			if err := hashFile(filepath.Join(out, filepath.FromSlash(p)), &sums[i].Sum); err != nil {
 				errs[i] = fmt.Errorf("report: sums: %w", err)
 			}
 			return nil
 		})
 	}
 	g.Wait()
-	b := make([]byte, 0, len(sorted)*(64+2+64))
-	for i, p := range sorted {
-		if errs[i] != nil {
-			return errs[i]
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-		b = hex.AppendEncode(b, sums[i])
+	}
+	return WriteSumsOf(out, sums)
+}
+
+// WriteSumsOf writes out/SHA256SUMS as WriteSums does, from hashes the
+// caller computed from the bytes it wrote (see WriteAllHashed), without
+// reading the files. A path given twice must have the same hash.
+func WriteSumsOf(out string, sums []FileSum) error {
+	sorted := slices.Clone(sums)
+	slices.SortStableFunc(sorted, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
+	b := make([]byte, 0, len(sorted)*(64+2+64))
+	for i, s := range sorted {
+		if err := checkSumPath(out, s.Path); err != nil {
+			return err
+		}
+		if i > 0 && sorted[i-1].Path == s.Path {
+			if sorted[i-1].Sum != s.Sum {
+				return fmt.Errorf("report: sums %s: %s given twice with different hashes", out, s.Path)
+			}
+			continue
+		}
+		b = hex.AppendEncode(b, s.Sum[:])
 		b = append(b, "  "...)
-		b = append(b, p...)
+		b = append(b, s.Path...)
 		b = append(b, '\n')
 	}
 	if err := writeFile(filepath.Join(out, SumsName), b); err != nil {
@@ -253,11 +305,20 @@ func WriteSums(out string, paths []string) error {
 	return nil
 }
 
-// hashFile returns the SHA-256 of the file's contents.
-func hashFile(name string) ([]byte, error) {
+// checkSumPath refuses a path SHA256SUMS cannot list: empty, with a
+// newline or backslash, absolute or leaving out.
+func checkSumPath(out, p string) error {
+	if p == "" || strings.ContainsAny(p, "\n\r\\") || path.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) {
+		return fmt.Errorf("report: sums %s: bad path %q", out, p)
+	}
+	return nil
+}
+
+// hashFile sets sum to the SHA-256 of the file's contents.
+func hashFile(name string, sum *[sha256.Size]byte) error {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close() // read only: a close error loses nothing
 	buf := hashBuffers.Get().(*[]byte)
@@ -265,10 +326,45 @@ func hashFile(name string) ([]byte, error) {
 	h := sha256.New()
 	// io.Copy would allocate a buffer per file: *os.File's WriteTo does
 	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
-		return nil, err
+		return err
 	}
-	return h.Sum(nil), nil
+	h.Sum(sum[:0])
+	return nil
 }
+
+// Unchanged reports whether file p holds exactly data. A rerun into the
+// same folder leaves such files (and their modification times) alone
+// instead of rewriting them, which costs the file system far more than
+// reading them. The file is read in chunks into a pooled buffer and
+// compared as it is read, so that a rerun allocates nothing per file and
+// stops at the first difference.
+func Unchanged(p string, data []byte) bool {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
+		return false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close() // read only: a close error loses nothing
+	bp := compareBuffers.Get().(*[]byte)
+	defer compareBuffers.Put(bp)
+	buf := *bp
+	for len(data) > 0 {
+		n, err := io.ReadFull(f, buf[:min(len(buf), len(data))])
+		if err != nil || !bytes.Equal(buf[:n], data[:n]) {
+			return false
+		}
+		data = data[n:]
+	}
+	// the file may have grown since the Stat
+	n, _ := f.Read(buf[:1])
+	return n == 0
+}
+
+// compareBuffers are Unchanged's read buffers.
+var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
 
 // hashBuffers are hashFile's read buffers.
 var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -196,3 +196,49 @@ func TestWriteSumsBadPath(t *testing.T) {
 		t.Error("WriteSums accepted a missing file")
 	}
 }
+
+// TestWriteSumsOf checks that the hashes WriteAllHashed returns are those
+// of the files it wrote, and that WriteSumsOf writes from them the same
+// SHA256SUMS as WriteSums does from the files.
+func TestWriteSumsOf(t *testing.T) {
+	out := t.TempDir()
+	sums, err := WriteAllHashed(out, results(), testProv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := Paths(sums)
+	if !slices.IsSorted(paths) || !slices.Equal(paths, Files(results())) {
+		t.Fatalf("paths %q, want %q", paths, Files(results()))
+	}
+	if err := WriteSums(out, paths); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(out, SumsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// out of order and with a duplicate, as a caller may pass them
+	given := append(slices.Clone(sums), sums[0])
+	slices.Reverse(given)
+	if err := WriteSumsOf(out, given); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, SumsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("WriteSumsOf differs from WriteSums:\n%s", diff(string(want), string(got)))
+	}
+	checkSums(t, out, got, paths)
+	clash := sums[0]
+	clash.Sum[0] ^= 1
+	if err := WriteSumsOf(out, append(slices.Clone(sums), clash)); err == nil {
+		t.Error("WriteSumsOf accepted a path with two hashes")
+	}
+	for _, p := range []string{"../etc/passwd", "/abs", "a\nb", `a\b`, ""} {
+		if err := WriteSumsOf(out, []FileSum{{Path: p}}); err == nil {
+			t.Errorf("WriteSumsOf accepted %q", p)
+		}
+	}
+}

@@ -126,3 +126,23 @@ func TestDemoSize(t *testing.T) {
 	}
 	t.Logf("%d files, %d bytes", len(files), total)
 }
+
+// BenchmarkAppendEscapedCut escapes texts like a task page's: reports in
+// Markdown with Chinese figures and a few quotes, and short reasonings.
+func BenchmarkAppendEscapedCut(b *testing.B) {
+	report := strings.Repeat("| Gross Profit Margin | 13.2% | 3.8% | N/A |\n### S2.5: revenue：2024財年收入增長61%。 \"Synthetic\" note.\n", 40)
+	reason := "answer: innovation使利潤率變動76個基點。 | truth: innovation新增32個網點。 | judge: Synthetic judge: 1 of 3 claims covered."
+	texts := []string{report, reason, reason, reason, reason, reason, reason, reason, reason}
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	b.SetBytes(int64(size))
+	var buf []byte
+	for b.Loop() {
+		buf = buf[:0]
+		for _, t := range texts {
+			buf, _ = appendEscapedCut(buf, t, 4<<10)
+		}
+	}
+}

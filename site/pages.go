@@ -123,16 +123,20 @@ type taskLinks []link
 // Items writes the list items, the bytes the template would write for
 // them: a system can have thousands of tasks.
 func (ls taskLinks) Items() template.HTML {
-	var b []byte
+	size := 0
+	for _, l := range ls {
+		size += len(`<li><a href=""></a>: </li>`) + len(l.Href) + len(l.Text) + len(l.Note)
+	}
+	b := make([]byte, 0, size+size/8)
 	for _, l := range ls {
 		b = append(b, `<li><a href="`...)
 		b = append(b, escapeHref(l.Href)...)
 		b = append(b, `">`...)
-		b = append(b, escapeText(l.Text)...)
+		b = appendEscaped(b, l.Text)
 		b = append(b, "</a>"...)
 		if l.Note != "" {
 			b = append(b, ": "...)
-			b = append(b, escapeText(l.Note)...)
+			b = appendEscaped(b, l.Note)
 		}
 		b = append(b, "</li>"...)
 	}
@@ -487,7 +491,15 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 // Body writes the table's rows, the bytes the "cell" template in
 // layout.html would write for them: tables run to thousands of cells.
 func (t *tableView) Body() template.HTML {
-	var b []byte
+	size := 0
+	for _, row := range t.Rows {
+		size += len("\n<tr></tr>")
+		for _, c := range row {
+			size += len(`<td class="num" data-v="" title=""><a href=""><strong></strong></a></td>`) +
+				len(c.Sort) + len(c.Title) + len(c.Href) + len(c.Text)
+		}
+	}
+	b := make([]byte, 0, size)
 	for _, row := range t.Rows {
 		b = append(b, "\n<tr>"...)
 		for _, c := range row {
@@ -498,12 +510,12 @@ func (t *tableView) Body() template.HTML {
 			}
 			if c.Num {
 				b = append(b, ` class="num" data-v="`...)
-				b = append(b, escapeText(c.Sort)...)
+				b = appendEscaped(b, c.Sort)
 				b = append(b, '"')
 			}
 			if c.Title != "" {
 				b = append(b, ` title="`...)
-				b = append(b, escapeText(c.Title)...)
+				b = appendEscaped(b, c.Title)
 				b = append(b, '"')
 			}
 			b = append(b, '>')
@@ -515,14 +527,14 @@ func (t *tableView) Body() template.HTML {
 			switch {
 			case c.Best:
 				b = append(b, "<strong>"...)
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 				b = append(b, "</strong>"...)
 			case c.Sec:
 				b = append(b, "<u>"...)
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 				b = append(b, "</u>"...)
 			default:
-				b = append(b, escapeText(c.Text)...)
+				b = appendEscaped(b, c.Text)
 			}
 			if c.Href != "" {
 				b = append(b, "</a>"...)
@@ -834,59 +846,101 @@ func escapeHref(href string) string {
 // it escapes; other bytes ("" here) pass unchanged, whatever the UTF-8.
 var htmlEscapes = [256]string{0: "\uFFFD", '"': "&#34;", '&': "&amp;", '\'': "&#39;", '+': "&#43;", '<': "&lt;", '>': "&gt;"}
 
+// escapable is 1 for the bytes htmlEscapes escapes; maxEscape is the
+// longest escape.
+var escapable, maxEscape = func() (t [256]uint8, longest int) {
+	for c, r := range htmlEscapes {
+		if r != "" {
+			t[c] = 1
+			longest = max(longest, len(r))
+		}
+	}
+	return t, longest
+}()
+
+// indexEscapable returns the index of the first byte of text that
+// htmlEscapes escapes, or -1. Such bytes are rare in the texts, so it
+// tests eight bytes per branch.
+func indexEscapable(text string) int {
+	i := 0
+	for ; i+8 <= len(text); i += 8 {
+		t := text[i : i+8]
+		if escapable[t[0]]|escapable[t[1]]|escapable[t[2]]|escapable[t[3]]|
+			escapable[t[4]]|escapable[t[5]]|escapable[t[6]]|escapable[t[7]] != 0 {
+			break
+		}
+	}
+	for ; i < len(text); i++ {
+		if escapable[text[i]] != 0 {
+			return i
+		}
+	}
+	return -1
+}
+
 // escapeText escapes text exactly as html/template escapes a string
 // printed in HTML text: a task page's long texts skip the template's
 // escaper, which reads them rune by rune.
 func escapeText(text string) template.HTML {
-	for i := 0; i < len(text); i++ {
-		if htmlEscapes[text[i]] != "" {
-			return template.HTML(appendEscaped(make([]byte, 0, len(text)+len(text)/8+16), text))
-		}
+	if indexEscapable(text) >= 0 {
+		return template.HTML(appendEscaped(make([]byte, 0, len(text)+len(text)/8+16), text))
 	}
 	return template.HTML(text)
 }
 
-// appendEscaped appends text escaped as escapeText does.
+// appendEscaped appends text escaped as escapeText does, copying each run
+// of bytes between escapes in one append.
 func appendEscaped(b []byte, text string) []byte {
-	last := 0
-	for i := 0; i < len(text); i++ {
-		if r := htmlEscapes[text[i]]; r != "" {
-			b = append(b, text[last:i]...)
-			b = append(b, r...)
-			last = i + 1
+	for {
+		i := indexEscapable(text)
+		if i < 0 {
+			return append(b, text...)
 		}
+		b = append(b, text[:i]...)
+		b = append(b, htmlEscapes[text[i]]...)
+		text = text[i+1:]
 	}
-	return append(b, text[last:]...)
 }
 
 // appendEscapedCut appends text escaped as escapeText does, cut where
 // the escaped form would pass n bytes, on a rune boundary, and reports
-// whether it cut: appendEscaped of cutBytes(text, n) in one pass.
+// whether it cut: appendEscaped of text[:escapedCut(text, n)].
 func appendEscapedCut(b []byte, text string, n int) ([]byte, bool) {
-	start, size, last := len(b), 0, 0
-	for i := 0; i < len(text); i++ {
-		r := htmlEscapes[text[i]]
-		if r == "" {
-			size++
-		} else {
-			size += len(r)
-		}
-		if size > n {
-			for i > 0 && !utf8.RuneStart(text[i]) {
-				i--
-			}
-			if i < last {
-				// the cut falls before an escape already written:
-				// only invalid UTF-8 gets here
-				return appendEscaped(b[:start], text[:i]), true
-			}
-			return append(b, text[last:i]...), true
-		}
-		if r != "" {
-			b = append(b, text[last:i]...)
-			b = append(b, r...)
-			last = i + 1
-		}
+	if len(text) <= n/maxEscape {
+		// even every byte escaped fits
+		return appendEscaped(b, text), false
 	}
-	return append(b, text[last:]...), false
+	i, cut := escapedCut(text, n)
+	return appendEscaped(b, text[:i]), cut
+}
+
+// escapedCut returns where to cut text so that its escaped form is at
+// most n bytes: before the byte whose escape would pass n, moved back to
+// the start of its rune; and whether that is before the end of text.
+func escapedCut(text string, n int) (int, bool) {
+	n = max(n, 0)
+	size, i := 0, 0 // size is the escaped size of text[:i]
+	for {
+		run := indexEscapable(text[i:]) // bytes that stay as they are
+		if run < 0 {
+			run = len(text) - i
+		}
+		if size+run > n {
+			i += n - size
+			break
+		}
+		size += run
+		i += run
+		if i == len(text) {
+			return i, false
+		}
+		if size += len(htmlEscapes[text[i]]); size > n {
+			break
+		}
+		i++
+	}
+	for i > 0 && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	return i, true
 }

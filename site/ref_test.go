@@ -74,7 +74,48 @@ func refEscapeText(text string) template.HTML {
 	return template.HTML(append(b, text[last:]...))
 }
 
-// checkEscape compares the escapers with the reference on one input.
+// refAppendEscaped and refAppendEscapedCut are the byte-at-a-time
+// escapers indexEscapable replaced.
+func refAppendEscaped(b []byte, text string) []byte {
+	last := 0
+	for i := 0; i < len(text); i++ {
+		if r := htmlEscapes[text[i]]; r != "" {
+			b = append(b, text[last:i]...)
+			b = append(b, r...)
+			last = i + 1
+		}
+	}
+	return append(b, text[last:]...)
+}
+
+func refAppendEscapedCut(b []byte, text string, n int) ([]byte, bool) {
+	start, size, last := len(b), 0, 0
+	for i := 0; i < len(text); i++ {
+		r := htmlEscapes[text[i]]
+		if r == "" {
+			size++
+		} else {
+			size += len(r)
+		}
+		if size > n {
+			for i > 0 && !utf8.RuneStart(text[i]) {
+				i--
+			}
+			if i < last {
+				return refAppendEscaped(b[:start], text[:i]), true
+			}
+			return append(b, text[last:i]...), true
+		}
+		if r != "" {
+			b = append(b, text[last:i]...)
+			b = append(b, r...)
+			last = i + 1
+		}
+	}
+	return append(b, text[last:]...), false
+}
+
+// checkEscape compares the escapers with the references on one input.
 func checkEscape(t *testing.T, text string, n int) {
 	t.Helper()
 	want := refEscapeText(text)
@@ -84,10 +125,17 @@ func checkEscape(t *testing.T, text string, n int) {
 	if got := appendEscaped([]byte("x"), text); string(got) != "x"+string(want) {
 		t.Errorf("appendEscaped(%q) = %q, want %q", text, got, "x"+want)
 	}
+	if got := refAppendEscaped([]byte("x"), text); string(got) != "x"+string(want) {
+		t.Errorf("refAppendEscaped(%q) = %q, want %q", text, got, "x"+want)
+	}
 	cut, wantCut := refCutBytes(text, n)
 	got, gotCut := appendEscapedCut([]byte("x"), text, n)
 	if want := "x" + string(refEscapeText(cut)); string(got) != want || gotCut != wantCut {
 		t.Errorf("appendEscapedCut(%q, %d) = %q, %v; want %q, %v", text, n, got, gotCut, want, wantCut)
+	}
+	ref, refCut := refAppendEscapedCut([]byte("x"), text, n)
+	if string(got) != string(ref) || gotCut != refCut {
+		t.Errorf("appendEscapedCut(%q, %d) = %q, %v; refAppendEscapedCut gives %q, %v", text, n, got, gotCut, ref, refCut)
 	}
 }
 
@@ -111,4 +159,24 @@ func FuzzAppendEscapedCut(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, n int) {
 		checkEscape(t, text, max(n, 0)%(len(text)*5+8))
 	})
+}
+
+// TestAppendEscapedRuns checks the escapers against the references on
+// texts long enough to cross indexEscapable's eight-byte steps, with every
+// cut.
+func TestAppendEscapedRuns(t *testing.T) {
+	pieces := []string{"a", "bc", " ", "<", "&", "\"", "'", "+", ">", "\x00", "净", "\x80", "\xe5\x87", "defghijk"}
+	seed := uint32(1)
+	for range 300 {
+		var b []byte
+		for range int(seed % 24) {
+			seed = seed*1664525 + 1013904223
+			b = append(b, pieces[seed>>16%uint32(len(pieces))]...)
+		}
+		seed = seed*1664525 + 1013904223
+		text := string(b)
+		for n := 0; n <= len(text)*5+1; n++ {
+			checkEscape(t, text, n)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"fmt"
 	"html/template"
@@ -92,13 +93,25 @@ var pageTemplates = func() map[string]*template.Template {
 // write (see the pruning in reproduce), which on most file systems is far
 // cheaper than emptying dir and creating every file anew.
 func Write(dir string, in Input) ([]string, error) {
+	sums, err := WriteHashed(dir, in)
+	if err != nil {
+		return nil, err
+	}
+	return report.Paths(sums), nil
+}
+
+// WriteHashed is Write that also returns the SHA-256 of every file, hashed
+// from the bytes in memory, with the file's path relative to dir, sorted
+// by path: what report.WriteSumsOf needs, without reading the files back.
+func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 	var made sync.Map  // folders made
 	var wmu sync.Mutex // held while writing a file
 	var mu sync.Mutex
-	var names []string
+	var sums []report.FileSum
 	err := render(in, func(f file) error {
+		sum := report.FileSum{Path: f.name, Sum: sha256.Sum256(f.data)}
 		mu.Lock()
-		names = append(names, f.name)
+		sums = append(sums, sum)
 		mu.Unlock()
 		p := filepath.Join(dir, filepath.FromSlash(f.name))
 		if d := filepath.Dir(p); !loaded(&made, d) {
@@ -110,7 +123,7 @@ func Write(dir string, in Input) ([]string, error) {
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
-		if unchanged(p, f.data) {
+		if report.Unchanged(p, f.data) {
 			return nil
 		}
 		wmu.Lock()
@@ -120,21 +133,8 @@ func Write(dir string, in Input) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("site: %w", err)
 	}
-	slices.Sort(names)
-	return names, nil
-}
-
-// unchanged reports whether file p holds exactly data. A rerun into the
-// same folder leaves such pages (and their modification times) alone
-// instead of truncating and rewriting them, which costs the file system
-// far more than reading them.
-func unchanged(p string, data []byte) bool {
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
-		return false
-	}
-	old, err := os.ReadFile(p)
-	return err == nil && bytes.Equal(old, data)
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
+	return sums, nil
 }
 
 // loaded reports whether m holds key.

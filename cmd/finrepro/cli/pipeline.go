@@ -410,9 +410,10 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
 // SHA256SUMS into out, and returns the files written (SHA256SUMS aside),
 // relative to out, sorted. Files of an earlier run are overwritten in
-// place and the rest pruned: emptying the folders first would make the
-// file system free and allocate again every inode, which costs more than
-// writing the site.
+// place (or left alone when they already hold the right bytes) and the
+// rest pruned: emptying the folders first would make the file system free
+// and allocate again every inode, which costs more than writing the site.
+// SHA256SUMS is made from the hashes the writers computed in memory.
 func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
@@ -423,13 +424,14 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	}
 	// The workbooks and the site are written at once: the site links the
 	// files report.Files names, which WriteAll is writing meanwhile.
+	// Both hash what they write from memory, for SHA256SUMS.
 	all := append(slices.Clone(res), extra...)
-	var paths, names []string
+	var sums, siteSums []report.FileSum
 	var reportErr, siteErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { paths, reportErr = report.WriteAll(out, all, prov) })
+	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
-		names, siteErr = site.Write(filepath.Join(out, "site"), site.Input{
+		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
 			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all),
 		})
 	})
@@ -437,15 +439,16 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	if err := cmp.Or(reportErr, siteErr); err != nil {
 		return nil, err
 	}
-	files := slices.Clone(paths)
-	for _, n := range names {
-		files = append(files, "site/"+n)
+	for _, s := range siteSums {
+		s.Path = "site/" + s.Path
+		sums = append(sums, s)
 	}
-	slices.Sort(files)
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
+	files := report.Paths(sums)
 	if err := prune(out, outputDirs, files); err != nil {
 		return nil, err
 	}
-	return files, report.WriteSums(out, files)
+	return files, report.WriteSumsOf(out, sums)
 }
 
 // prune removes from the folders dirs of out every file that is not in

@@ -96,15 +96,18 @@ func TestReproduceDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A page changed in place (same size, other bytes) is rewritten.
-	index := filepath.Join(out1, "site", "index.html")
-	page, err := os.ReadFile(index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page[len(page)/2] ^= 1
-	if err := os.WriteFile(index, page, 0o644); err != nil {
-		t.Fatal(err)
+	// A page or workbook changed in place (same size, other bytes) is
+	// rewritten.
+	for _, p := range []string{"site/index.html", "xlsx/all.xlsx"} {
+		f := filepath.Join(out1, filepath.FromSlash(p))
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 1
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if code, _, stderr := run(t, "reproduce", "--quiet", "--out", out1); code != 0 {
 		t.Fatalf("third reproduce exit %d: %s", code, stderr)
