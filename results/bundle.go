@@ -13,8 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 )
 
 // BundleFormat is the format line of a bundle manifest this version reads
@@ -179,16 +178,17 @@ func (b *Bundle) Verify() ([]Problem, error) {
 	}
 	// Files are hashed GOMAXPROCS at a time and checked in manifest order.
 	got := make([]hashed, len(b.Manifest.Files))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range b.Manifest.Files {
-		g.Go(func() error {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
 			h := &got[i]
 			h.size, h.sum, h.err = hashFile(filepath.Join(b.Dir, filepath.FromSlash(f.Path)))
-			return nil
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	for i, f := range b.Manifest.Files {
 		listed[f.Path] = true
 		size, sum, err := got[i].size, got[i].sum, got[i].err
