@@ -56,7 +56,7 @@ func (a *analyzer) result() *analysis.Result {
 		pos[i] = i
 	}
 	a.baseVote = a.ls.tally(a.nr, pos, a.cfg.k)
-	a.base = selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR)
+	a.base = selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR, true)
 	a.figures = a.newTable("figures", "Figures", "The figures the paper states in its text, computed from these inputs.",
 		[]analysis.Column{{Name: "figure"}, {Name: "value", Decimals: 4}})
 

@@ -343,7 +343,7 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 			}
 		}
 		vs := a.ls.tally(a.nr, js, min(a.cfg.k, n-1))
-		sel := selectRubrics(vs, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR)
+		sel := selectRubrics(vs, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR, false)
 		out[d] = goldRanking(sel, a.np, a.names)
 		rho, tau := a.compare(out[d])
 		if rho.IsNum {
@@ -405,7 +405,7 @@ func (a *analyzer) addSplits() {
 			for z := y + 1; z < a.np; z++ {
 				splits++
 				held := uint64(1)<<x | uint64(1)<<y | uint64(1)<<z
-				sel := selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all&^held, a.cfg.dist, a.cfg.minR)
+				sel := selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all&^held, a.cfg.dist, a.cfg.minR, false)
 				order := goldRanking(sel, a.np, a.names)
 				rho, tau := a.compare(order)
 				if rho.IsNum {

@@ -141,13 +141,18 @@ type selection struct {
 	scored []int
 }
 
-// selectRubrics filters every rubric using products in mask s.
-func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int) *selection {
-	sel := &selection{fates: make([]int8, len(vs)), cons: newRateSet(nq, np), gold: newRateSet(nq, np)}
+// selectRubrics filters every rubric using products in mask s. The
+// consistency-passed rubrics' passes are counted only when withCons is
+// set; sel.cons is nil otherwise.
+func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int, withCons bool) *selection {
+	sel := &selection{fates: make([]int8, len(vs)), gold: newRateSet(nq, np)}
+	if withCons {
+		sel.cons = newRateSet(nq, np)
+	}
 	for i, v := range vs {
 		f := fate(v, s, dist)
 		sel.fates[i] = f
-		if f != fateInconsistent {
+		if withCons && f != fateInconsistent {
 			sel.cons.add(v)
 		}
 		if f == fateGold {
