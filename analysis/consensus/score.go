@@ -29,19 +29,27 @@ func (ls *labelSet) tally(nr []int, js []int, k int) []votes {
 		total += n
 	}
 	out := make([]votes, 0, total)
+	np := ls.np
+	ys, ns := make([]int, np), make([]int, np) // yes and no labels by product
+	labs := make([][]int8, len(js))            // the judges' labels of one query
 	for q, n := range nr {
+		for i, j := range js {
+			labs[i] = ls.lab[j][q]
+		}
 		for r := range n {
-			v := votes{query: int32(q)}
-			for p := range ls.np {
-				var y, nn int
-				for _, j := range js {
-					switch ls.lab[j][q][r*ls.np+p] {
-					case yes:
-						y++
-					case no:
-						nn++
-					}
+			clear(ys)
+			clear(ns)
+			for _, lab := range labs {
+				row := lab[r*np : (r+1)*np]
+				y, nn := ys[:len(row)], ns[:len(row)]
+				for p, l := range row {
+					y[p] += b2i(l == yes)
+					nn[p] += b2i(l == no)
 				}
+			}
+			v := votes{query: int32(q)}
+			for p := range np {
+				y, nn := ys[p], ns[p]
 				bit := uint64(1) << p
 				if y >= k || nn >= k {
 					v.cons |= bit
