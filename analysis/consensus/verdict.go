@@ -66,7 +66,7 @@ func parseVerdicts(answer string, ids []string, pos map[string]int) (labels []in
 		}
 	}
 	if !parseJSONVerdicts(answer, len(ids), pos, set) {
-		parseLineVerdicts(answer, pos, set)
+		parseLineVerdicts(answer, ids, pos, set)
 	}
 	var skipped, conflicting []string
 	for i, id := range ids {
@@ -194,8 +194,9 @@ func idByte(c byte) bool {
 
 // parseLineVerdicts reads "ID ... verdict" lines. A token is a run of ID
 // bytes; anything else, any non-ASCII byte included, separates tokens.
-func parseLineVerdicts(answer string, pos map[string]int, set func(int, int8)) {
+func parseLineVerdicts(answer string, ids []string, pos map[string]int, set func(int, int8)) {
 	at, done := -1, false // the line's rubric; its verdict was found
+	ix := idIndex{ids: ids, pos: pos, plain: len(pos) == len(ids) && !slices.ContainsFunc(ids, endsTrimmed)}
 	for i := 0; i < len(answer); {
 		c := answer[i]
 		if !idByte(c) {
@@ -214,11 +215,12 @@ func parseLineVerdicts(answer string, pos map[string]int, set func(int, int8)) {
 		switch {
 		case done:
 		case at < 0:
-			if k, ok := lookupID(t, pos); ok {
+			if k, ok := ix.lookup(t); ok {
 				at = k
+				ix.next = k + 1
 			}
 		default:
-			if l, ok := verdictToken(strings.Trim(t, ".:-_")); ok {
+			if l, ok := verdictToken(trimPunct(trimPunctLeft(t))); ok {
 				set(at, l)
 				done = true
 			}
@@ -261,13 +263,59 @@ func verdictToken(t string) (int8, bool) {
 	return invalid, false
 }
 
-// lookupID finds token t, or t without trailing punctuation, among the
-// rubric IDs.
-func lookupID(t string, pos map[string]int) (int, bool) {
-	if i, ok := pos[t]; ok {
-		return i, true
+// An idIndex finds tokens among the rubric IDs ids (pos[ids[i]] = i).
+type idIndex struct {
+	ids []string
+	pos map[string]int
+	// plain is set when the IDs are distinct and none ends in a byte
+	// lookup trims.
+	plain bool
+	// next is the ID tried first, after the last one found: answers list
+	// the rubrics in order.
+	next int
+}
+
+// endsTrimmed reports whether id ends in a byte lookup trims.
+func endsTrimmed(id string) bool {
+	return id != "" && isPunct(id[len(id)-1])
+}
+
+// isPunct reports whether c is '.', ':', '-' or '_', the punctuation
+// trimmed from tokens.
+func isPunct(c byte) bool { return c == '.' || c == ':' || c == '-' || c == '_' }
+
+// trimPunct is strings.TrimRight(t, ".:-_").
+func trimPunct(t string) string {
+	for len(t) > 0 && isPunct(t[len(t)-1]) {
+		t = t[:len(t)-1]
 	}
-	i, ok := pos[strings.TrimRight(t, ".:-_")]
+	return t
+}
+
+// trimPunctLeft is strings.TrimLeft(t, ".:-_").
+func trimPunctLeft(t string) string {
+	for len(t) > 0 && isPunct(t[0]) {
+		t = t[1:]
+	}
+	return t
+}
+
+// lookup finds token t, or t without trailing punctuation, among the
+// rubric IDs.
+func (x *idIndex) lookup(t string) (int, bool) {
+	if !x.plain {
+		if i, ok := x.pos[t]; ok {
+			return i, true
+		}
+		i, ok := x.pos[trimPunct(t)]
+		return i, ok
+	}
+	// No ID ends in punctuation, so t names one only once trimmed.
+	u := trimPunct(t)
+	if x.next < len(x.ids) && x.ids[x.next] == u {
+		return x.next, true
+	}
+	i, ok := x.pos[u]
 	return i, ok
 }
 
