@@ -647,7 +647,10 @@ func (b *board) problems() []string {
 			if p.Missing {
 				continue
 			}
-			at := fmt.Sprintf("task %s system %q", task.ID, sys.Name)
+			if p.Invalid == "" && !p.Late && len(p.Leaks) == 0 {
+				continue
+			}
+			at := "task " + task.ID + " system " + strconv.Quote(sys.Name) // as %q
 			if p.Invalid != "" {
 				ps = append(ps, "invalid prediction: "+at+": "+p.Invalid)
 			}
