@@ -237,10 +237,7 @@ type Forecast struct {
 // read up to the cap (their final answer, if beyond it, is lost).
 const MaxReply = 1 << 20
 
-var (
-	urlRE  = regexp.MustCompile(`https?://[^\s<>"'()\[\]]+`)
-	dateRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?`)
-)
+var urlRE = regexp.MustCompile(`https?://[^\s<>"'()\[\]]+`)
 
 // maxAnswerLine is the longest line searched for a final answer.
 const maxAnswerLine = 4 * MaxAnswer
@@ -253,7 +250,16 @@ var answerKeys = []string{"final answer", "prediction", "forecast", "answer", "�
 // answer"), optional emphasis, a colon (ASCII or full-width), then the
 // answer, trimmed of emphasis and space.
 func answerLine(ln string) (string, bool) {
-	s := strings.TrimLeft(ln, " \t>#*_-")
+	i := 0
+	for i < len(ln) && strings.IndexByte(" \t>#*_-", ln[i]) >= 0 {
+		i++
+	}
+	s := ln[i:]
+	// A key starts with f, p or a in either case, or with the first byte
+	// of 最, 答 or 预: no other rune folds to those letters.
+	if s == "" || strings.IndexByte("fFpPaA\xe6\xe7\xe9", s[0]) < 0 {
+		return "", false
+	}
 	if len(s) > 5 && strings.EqualFold(s[:5], "final") {
 		s = "final " + strings.TrimLeft(s[5:], " \t")
 	}
@@ -288,7 +294,54 @@ func pubTime(ln string) string {
 		}
 		rest = strings.TrimPrefix(after, "于")
 	}
-	return dateRE.FindString(strings.TrimLeft(rest, " \t:："))
+	for {
+		if rest != "" && (rest[0] == ' ' || rest[0] == '\t' || rest[0] == ':') {
+			rest = rest[1:]
+		} else if r, ok := strings.CutPrefix(rest, "："); ok {
+			rest = r
+		} else {
+			break
+		}
+	}
+	return leadingDate(rest)
+}
+
+// leadingDate returns the date, and time, s starts with, or "": what
+// the regular expression
+//
+//	^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?
+//
+// finds.
+func leadingDate(s string) string {
+	at := func(i int, c byte) bool { return i < len(s) && s[i] == c }
+	digits := func(i, n int) bool {
+		if i+n > len(s) {
+			return false
+		}
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	hhmm := func(i int) bool { return digits(i, 2) && at(i+2, ':') && digits(i+3, 2) }
+	if !digits(0, 4) || !at(4, '-') || !digits(5, 2) || !at(7, '-') || !digits(8, 2) {
+		return ""
+	}
+	n := 10
+	if (at(n, 'T') || at(n, ' ')) && hhmm(n+1) {
+		n += 6
+		if at(n, ':') && digits(n+1, 2) {
+			n += 3
+		}
+		if at(n, 'Z') {
+			n++
+		} else if (at(n, '+') || at(n, '-')) && hhmm(n+1) {
+			n += 6
+		}
+	}
+	return s[:n]
 }
 
 // ErrNoAnswer is returned by ParseReply when a reply has no final answer.
@@ -303,7 +356,9 @@ func ParseReply(text string) (Forecast, error) {
 	if len(text) > MaxReply {
 		text = text[:MaxReply]
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
 	if f, ok := parseJSONReply(text); ok {
 		return f, nil
 	}
