@@ -59,13 +59,15 @@ var currencies = []string{
 
 var approxPrefixes = []string{"approximately", "approx.", "approx", "about", "around", "roughly", "circa", "~", "≈", "约", "大约"}
 
-var numRE = regexp.MustCompile(`^(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)?(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?`)
-
 // normalize maps full-width forms to ASCII (digits, signs, '%', '.',
 // ','), typographic minus signs to '-', and trims space and markdown
 // emphasis.
 func normalize(s string) string {
+	if isASCII(s) { // nothing to map
+		return strings.TrimSpace(strings.Trim(strings.TrimSpace(s), "*_`"))
+	}
 	var b strings.Builder
+	b.Grow(len(s))
 	for _, r := range s {
 		switch {
 		case r >= 0xFF01 && r <= 0xFF5E:
@@ -80,6 +82,48 @@ func normalize(s string) string {
 		b.WriteRune(r)
 	}
 	return strings.TrimSpace(strings.Trim(strings.TrimSpace(b.String()), "*_`"))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// numPrefix is numRE.FindString(s): the number s starts with, or "".
+func numPrefix(s string) string {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	group := func(i int) bool { // ",ddd" at s[i]
+		return i+4 <= len(s) && s[i] == ',' && digits(i+1) >= i+4
+	}
+	n := digits(0)
+	// The first alternative, 1 to 3 digits and ",ddd" groups, is preferred;
+	// it can start only when the run of digits is at most 3 long.
+	if n >= 1 && n <= 3 && group(n) {
+		for n += 4; group(n); n += 4 {
+		}
+	}
+	if n+1 < len(s) && s[n] == '.' && s[n+1] >= '0' && s[n+1] <= '9' {
+		n = digits(n + 1)
+	}
+	if n < len(s) && (s[n] == 'e' || s[n] == 'E') {
+		j := n + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if e := digits(j); e > j {
+			n = e
+		}
+	}
+	return s[:n]
 }
 
 // ParseNumber parses a numeric forecast: an optional approximation word,
@@ -124,7 +168,7 @@ func ParseNumber(s string) (Number, error) {
 	sign()
 	s = trimCurrency(s, true)
 	sign()
-	m := numRE.FindString(s)
+	m := numPrefix(s)
 	if m == "" || m == "." || strings.IndexFunc(m, unicode.IsDigit) < 0 || strings.HasPrefix(m, "e") || strings.HasPrefix(m, "E") {
 		return fail()
 	}
@@ -178,6 +222,11 @@ func wordEnd(r string) bool {
 // trimCurrency removes one currency symbol or code from the start
 // (prefix) or the whole of s (suffix, where only a currency may remain).
 func trimCurrency(s string, prefix bool) string {
+	// No currency is empty, and none starts with a digit or with a rune
+	// that folds to one.
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return s
+	}
 	for _, c := range currencies {
 		if prefix {
 			if r, ok := cutFold(s, c); ok && (r == "" || !unicode.IsLetter(rune(r[0]))) {
