@@ -142,37 +142,59 @@ func (rs *rateSet) rates(qs []int, np int) (item, macro []float64, ok bool) {
 
 // A selection is the outcome of filtering every rubric.
 type selection struct {
-	fates []int8
-	cons  *rateSet // consistency-passed rubrics
+	fates []int8   // by rubric; nil unless full
+	cons  *rateSet // consistency-passed rubrics; nil unless full
+	nCons int      // consistency-passed rubrics
 	gold  *rateSet
 	// scored are the queries with at least minR gold rubrics.
 	scored []int
 }
 
-// selectRubrics filters every rubric using products in mask s. The
-// consistency-passed rubrics' passes are counted only when withCons is
-// set; sel.cons is nil otherwise.
-func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int, withCons bool) *selection {
-	sel := &selection{fates: make([]int8, len(vs)), gold: newRateSet(nq, np)}
-	if withCons {
+// selectRubrics filters every rubric using products in mask s. Each
+// rubric's fate and the consistency-passed rubrics' passes are kept only
+// when full is set.
+func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int, full bool) *selection {
+	sel := newSelection(nq, np, full)
+	sel.filter(vs, s, dist)
+	sel.finish(nq, minR)
+	return sel
+}
+
+func newSelection(nq, np int, full bool) *selection {
+	sel := &selection{gold: newRateSet(nq, np)}
+	if full {
 		sel.cons = newRateSet(nq, np)
 	}
-	for i, v := range vs {
+	return sel
+}
+
+// filter adds the rubrics vs, filtered using products in mask s.
+func (sel *selection) filter(vs []votes, s uint64, dist int) {
+	full := sel.cons != nil
+	for _, v := range vs {
 		f := fate(v, s, dist)
-		sel.fates[i] = f
-		if withCons && f != fateInconsistent {
-			sel.cons.add(v)
+		if full {
+			sel.fates = append(sel.fates, f)
+		}
+		if f != fateInconsistent {
+			sel.nCons++
+			if full {
+				sel.cons.add(v)
+			}
 		}
 		if f == fateGold {
 			sel.gold.add(v)
 		}
 	}
+}
+
+// finish lists the scored queries once every rubric is filtered.
+func (sel *selection) finish(nq, minR int) {
 	for q := range nq {
 		if sel.gold.n[q] >= minR {
 			sel.scored = append(sel.scored, q)
 		}
 	}
-	return sel
 }
 
 // rank orders product indices by score, highest first; ties by the
