@@ -283,13 +283,12 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 	return quantile(vals, a), quantile(vals, 1-a), nil
 }
 
-// quantile is stats.Quantile(x sorted, q) for x without NaNs; it
-// reorders x. It selects the two order statistics it needs rather than
-// sorting x, unless x holds a negative zero, whose place among the zeros
-// of a sorted x it could not tell.
+// quantile is stats.Quantile(x sorted, q); it reorders x. It selects
+// the two order statistics it needs rather than sorting x, unless x holds
+// a NaN or a negative zero, whose place in a sorted x it could not tell.
 func quantile(x []float64, q float64) float64 {
 	for _, v := range x {
-		if v == 0 && math.Signbit(v) {
+		if v != v || v == 0 && math.Signbit(v) {
 			slices.Sort(x)
 			return stats.Quantile(x, q)
 		}

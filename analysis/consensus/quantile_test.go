@@ -17,18 +17,17 @@ func FuzzQuantile(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 1, 200}, 0.975)
 	f.Add([]byte{7}, 0.5)
 	f.Add([]byte{}, 0.5)
+	f.Add([]byte{3, 255, 0, 0, 0, 0, 0, 0, 0, 0x80, 1, 0}, 0.5)         // -0
+	f.Add([]byte{3, 255, 1, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, 0, 2}, 0.975) // NaN
 	f.Fuzz(func(t *testing.T, b []byte, q float64) {
 		if !(q >= 0 && q <= 1) {
 			return
 		}
 		var x []float64
 		for len(b) > 0 {
-			if b[0] == 255 && len(b) >= 9 { // a full float64, NaN excluded
-				v := math.Float64frombits(binary.LittleEndian.Uint64(b[1:9]))
+			if b[0] == 255 && len(b) >= 9 { // a full float64
+				x = append(x, math.Float64frombits(binary.LittleEndian.Uint64(b[1:9])))
 				b = b[9:]
-				if !math.IsNaN(v) {
-					x = append(x, v)
-				}
 				continue
 			}
 			x = append(x, float64(b[0]%16)/4)
