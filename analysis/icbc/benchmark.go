@@ -420,10 +420,8 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 		c.problem("%s %s: judge %s: response scored 0: %v", c.subTask(s), c.systems[si].Name, name, err)
 		scores = nil
 	}
-	var why []string
 	for _, sc := range scores {
 		total += sc.Score
-		why = append(why, fmt.Sprintf("%s: %g. %s", sc.ID, sc.Score, sc.Justification))
 	}
 	key := [2]string{s.ID, c.systems[si].Name}
 	if c.llmScores[key] == nil {
@@ -434,7 +432,7 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 	}
 	c.llmScores[key][judge] = total
 	t := &c.subText[si][ti]
-	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(strings.Join(why, "\n"), 4000)})
+	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000)})
 	if judge == 0 {
 		out.expert = total
 	}
@@ -498,6 +496,23 @@ func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []d
 		out = append(out, datedRef{age: age, tier: c.in.Authority.Tier(ref.URL)})
 	}
 	return out
+}
+
+// scoreLines lists the scores one a line, "ID: score. justification",
+// the score as %g writes it.
+func scoreLines(scores []SubScore) string {
+	var b []byte
+	for i, sc := range scores {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, sc.ID...)
+		b = append(b, ": "...)
+		b = strconv.AppendFloat(b, sc.Score, 'g', -1, 64)
+		b = append(b, ". "...)
+		b = append(b, sc.Justification...)
+	}
+	return string(b)
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
