@@ -187,6 +187,14 @@ func jsonVerdict(x any) (int8, bool) {
 	return invalid, false
 }
 
+// idBytes[c] is idByte(c).
+var idBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = idByte(byte(c))
+	}
+	return t
+}()
+
 // idByte reports whether c can be part of a rubric ID (see validID).
 func idByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == ':'
@@ -195,25 +203,24 @@ func idByte(c byte) bool {
 // parseLineVerdicts reads "ID ... verdict" lines. A token is a run of ID
 // bytes; anything else, any non-ASCII byte included, separates tokens.
 func parseLineVerdicts(answer string, ids []string, pos map[string]int, set func(int, int8)) {
-	at, done := -1, false // the line's rubric; its verdict was found
+	at := -1 // the line's rubric
 	ix := idIndex{ids: ids, pos: pos, plain: len(pos) == len(ids) && !slices.ContainsFunc(ids, endsTrimmed)}
 	for i := 0; i < len(answer); {
 		c := answer[i]
-		if !idByte(c) {
+		if !idBytes[c] {
 			if c == '\n' {
-				at, done = -1, false
+				at = -1
 			}
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(answer) && idByte(answer[j]) {
+		for j < len(answer) && idBytes[answer[j]] {
 			j++
 		}
 		t := answer[i:j]
 		i = j
 		switch {
-		case done:
 		case at < 0:
 			if k, ok := ix.lookup(t); ok {
 				at = k
@@ -222,7 +229,12 @@ func parseLineVerdicts(answer string, ids []string, pos map[string]int, set func
 		default:
 			if l, ok := verdictToken(trimPunct(trimPunctLeft(t))); ok {
 				set(at, l)
-				done = true
+				// The rest of the line is ignored.
+				if nl := strings.IndexByte(answer[i:], '\n'); nl >= 0 {
+					i += nl
+				} else {
+					i = len(answer)
+				}
 			}
 		}
 	}
