@@ -48,17 +48,11 @@ func (ls *labelSet) tally(nr []int, js []int, k int) []votes {
 				}
 			}
 			v := votes{query: int32(q)}
-			for p := range np {
+			for p := range np { // without branches, as the counts are random
 				y, nn := ys[p], ns[p]
-				bit := uint64(1) << p
-				if y >= k || nn >= k {
-					v.cons |= bit
-				}
-				if y > nn {
-					v.myes |= bit
-				} else if nn > y {
-					v.mno |= bit
-				}
+				v.cons |= uint64(b2i(y >= k)|b2i(nn >= k)) << p
+				v.myes |= uint64(b2i(y > nn)) << p
+				v.mno |= uint64(b2i(nn > y)) << p
 			}
 			out = append(out, v)
 		}
