@@ -430,9 +430,10 @@ func ParseReply(text string) (Forecast, error) {
 		if len(urls) == 0 {
 			continue
 		}
-		pub := pubTime(ln)
+		e := newEvidence("", pubTime(ln)) // the time parsed once for the line
 		for _, u := range urls {
-			f.Evidence = append(f.Evidence, newEvidence(strings.TrimRight(u, ".,;:"), pub))
+			e.URL = strings.TrimRight(u, ".,;:")
+			f.Evidence = append(f.Evidence, e)
 		}
 	}
 	if !found {
@@ -518,6 +519,9 @@ func parseJSONReply(text string) (Forecast, bool) {
 
 func newEvidence(url, pub string) Evidence {
 	e := Evidence{URL: url, Published: pub}
+	if pub == "" { // no layout matches
+		return e
+	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.Parse(layout, pub); err == nil {
 			e.Time = t.UTC()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -46,7 +47,7 @@ func refParseReply(text string) (Forecast, error) {
 		}
 		pub := refPubTime(ln)
 		for _, u := range urls {
-			f.Evidence = append(f.Evidence, newEvidence(strings.TrimRight(u, ".,;:"), pub))
+			f.Evidence = append(f.Evidence, refNewEvidence(strings.TrimRight(u, ".,;:"), pub))
 		}
 	}
 	if !found {
@@ -58,6 +59,17 @@ func refParseReply(text string) (Forecast, error) {
 		return f, ErrNoAnswer
 	}
 	return f, nil
+}
+
+func refNewEvidence(url, pub string) Evidence {
+	e := Evidence{URL: url, Published: pub}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, pub); err == nil {
+			e.Time = t.UTC()
+			break
+		}
+	}
+	return e
 }
 
 func refAnswerLine(ln string) (string, bool) {
