@@ -149,6 +149,9 @@ type selection struct {
 // when full is set.
 func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int, full bool) *selection {
 	sel := newSelection(nq, np, full)
+	if full {
+		sel.fates = make([]int8, 0, len(vs))
+	}
 	sel.filter(vs, s, dist)
 	sel.finish(nq, minR)
 	return sel
