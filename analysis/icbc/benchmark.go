@@ -501,18 +501,24 @@ func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []d
 // scoreLines lists the scores one a line, "ID: score. justification",
 // the score as %g writes it.
 func scoreLines(scores []SubScore) string {
-	var b []byte
+	n := 0
+	for _, sc := range scores {
+		n += len(sc.ID) + len(sc.Justification) + 32 // room for the rest
+	}
+	var b strings.Builder
+	b.Grow(n)
+	var num [32]byte
 	for i, sc := range scores {
 		if i > 0 {
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		}
-		b = append(b, sc.ID...)
-		b = append(b, ": "...)
-		b = strconv.AppendFloat(b, sc.Score, 'g', -1, 64)
-		b = append(b, ". "...)
-		b = append(b, sc.Justification...)
+		b.WriteString(sc.ID)
+		b.WriteString(": ")
+		b.Write(strconv.AppendFloat(num[:0], sc.Score, 'g', -1, 64))
+		b.WriteString(". ")
+		b.WriteString(sc.Justification)
 	}
-	return string(b)
+	return b.String()
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
