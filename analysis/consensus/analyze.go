@@ -2,6 +2,7 @@ package consensus
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -55,7 +56,7 @@ func (a *analyzer) result() *analysis.Result {
 		pos[i] = i
 	}
 	a.baseVote = a.ls.tally(a.nr, pos, a.cfg.k)
-	a.base = selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR)
+	a.base = selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR, true)
 	a.figures = a.newTable("figures", "Figures", "The figures the paper states in its text, computed from these inputs.",
 		[]analysis.Column{{Name: "figure"}, {Name: "value", Decimals: 4}})
 
@@ -214,17 +215,17 @@ func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
 		return itemCI, macroCI
 	}
 	// Per scored query: rubric count, and each product's passes and pass
-	// share.
+	// share, interleaved (row[2p] passes, row[2p+1] share) so that one
+	// loop adds a drawn query's row to the sums.
 	np := a.np
 	n := make([]float64, len(qs))
-	pass := make([]float64, len(qs)*np)
-	share := make([]float64, len(qs)*np)
+	rows := make([]float64, len(qs)*2*np)
 	for i, q := range qs {
 		n[i] = float64(rs.n[q])
 		for p := range np {
-			pass[i*np+p] = float64(rs.pass[q*np+p])
+			rows[(i*np+p)*2] = float64(rs.pass[q*np+p])
 			if rs.n[q] > 0 {
-				share[i*np+p] = float64(rs.pass[q*np+p]) / float64(rs.n[q])
+				rows[(i*np+p)*2+1] = float64(rs.pass[q*np+p]) / float64(rs.n[q])
 			}
 		}
 	}
@@ -233,10 +234,9 @@ func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
 		itemVals[p] = make([]float64, 0, a.cfg.reps)
 		macroVals[p] = make([]float64, 0, a.cfg.reps)
 	}
-	is, ms := make([]float64, np), make([]float64, np)
+	sums := make([]float64, 2*np) // item and macro sums, interleaved as rows
 	_, _, err := stats.Bootstrap(len(qs), a.cfg.reps, a.cfg.seed, level, func(idx []int) float64 {
-		clear(is)
-		clear(ms)
+		clear(sums)
 		var in, mn float64
 		for _, i := range idx {
 			if n[i] == 0 {
@@ -244,17 +244,18 @@ func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
 			}
 			in += n[i]
 			mn++
-			for p := range np {
-				is[p] += pass[i*np+p]
-				ms[p] += share[i*np+p]
+			row := rows[i*2*np : (i+1)*2*np]
+			s := sums[:len(row)]
+			for k, x := range row {
+				s[k] += x
 			}
 		}
 		if in == 0 {
 			return 0 // NaN for every product: Bootstrap would skip it
 		}
 		for p := range np {
-			itemVals[p] = append(itemVals[p], 100*is[p]/in)
-			macroVals[p] = append(macroVals[p], 100*ms[p]/mn)
+			itemVals[p] = append(itemVals[p], 100*sums[2*p]/in)
+			macroVals[p] = append(macroVals[p], 100*sums[2*p+1]/mn)
 		}
 		return 0 // the intervals are taken from the values below
 	})
@@ -278,9 +279,73 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 	if len(vals) == 0 {
 		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
 	}
-	slices.Sort(vals)
 	a := (1 - level) / 2
-	return stats.Quantile(vals, a), stats.Quantile(vals, 1-a), nil
+	return quantile(vals, a), quantile(vals, 1-a), nil
+}
+
+// quantile is stats.Quantile(x sorted, q); it reorders x. It selects
+// the two order statistics it needs rather than sorting x, unless x holds
+// a NaN or a negative zero, whose place in a sorted x it could not tell.
+func quantile(x []float64, q float64) float64 {
+	for _, v := range x {
+		if v != v || v == 0 && math.Signbit(v) {
+			slices.Sort(x)
+			return stats.Quantile(x, q)
+		}
+	}
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	h := q * float64(len(x)-1)
+	i := int(math.Floor(h))
+	if i >= len(x)-1 {
+		return slices.Max(x)
+	}
+	selectKth(x, i)
+	lo, hi := x[i], slices.Min(x[i+1:])
+	return lo + (h-float64(i))*(hi-lo)
+}
+
+// selectKth reorders x so that x[k] is the value a sort would put there,
+// with no larger value after it and no smaller one before it (Hoare's
+// selection).
+func selectKth(x []float64, k int) {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if x[m] < x[lo] {
+			x[m], x[lo] = x[lo], x[m]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[m] {
+			x[hi], x[m] = x[m], x[hi]
+		}
+		p := x[m]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for p < x[j] {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each

@@ -107,7 +107,12 @@ func stabilityJudges(in *Inputs, judges []int) []int {
 
 // renderRubrics lists rubrics one a line as "[ID] (dimension) text".
 func renderRubrics(rs []Rubric) string {
+	n := 0 // at least the length: oneLine never lengthens
+	for _, r := range rs {
+		n += len(r.ID) + len(r.Dimension) + len(r.Text) + len("[] () \n")
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for _, r := range rs {
 		b.WriteByte('[')
 		b.WriteString(r.ID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -73,15 +74,41 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 			c.ls.lab[j][q] = make([]int8, len(rs)*np)
 		}
 	}
-	c.reasons = make([][]string, len(in.Queries))
-	for q, rs := range in.Rubrics {
-		c.reasons[q] = make([]string, len(rs))
-		for r, rub := range rs {
-			c.reasons[q][r] = "[" + rub.ID + "] " + rub.Text
-		}
-	}
+	c.reasons = reasons(in.Rubrics)
 	c.read(calls, slots, replies)
 	return c, nil
+}
+
+// reasons returns "[ID] text" of every rubric, by query, as substrings
+// of one string.
+func reasons(rubrics [][]Rubric) [][]string {
+	n := 0
+	for _, rs := range rubrics {
+		for _, r := range rs {
+			n += len("[] ") + len(r.ID) + len(r.Text)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, rs := range rubrics {
+		for _, r := range rs {
+			b.WriteByte('[')
+			b.WriteString(r.ID)
+			b.WriteString("] ")
+			b.WriteString(r.Text)
+		}
+	}
+	all, at := b.String(), 0
+	out := make([][]string, len(rubrics))
+	for q, rs := range rubrics {
+		out[q] = make([]string, len(rs))
+		for r, rub := range rs {
+			end := at + len("[] ") + len(rub.ID) + len(rub.Text)
+			out[q][r] = all[at:end]
+			at = end
+		}
+	}
+	return out
 }
 
 // read parses every reply into labels, noting problems.

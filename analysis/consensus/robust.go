@@ -2,6 +2,7 @@ package consensus
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -343,7 +344,7 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 			}
 		}
 		vs := a.ls.tally(a.nr, js, min(a.cfg.k, n-1))
-		sel := selectRubrics(vs, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR)
+		sel := selectRubrics(vs, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR, false)
 		out[d] = goldRanking(sel, a.np, a.names)
 		rho, tau := a.compare(out[d])
 		if rho.IsNum {
@@ -353,16 +354,7 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 		if out[d] != nil {
 			ranking = strings.Join(namesOf(out[d], a.names), " > ")
 		}
-		cons, gold := 0, 0
-		for _, f := range sel.fates {
-			if f != fateInconsistent {
-				cons++
-			}
-			if f == fateGold {
-				gold++
-			}
-		}
-		t.AddRow(analysis.Text(a.in.Panel.Judges[a.cfg.judges[d]].Name), analysis.Int(cons), analysis.Int(gold), rho, tau,
+		t.AddRow(analysis.Text(a.in.Panel.Judges[a.cfg.judges[d]].Name), analysis.Int(sel.nCons), analysis.Int(sel.gold.total()), rho, tau,
 			analysis.Text(a.moves(out[d])), analysis.Text(ranking))
 	}
 	if len(rhos) == n {
@@ -398,6 +390,16 @@ func (a *analyzer) addSplits() {
 	for i, p := range a.ranking {
 		basePos[p] = i
 	}
+	// A rubric passes a split's consistency filter only when the products
+	// the judges disagree on are among the 3 held out: the rubrics are
+	// grouped by those products, and a split filters only the groups of
+	// subsets of its held-out ones. Gold counts do not depend on the order.
+	groups := map[uint64][]votes{}
+	for _, v := range a.baseVote {
+		if m := a.all &^ v.cons; bits.OnesCount64(m) <= 3 {
+			groups[m] = append(groups[m], v)
+		}
+	}
 	var rhos []float64
 	splits, kept, undef := 0, 0, 0
 	for x := 0; x < a.np; x++ {
@@ -405,7 +407,12 @@ func (a *analyzer) addSplits() {
 			for z := y + 1; z < a.np; z++ {
 				splits++
 				held := uint64(1)<<x | uint64(1)<<y | uint64(1)<<z
-				sel := selectRubrics(a.baseVote, len(a.in.Queries), a.np, a.all&^held, a.cfg.dist, a.cfg.minR)
+				sel := newSelection(len(a.in.Queries), a.np, false)
+				bx, by, bz := uint64(1)<<x, uint64(1)<<y, uint64(1)<<z
+				for _, m := range [...]uint64{0, bx, by, bz, bx | by, bx | bz, by | bz, held} {
+					sel.filter(groups[m], a.all&^held, a.cfg.dist)
+				}
+				sel.finish(len(a.in.Queries), a.cfg.minR)
 				order := goldRanking(sel, a.np, a.names)
 				rho, tau := a.compare(order)
 				if rho.IsNum {

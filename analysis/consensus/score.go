@@ -29,28 +29,30 @@ func (ls *labelSet) tally(nr []int, js []int, k int) []votes {
 		total += n
 	}
 	out := make([]votes, 0, total)
+	np := ls.np
+	ys, ns := make([]int, np), make([]int, np) // yes and no labels by product
+	labs := make([][]int8, len(js))            // the judges' labels of one query
 	for q, n := range nr {
+		for i, j := range js {
+			labs[i] = ls.lab[j][q]
+		}
 		for r := range n {
+			clear(ys)
+			clear(ns)
+			for _, lab := range labs {
+				row := lab[r*np : (r+1)*np]
+				y, nn := ys[:len(row)], ns[:len(row)]
+				for p, l := range row {
+					y[p] += b2i(l == yes)
+					nn[p] += b2i(l == no)
+				}
+			}
 			v := votes{query: int32(q)}
-			for p := range ls.np {
-				var y, nn int
-				for _, j := range js {
-					switch ls.lab[j][q][r*ls.np+p] {
-					case yes:
-						y++
-					case no:
-						nn++
-					}
-				}
-				bit := uint64(1) << p
-				if y >= k || nn >= k {
-					v.cons |= bit
-				}
-				if y > nn {
-					v.myes |= bit
-				} else if nn > y {
-					v.mno |= bit
-				}
+			for p := range np { // without branches, as the counts are random
+				y, nn := ys[p], ns[p]
+				v.cons |= uint64(b2i(y >= k)|b2i(nn >= k)) << p
+				v.myes |= uint64(b2i(y > nn)) << p
+				v.mno |= uint64(b2i(nn > y)) << p
 			}
 			out = append(out, v)
 		}
@@ -134,32 +136,62 @@ func (rs *rateSet) rates(qs []int, np int) (item, macro []float64, ok bool) {
 
 // A selection is the outcome of filtering every rubric.
 type selection struct {
-	fates []int8
-	cons  *rateSet // consistency-passed rubrics
+	fates []int8   // by rubric; nil unless full
+	cons  *rateSet // consistency-passed rubrics; nil unless full
+	nCons int      // consistency-passed rubrics
 	gold  *rateSet
 	// scored are the queries with at least minR gold rubrics.
 	scored []int
 }
 
-// selectRubrics filters every rubric using products in mask s.
-func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int) *selection {
-	sel := &selection{fates: make([]int8, len(vs)), cons: newRateSet(nq, np), gold: newRateSet(nq, np)}
-	for i, v := range vs {
+// selectRubrics filters every rubric using products in mask s. Each
+// rubric's fate and the consistency-passed rubrics' passes are kept only
+// when full is set.
+func selectRubrics(vs []votes, nq, np int, s uint64, dist, minR int, full bool) *selection {
+	sel := newSelection(nq, np, full)
+	if full {
+		sel.fates = make([]int8, 0, len(vs))
+	}
+	sel.filter(vs, s, dist)
+	sel.finish(nq, minR)
+	return sel
+}
+
+func newSelection(nq, np int, full bool) *selection {
+	sel := &selection{gold: newRateSet(nq, np)}
+	if full {
+		sel.cons = newRateSet(nq, np)
+	}
+	return sel
+}
+
+// filter adds the rubrics vs, filtered using products in mask s.
+func (sel *selection) filter(vs []votes, s uint64, dist int) {
+	full := sel.cons != nil
+	for _, v := range vs {
 		f := fate(v, s, dist)
-		sel.fates[i] = f
+		if full {
+			sel.fates = append(sel.fates, f)
+		}
 		if f != fateInconsistent {
-			sel.cons.add(v)
+			sel.nCons++
+			if full {
+				sel.cons.add(v)
+			}
 		}
 		if f == fateGold {
 			sel.gold.add(v)
 		}
 	}
+}
+
+// finish lists the scored queries once every rubric is filtered.
+func (sel *selection) finish(nq, minR int) {
 	for q := range nq {
 		if sel.gold.n[q] >= minR {
 			sel.scored = append(sel.scored, q)
 		}
 	}
-	return sel
 }
 
 // rank orders product indices by score, highest first; ties by the

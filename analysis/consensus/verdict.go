@@ -66,7 +66,7 @@ func parseVerdicts(answer string, ids []string, pos map[string]int) (labels []in
 		}
 	}
 	if !parseJSONVerdicts(answer, len(ids), pos, set) {
-		parseLineVerdicts(answer, pos, set)
+		parseLineVerdicts(answer, ids, pos, set)
 	}
 	var skipped, conflicting []string
 	for i, id := range ids {
@@ -187,6 +187,14 @@ func jsonVerdict(x any) (int8, bool) {
 	return invalid, false
 }
 
+// idBytes[c] is idByte(c).
+var idBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = idByte(byte(c))
+	}
+	return t
+}()
+
 // idByte reports whether c can be part of a rubric ID (see validID).
 func idByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == ':'
@@ -194,33 +202,39 @@ func idByte(c byte) bool {
 
 // parseLineVerdicts reads "ID ... verdict" lines. A token is a run of ID
 // bytes; anything else, any non-ASCII byte included, separates tokens.
-func parseLineVerdicts(answer string, pos map[string]int, set func(int, int8)) {
-	at, done := -1, false // the line's rubric; its verdict was found
+func parseLineVerdicts(answer string, ids []string, pos map[string]int, set func(int, int8)) {
+	at := -1 // the line's rubric
+	ix := idIndex{ids: ids, pos: pos, plain: len(pos) == len(ids) && !slices.ContainsFunc(ids, endsTrimmed)}
 	for i := 0; i < len(answer); {
 		c := answer[i]
-		if !idByte(c) {
+		if !idBytes[c] {
 			if c == '\n' {
-				at, done = -1, false
+				at = -1
 			}
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(answer) && idByte(answer[j]) {
+		for j < len(answer) && idBytes[answer[j]] {
 			j++
 		}
 		t := answer[i:j]
 		i = j
 		switch {
-		case done:
 		case at < 0:
-			if k, ok := lookupID(t, pos); ok {
+			if k, ok := ix.lookup(t); ok {
 				at = k
+				ix.next = k + 1
 			}
 		default:
-			if l, ok := verdictToken(strings.Trim(t, ".:-_")); ok {
+			if l, ok := verdictToken(trimPunct(trimPunctLeft(t))); ok {
 				set(at, l)
-				done = true
+				// The rest of the line is ignored.
+				if nl := strings.IndexByte(answer[i:], '\n'); nl >= 0 {
+					i += nl
+				} else {
+					i = len(answer)
+				}
 			}
 		}
 	}
@@ -261,13 +275,59 @@ func verdictToken(t string) (int8, bool) {
 	return invalid, false
 }
 
-// lookupID finds token t, or t without trailing punctuation, among the
-// rubric IDs.
-func lookupID(t string, pos map[string]int) (int, bool) {
-	if i, ok := pos[t]; ok {
-		return i, true
+// An idIndex finds tokens among the rubric IDs ids (pos[ids[i]] = i).
+type idIndex struct {
+	ids []string
+	pos map[string]int
+	// plain is set when the IDs are distinct and none ends in a byte
+	// lookup trims.
+	plain bool
+	// next is the ID tried first, after the last one found: answers list
+	// the rubrics in order.
+	next int
+}
+
+// endsTrimmed reports whether id ends in a byte lookup trims.
+func endsTrimmed(id string) bool {
+	return id != "" && isPunct(id[len(id)-1])
+}
+
+// isPunct reports whether c is '.', ':', '-' or '_', the punctuation
+// trimmed from tokens.
+func isPunct(c byte) bool { return c == '.' || c == ':' || c == '-' || c == '_' }
+
+// trimPunct is strings.TrimRight(t, ".:-_").
+func trimPunct(t string) string {
+	for len(t) > 0 && isPunct(t[len(t)-1]) {
+		t = t[:len(t)-1]
 	}
-	i, ok := pos[strings.TrimRight(t, ".:-_")]
+	return t
+}
+
+// trimPunctLeft is strings.TrimLeft(t, ".:-_").
+func trimPunctLeft(t string) string {
+	for len(t) > 0 && isPunct(t[0]) {
+		t = t[1:]
+	}
+	return t
+}
+
+// lookup finds token t, or t without trailing punctuation, among the
+// rubric IDs.
+func (x *idIndex) lookup(t string) (int, bool) {
+	if !x.plain {
+		if i, ok := x.pos[t]; ok {
+			return i, true
+		}
+		i, ok := x.pos[trimPunct(t)]
+		return i, ok
+	}
+	// No ID ends in punctuation, so t names one only once trimmed.
+	u := trimPunct(t)
+	if x.next < len(x.ids) && x.ids[x.next] == u {
+		return x.next, true
+	}
+	i, ok := x.pos[u]
 	return i, ok
 }
 

@@ -97,16 +97,15 @@ func FuzzParseVerdictsReference(f *testing.F) {
 		`{"R1": "yes", "R1": "maybe", "R2": 1.0, "x.y:z": -0}`, `{"R1": 1e400, "R2": "no"}`, `{"R1": "y\u0065s"}`,
 		`{"R1": "Yes ", "R2": "\u00a0no", "x.y:z": "tru\xffe"}`, `{"R1": true}x`, `{"R1": 01}`, `{"R1": .5}`, `{}`, `{ }`,
 		"```\n[{\"id\": \"R2\", \"verdict\": true}]\n```", "R1: yes\nR1: no", "", "\xff\xfe", "[[[[",
-		`{"R1": {"verdict": {"verdict": "yes"}}}`, "R1 R2 yes\nR2: no yes", "R1.: yes.", "R1\xc2\xa0yes", "R1 ſ pass",
+		`{"R1": {"verdict": {"verdict": "yes"}}}`, "R1 R2 yes\nR2: no yes", "R1.: yes.", "R1\xc2\xa0yes", "R1 ſ pass", "R2: no\nR1: yes\nR2 yes", "R1.: no\nR1. yes",
 	} {
-		f.Add(s, false)
-		f.Add(s, true)
-	}
-	f.Fuzz(func(t *testing.T, answer string, dup bool) {
-		ids := []string{"R1", "R2", "x.y:z"}
-		if dup {
-			ids = []string{"R1", "R2", "R1", "x.y:z"}
+		for set := range uint8(3) {
+			f.Add(s, set)
 		}
+	}
+	f.Fuzz(func(t *testing.T, answer string, set uint8) {
+		// Distinct IDs; a repeated one; one ending in trimmed punctuation.
+		ids := [][]string{{"R1", "R2", "x.y:z"}, {"R1", "R2", "R1", "x.y:z"}, {"R1", "R2", "R1.", "x.y:z"}}[set%3]
 		got, probs := ParseVerdicts(answer, ids)
 		want, wantProbs := refParseVerdicts(answer, ids)
 		if !slices.Equal(got, want) || !slices.Equal(probs, wantProbs) {

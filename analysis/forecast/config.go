@@ -86,7 +86,11 @@ type logKey struct{ system, task string }
 // entry names a known system and task, has an RFC 3339 time, and is not
 // repeated.
 func ReadLog(r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
-	out := map[logKey]time.Time{}
+	return readLogInto(map[logKey]time.Time{}, r, file, systems, tasks)
+}
+
+// readLogInto is ReadLog adding the entries to out.
+func readLogInto(out map[logKey]time.Time, r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
 	err := eachLogEntry(r, file, func(line int, e *LogEntry) error {
 		if !systems[e.System] {
 			return results.Errorf(file, line, "system", "unknown system %q", e.System)
@@ -112,7 +116,8 @@ func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, er
 	if b == nil {
 		return map[logKey]time.Time{}, nil
 	}
-	return ReadLog(bytes.NewReader(b), "prediction_log.jsonl", systems, tasks)
+	out := make(map[logKey]time.Time, bytes.Count(b, []byte{'\n'})+1) // an entry a line
+	return readLogInto(out, bytes.NewReader(b), "prediction_log.jsonl", systems, tasks)
 }
 
 // eachLogEntry is results.EachJSONL for log entries, with a fast path for

@@ -420,10 +420,8 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 		c.problem("%s %s: judge %s: response scored 0: %v", c.subTask(s), c.systems[si].Name, name, err)
 		scores = nil
 	}
-	var why []string
 	for _, sc := range scores {
 		total += sc.Score
-		why = append(why, fmt.Sprintf("%s: %g. %s", sc.ID, sc.Score, sc.Justification))
 	}
 	key := [2]string{s.ID, c.systems[si].Name}
 	if c.llmScores[key] == nil {
@@ -434,7 +432,7 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 	}
 	c.llmScores[key][judge] = total
 	t := &c.subText[si][ti]
-	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(strings.Join(why, "\n"), 4000)})
+	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000)})
 	if judge == 0 {
 		out.expert = total
 	}
@@ -498,6 +496,29 @@ func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []d
 		out = append(out, datedRef{age: age, tier: c.in.Authority.Tier(ref.URL)})
 	}
 	return out
+}
+
+// scoreLines lists the scores one a line, "ID: score. justification",
+// the score as %g writes it.
+func scoreLines(scores []SubScore) string {
+	n := 0
+	for _, sc := range scores {
+		n += len(sc.ID) + len(sc.Justification) + 32 // room for the rest
+	}
+	var b strings.Builder
+	b.Grow(n)
+	var num [32]byte
+	for i, sc := range scores {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(sc.ID)
+		b.WriteString(": ")
+		b.Write(strconv.AppendFloat(num[:0], sc.Score, 'g', -1, 64))
+		b.WriteString(". ")
+		b.WriteString(sc.Justification)
+	}
+	return b.String()
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -235,3 +235,24 @@ func foldedKeys(s string) bool {
 	}
 	return false
 }
+
+// FuzzScoreLinesRef compares scoreLines with the fmt.Sprintf lines it
+// replaced.
+func FuzzScoreLinesRef(f *testing.F) {
+	f.Add("1.1", 7.5, "Clear.", "2.3", 1e21, "x\xff")
+	f.Add("", math.Inf(-1), "", "(1)", 1e-7, "a\nb")
+	f.Add("%s", -0.0, "%g", "", 123456789.0, "")
+	f.Fuzz(func(t *testing.T, id1 string, s1 float64, j1, id2 string, s2 float64, j2 string) {
+		scores := []SubScore{{ID: id1, Score: s1, Justification: j1}, {ID: id2, Score: s2, Justification: j2}}
+		var want []string
+		for _, sc := range scores {
+			want = append(want, fmt.Sprintf("%s: %g. %s", sc.ID, sc.Score, sc.Justification))
+		}
+		if got := scoreLines(scores); got != strings.Join(want, "\n") {
+			t.Fatalf("scoreLines = %q, want %q", got, strings.Join(want, "\n"))
+		}
+		if scoreLines(nil) != "" {
+			t.Fatal("scoreLines(nil) is not empty")
+		}
+	})
+}

@@ -72,6 +72,9 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 	slices.SortStableFunc(refs, func(a, b Reference) int { return a.N - b.N })
 	var claims []Claim
 	for _, line := range body {
+		if strings.IndexByte(line, '[') < 0 {
+			continue // no sentence of it cites
+		}
 		for _, sent := range sentences(line) {
 			if strings.IndexByte(sent, '[') < 0 {
 				continue
@@ -435,7 +438,10 @@ func sentences(line string) []string {
 	var out []string
 	start := 0
 	for i := 0; i < len(line); {
-		r, size := utf8.DecodeRuneInString(line[i:])
+		r, size := rune(line[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(line[i:])
+		}
 		end := false
 		switch r {
 		case '。', '！', '？':

@@ -117,11 +117,15 @@ func ParseRubric(md string) (*Rubric, error) {
 		if t == "" {
 			continue
 		}
-		if r.Title == "" && strings.HasPrefix(strings.TrimSpace(line), "#") && !reDim.MatchString(t) {
+		// The regular expressions run only on lines that can match: reDim's
+		// start with a digit, reSub's with a parenthesis, reBand's with a
+		// list mark, and reCount's hold a digit.
+		digit := t[0] >= '0' && t[0] <= '9'
+		if r.Title == "" && strings.HasPrefix(strings.TrimSpace(line), "#") && !(digit && reDim.MatchString(t)) {
 			r.Title = t
 			continue
 		}
-		if r.StatedDimensions == 0 {
+		if r.StatedDimensions == 0 && strings.ContainsAny(t, "0123456789") {
 			plain := strings.ReplaceAll(t, "**", "")
 			for _, re := range reCount {
 				if m := re.FindStringSubmatch(plain); m != nil {
@@ -131,13 +135,13 @@ func ParseRubric(md string) (*Rubric, error) {
 				}
 			}
 		}
-		if m := reDim.FindStringSubmatch(t); m != nil {
+		if m := submatch(digit, reDim, t); m != nil {
 			p, _ := strconv.ParseFloat(m[3], 64)
 			r.Dimensions = append(r.Dimensions, Dimension{ID: m[1], Name: m[2], Points: p})
 			cur = nil
 			continue
 		}
-		if m := reSub.FindStringSubmatch(t); m != nil {
+		if m := submatch(t[0] == '(' || strings.HasPrefix(t, "（"), reSub, t); m != nil {
 			if len(r.Dimensions) == 0 {
 				r.Problems = append(r.Problems, fmt.Sprintf("sub-dimension (%s) before any dimension", m[1]))
 				continue
@@ -148,7 +152,8 @@ func ParseRubric(md string) (*Rubric, error) {
 			cur = &d.Subs[len(d.Subs)-1]
 			continue
 		}
-		if m := reBand.FindStringSubmatch(strings.TrimSpace(line)); m != nil && cur != nil {
+		bl := strings.TrimSpace(line) // not empty, as t is not
+		if m := submatch(cur != nil && strings.IndexByte("-*+", bl[0]) >= 0, reBand, bl); m != nil {
 			lo, _ := strconv.ParseFloat(m[1], 64)
 			hi := lo
 			if m[2] != "" {
@@ -162,6 +167,15 @@ func ParseRubric(md string) (*Rubric, error) {
 	}
 	r.check()
 	return r, nil
+}
+
+// submatch is re.FindStringSubmatch(s) when ok, nil otherwise; ok is
+// false only where re cannot match.
+func submatch(ok bool, re *regexp.Regexp, s string) []string {
+	if !ok {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
 }
 
 func (r *Rubric) check() {

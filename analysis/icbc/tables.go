@@ -12,8 +12,6 @@ import (
 	"github.com/finrepro/finrepro/analysis/stats"
 )
 
-func sortFloats(x []float64) { slices.Sort(x) }
-
 func num(x float64) analysis.Cell {
 	if math.IsNaN(x) {
 		return analysis.Undefined("nothing scored")

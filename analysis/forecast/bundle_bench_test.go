@@ -1,0 +1,80 @@
+package forecast
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/results"
+)
+
+// BenchmarkBundle times Collect ("collect") and Score ("score") on the
+// bundle in the folder FINREPRO_BENCH_BUNDLE (a full-scale one, say); it is
+// skipped when the variable is unset. The replies are read from the
+// bundle's store once, opened read-only, and then served from memory in
+// call order, so that the benchmark measures this package's own code.
+func BenchmarkBundle(b *testing.B) {
+	dir := os.Getenv("FINREPRO_BENCH_BUNDLE")
+	if dir == "" {
+		b.Skip("FINREPRO_BENCH_BUNDLE not set")
+	}
+	bundle, err := results.OpenBundle(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := cache.Open(bundle.CachePath(), cache.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	tape := &tapeAnswerer{a: replay.New(store, replay.Config{Mode: replay.Offline})}
+	in := analysis.Input{Bundle: bundle, Answer: tape}
+	ctx := context.Background()
+	col, err := Benchmark{}.Collect(ctx, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tape.a = nil
+	b.Run("collect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tape.next = 0
+			if _, err := (Benchmark{}).Collect(ctx, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("score", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := (Benchmark{}).Score(ctx, col, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// A tapeAnswerer records the replies of a once it is given one, then
+// plays them back in order.
+type tapeAnswerer struct {
+	a    results.Answerer
+	tape [][]results.Reply
+	next int
+}
+
+func (t *tapeAnswerer) Answer(ctx context.Context, calls []results.Call) []results.Reply {
+	if t.a != nil {
+		out := t.a.Answer(ctx, calls)
+		t.tape = append(t.tape, out)
+		return out
+	}
+	out := t.tape[t.next]
+	t.next++
+	if len(out) != len(calls) {
+		panic("tapeAnswerer: calls differ from the recording")
+	}
+	return out
+}
