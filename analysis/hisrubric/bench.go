@@ -267,7 +267,7 @@ func (r *collector) round1(ctx context.Context) {
 		c := &in.Companies[ci]
 		user := ResearchPrompt(in.Structure, c)
 		for si, s := range in.Config.Systems {
-			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si, items: make([]graded, len(in.Items))})
+			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si})
 			calls = append(calls, results.Call{
 				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
 				Label:  results.Label{Benchmark: Name, Task: c.ID, Role: results.RoleSystem, Name: s.Name},
@@ -407,9 +407,12 @@ func (r *collector) round2(ctx context.Context) {
 		}
 	}
 	// Answers are extracted and read as quantities in parallel, a report
-	// each.
+	// each. A report's items are allocated here, where they are first
+	// written: memory the garbage collector has read before it is written
+	// costs a copy-on-write fault and a TLB flush on every core.
 	each(len(r.reports), func(k int) {
 		rep := r.reports[k]
+		rep.items = make([]graded, len(in.Items))
 		if !rep.present {
 			return
 		}
