@@ -6,6 +6,8 @@
 #
 #   sh bench/reproduce.sh [ROUNDS]      # default 3 rounds
 #   BUNDLE=dir sh bench/reproduce.sh    # reuse a built full-scale bundle
+#   OUT=dir sh bench/reproduce.sh       # write the outputs there (a new
+#                                       # folder, e.g. on another file system)
 set -eu
 ROUNDS=${1:-3}
 W=$(mktemp -d)
@@ -25,11 +27,13 @@ measure() { # label, command...: prints "seconds peak_kb"
 }
 # The first run into a new folder also creates every output file; the
 # rounds below rerun into that folder, as a reviewer rerunning does.
-f=$(measure fresh "$W/finrepro" reproduce "$B" --out "$W/out" --quiet)
+O=${OUT:-$W/out}
+if [ -e "$O" ]; then echo "$O exists: OUT must name a new folder" >&2; exit 2; fi
+f=$(measure fresh "$W/finrepro" reproduce "$B" --out "$O" --quiet)
 echo "$f" | awk '{ printf "first run into a new folder: %.2f s, peak %d MB\n", $1, $2/1024 }'
 for r in $(seq "$ROUNDS"); do
 	d=$(measure dump "$W/finrepro" cache dump --dir "$B/cache")
-	p=$(measure reproduce "$W/finrepro" reproduce "$B" --out "$W/out" --quiet)
-	n=$(measure no-sweep "$W/finrepro" reproduce "$B" --out "$W/out" --quiet --no-sweep)
+	p=$(measure reproduce "$W/finrepro" reproduce "$B" --out "$O" --quiet)
+	n=$(measure no-sweep "$W/finrepro" reproduce "$B" --out "$O" --quiet --no-sweep)
 	echo "$d $p $n" | awk -v r="$r" '{ printf "round %d: dump %.2f s | reproduce %.2f s (%.1fx dump, peak %d MB) | without sweeps %.2f s (%.1fx, peak %d MB)\n", r, $1, $3, $3/$1, $4/1024, $5, $5/$1, $6/1024 }'
 done
