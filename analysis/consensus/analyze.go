@@ -2,7 +2,6 @@ package consensus
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -280,72 +279,7 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
 	}
 	a := (1 - level) / 2
-	return quantile(vals, a), quantile(vals, 1-a), nil
-}
-
-// quantile is stats.Quantile(x sorted, q); it reorders x. It selects
-// the two order statistics it needs rather than sorting x, unless x holds
-// a NaN or a negative zero, whose place in a sorted x it could not tell.
-func quantile(x []float64, q float64) float64 {
-	for _, v := range x {
-		if v != v || v == 0 && math.Signbit(v) {
-			slices.Sort(x)
-			return stats.Quantile(x, q)
-		}
-	}
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	h := q * float64(len(x)-1)
-	i := int(math.Floor(h))
-	if i >= len(x)-1 {
-		return slices.Max(x)
-	}
-	selectKth(x, i)
-	lo, hi := x[i], slices.Min(x[i+1:])
-	return lo + (h-float64(i))*(hi-lo)
-}
-
-// selectKth reorders x so that x[k] is the value a sort would put there,
-// with no larger value after it and no smaller one before it (Hoare's
-// selection).
-func selectKth(x []float64, k int) {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		m := lo + (hi-lo)/2
-		if x[m] < x[lo] {
-			x[m], x[lo] = x[lo], x[m]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[m] {
-			x[hi], x[m] = x[m], x[hi]
-		}
-		p := x[m]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for p < x[j] {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return
-		}
-	}
+	return stats.QuantileUnsorted(vals, a), stats.QuantileUnsorted(vals, 1-a), nil
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each

@@ -2,7 +2,6 @@ package icbc
 
 import (
 	"math"
-	"slices"
 
 	"github.com/finrepro/finrepro/analysis/stats"
 )
@@ -324,70 +323,5 @@ func (r *run) bootstrap() (delta, overall []interval) {
 
 // quantiles returns the 2.5% and 97.5% quantiles of x, reordering it.
 func quantiles(x []float64) interval {
-	return interval{quantile(x, 0.025), quantile(x, 0.975)}
-}
-
-// quantile is stats.Quantile(x sorted, q); it reorders x. It selects
-// the two order statistics it needs rather than sorting x, unless x holds
-// a NaN or a negative zero, whose place in a sorted x it could not tell.
-func quantile(x []float64, q float64) float64 {
-	for _, v := range x {
-		if v != v || v == 0 && math.Signbit(v) {
-			slices.Sort(x)
-			return stats.Quantile(x, q)
-		}
-	}
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	h := q * float64(len(x)-1)
-	i := int(math.Floor(h))
-	if i >= len(x)-1 {
-		return slices.Max(x)
-	}
-	selectKth(x, i)
-	lo, hi := x[i], slices.Min(x[i+1:])
-	return lo + (h-float64(i))*(hi-lo)
-}
-
-// selectKth reorders x so that x[k] is the value a sort would put there,
-// with no larger value after it and no smaller one before it (Hoare's
-// selection).
-func selectKth(x []float64, k int) {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		m := lo + (hi-lo)/2
-		if x[m] < x[lo] {
-			x[m], x[lo] = x[lo], x[m]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[m] {
-			x[hi], x[m] = x[m], x[hi]
-		}
-		p := x[m]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for p < x[j] {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return
-		}
-	}
+	return interval{stats.QuantileUnsorted(x, 0.025), stats.QuantileUnsorted(x, 0.975)}
 }

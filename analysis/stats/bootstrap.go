@@ -56,6 +56,71 @@ func Quantile(sorted []float64, q float64) float64 {
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
 
+// QuantileUnsorted is Quantile of x sorted, bit for bit; it reorders x. It selects
+// the two order statistics it needs rather than sorting x, unless x holds
+// a NaN or a negative zero, whose place in a sorted x it could not tell.
+func QuantileUnsorted(x []float64, q float64) float64 {
+	for _, v := range x {
+		if v != v || v == 0 && math.Signbit(v) {
+			slices.Sort(x)
+			return Quantile(x, q)
+		}
+	}
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	h := q * float64(len(x)-1)
+	i := int(math.Floor(h))
+	if i >= len(x)-1 {
+		return slices.Max(x)
+	}
+	selectKth(x, i)
+	lo, hi := x[i], slices.Min(x[i+1:])
+	return lo + (h-float64(i))*(hi-lo)
+}
+
+// selectKth reorders x so that x[k] is the value a sort would put there,
+// with no larger value after it and no smaller one before it (Hoare's
+// selection).
+func selectKth(x []float64, k int) {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if x[m] < x[lo] {
+			x[m], x[lo] = x[lo], x[m]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[m] {
+			x[hi], x[m] = x[m], x[hi]
+		}
+		p := x[m]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for p < x[j] {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
 // Tiers groups a ranking into tiers from confidence intervals: walking
 // best to worst, an entry joins its predecessor's tier when their
 // intervals overlap, and starts the next tier otherwise. lo and hi are in

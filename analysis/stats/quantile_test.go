@@ -1,18 +1,16 @@
-package consensus
+package stats
 
 import (
 	"encoding/binary"
 	"math"
 	"slices"
 	"testing"
-
-	"github.com/finrepro/finrepro/analysis/stats"
 )
 
-// FuzzQuantile checks quantile against stats.Quantile of the sorted
+// FuzzQuantileUnsorted checks QuantileUnsorted against Quantile of the sorted
 // values, bit for bit, on values read from the fuzzer's bytes (few
 // distinct ones when small, so that ties are common).
-func FuzzQuantile(f *testing.F) {
+func FuzzQuantileUnsorted(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, 0.025)
 	f.Add([]byte{0, 0, 0, 0, 1, 1, 200}, 0.975)
 	f.Add([]byte{7}, 0.5)
@@ -35,10 +33,10 @@ func FuzzQuantile(f *testing.F) {
 		}
 		want := slices.Clone(x)
 		slices.Sort(want)
-		w := stats.Quantile(want, q)
-		got := quantile(slices.Clone(x), q)
+		w := Quantile(want, q)
+		got := QuantileUnsorted(slices.Clone(x), q)
 		if math.Float64bits(got) != math.Float64bits(w) && !(math.IsNaN(got) && math.IsNaN(w)) {
-			t.Fatalf("quantile(%v, %v) = %v, want %v", x, q, got, w)
+			t.Fatalf("QuantileUnsorted(%v, %v) = %v, want %v", x, q, got, w)
 		}
 	})
 }
