@@ -147,28 +147,36 @@ func writeJSONString(w *strings.Builder, s string) {
 			w.WriteString(`\u202`)
 			w.WriteByte(hexDigits[s[i+2]&0xF])
 			i += 2
-		case '\\', '"':
-			w.WriteByte('\\')
-			w.WriteByte(c)
-		case '\b':
-			w.WriteString(`\b`)
-		case '\f':
-			w.WriteString(`\f`)
-		case '\n':
-			w.WriteString(`\n`)
-		case '\r':
-			w.WriteString(`\r`)
-		case '\t':
-			w.WriteString(`\t`)
 		default:
-			w.WriteString(`\u00`)
-			w.WriteByte(hexDigits[c>>4])
-			w.WriteByte(hexDigits[c&0xF])
+			writeEscape(w, c)
 		}
 		start = i + 1
 	}
 	w.WriteString(s[start:])
 	w.WriteByte('"')
+}
+
+// writeEscape writes the JSON escape of ASCII byte c.
+func writeEscape(w *strings.Builder, c byte) {
+	switch c {
+	case '\\', '"':
+		w.WriteByte('\\')
+		w.WriteByte(c)
+	case '\b':
+		w.WriteString(`\b`)
+	case '\f':
+		w.WriteString(`\f`)
+	case '\n':
+		w.WriteString(`\n`)
+	case '\r':
+		w.WriteString(`\r`)
+	case '\t':
+		w.WriteString(`\t`)
+	default:
+		w.WriteString(`\u00`)
+		w.WriteByte(hexDigits[c>>4])
+		w.WriteByte(hexDigits[c&0xF])
+	}
 }
 
 // writeJSONStringSlow is writeJSONString for any s, valid UTF-8 or not.
@@ -183,25 +191,7 @@ func writeJSONStringSlow(w *strings.Builder, s string) {
 				continue
 			}
 			w.WriteString(s[start:i])
-			switch b {
-			case '\\', '"':
-				w.WriteByte('\\')
-				w.WriteByte(b)
-			case '\b':
-				w.WriteString(`\b`)
-			case '\f':
-				w.WriteString(`\f`)
-			case '\n':
-				w.WriteString(`\n`)
-			case '\r':
-				w.WriteString(`\r`)
-			case '\t':
-				w.WriteString(`\t`)
-			default:
-				w.WriteString(`\u00`)
-				w.WriteByte(hexDigits[b>>4])
-				w.WriteByte(hexDigits[b&0xF])
-			}
+			writeEscape(w, b)
 			i++
 			start = i
 			continue
