@@ -1,0 +1,227 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/results"
+)
+
+type job struct {
+	req   Request
+	raw   []byte // the encoded request; nil until built
+	key   cache.Key
+	pc    ProviderConfig
+	model string
+	// prompt, when the job was made from a call, is its prompt: the
+	// request is built from it when needed (see materialize).
+	prompt *results.Prompt
+	idxs   []int
+	reply  results.Reply
+}
+
+// answerChunk is how many requests answer builds, keys and looks up at a
+// time: the request bodies of a chunk (prompts can be long) are dropped
+// once its replies are read, so memory holds replies, not requests.
+const answerChunk = 512
+
+// answer answers n requests, the i-th keyed by request(i), which returns
+// its job; a request that cannot be keyed is a bad request, named by the
+// request returned beside the error.
+func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, Request, error)) []results.Reply {
+	replies := make([]results.Reply, n)
+	var jobs, pending []*job
+	byKey := map[cache.Key]*job{}
+	for lo := 0; lo < n; lo += answerChunk {
+		hi := min(n, lo+answerChunk)
+		// Building and keying encode and hash every request: the costly
+		// part of a replay after the reads, done in parallel.
+		keyed := make([]*job, hi-lo)
+		reqs := make([]Request, hi-lo)
+		errs := make([]error, hi-lo)
+		parallel(hi-lo, func(k int) { keyed[k], reqs[k], errs[k] = request(lo + k) })
+		var fresh []*job
+		for k, j := range keyed {
+			i := lo + k
+			if errs[k] != nil {
+				replies[i].Err = c.badRequest(reqs[k], errs[k])
+				continue
+			}
+			if prev := byKey[j.key]; prev != nil {
+				prev.idxs = append(prev.idxs, i)
+				continue
+			}
+			j.idxs = []int{i}
+			byKey[j.key] = j
+			jobs = append(jobs, j)
+			fresh = append(fresh, j)
+		}
+		hit := c.lookupAll(fresh)
+		for k, j := range fresh {
+			if hit[k] {
+				c.mu.Lock()
+				c.counts.Hits++
+				c.mu.Unlock()
+			} else if err := j.materialize(); err != nil {
+				j.reply.Err = c.badRequest(j.req, err)
+			} else if c.cfg.Mode == Offline {
+				c.addMiss(j)
+			} else {
+				pending = append(pending, j)
+				continue
+			}
+			j.req.Body, j.raw, j.prompt = nil, nil, nil // answered: the request is no longer needed
+		}
+	}
+	c.record(ctx, pending)
+	c.flushSim()
+	for _, j := range jobs {
+		for _, i := range j.idxs {
+			replies[i] = j.reply
+		}
+	}
+	return replies
+}
+
+// badRequest records a request that could not be built or keyed as a
+// failure with cause bad_request, so that reports list it.
+func (c *Client) badRequest(r Request, err error) error {
+	ce := &CallError{Cause: CauseRequest, Msg: c.redact(err.Error())}
+	c.mu.Lock()
+	c.failures = append(c.failures, Failure{Label: r.Label, Provider: r.Provider, Cause: CauseRequest, Msg: ce.Msg})
+	c.counts.Failed++
+	c.mu.Unlock()
+	return ce
+}
+
+// newJob checks a request and computes its key.
+func (c *Client) newJob(r Request) (*job, error) {
+	pc, ok := c.providers[r.Provider]
+	if !ok {
+		return nil, fmt.Errorf("replay: unknown provider %q", r.Provider)
+	}
+	if r.Endpoint == "" {
+		e, err := defaultEndpoint(pc.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %s: %w", r.Provider, err)
+		}
+		r.Endpoint = e
+	}
+	if err := checkEndpoint(r.Endpoint); err != nil {
+		return nil, fmt.Errorf("replay: %s: %w", r.Provider, err)
+	}
+	if r.Sample < 0 {
+		return nil, fmt.Errorf("replay: %s: negative sample %d", r.Provider, r.Sample)
+	}
+	// A body that is not one valid JSON object fails in rekey: the
+	// canonical encoding of the key parses and checks it.
+	if b := bytes.TrimSpace(r.Body); len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("replay: %s: body is not a JSON object", r.Provider)
+	}
+	j := &job{req: r, pc: pc}
+	j.model = modelOf(pc.Kind, &r)
+	if err := j.rekey(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// rekey encodes the request and computes its key.
+func (j *job) rekey() error {
+	raw, key, err := encodeKey(&j.req)
+	if err != nil {
+		return err
+	}
+	j.raw, j.key = raw, key
+	j.reply = results.Reply{Key: key.String()}
+	return nil
+}
+
+// encodeKey encodes request r and computes its key.
+func encodeKey(r *Request) ([]byte, cache.Key, error) {
+	raw, err := r.Encode()
+	if err != nil {
+		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
+	}
+	key, err := cache.KeyOf(raw)
+	if err != nil {
+		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
+	}
+	return raw, key, nil
+}
+
+// lookupAll looks every job up in the cache, GOMAXPROCS at a time (reads
+// are independent; long-lived workers keep the stacks zstd decoding grows),
+// and reports which were answered. Refresh mode looks nothing up.
+func (c *Client) lookupAll(jobs []*job) []bool {
+	hit := make([]bool, len(jobs))
+	if c.cfg.Mode == Refresh {
+		return hit
+	}
+	parallel(len(jobs), func(i int) { hit[i] = c.lookup(jobs[i]) })
+	return hit
+}
+
+// lookup answers j from the cache and reports whether it could. A corrupt
+// entry counts as missing.
+func (c *Client) lookup(j *job) bool {
+	// The reply copies what it keeps of the response, so the response's
+	// buffer serves the next lookup.
+	bp := responseBuffers.Get().(*[]byte)
+	defer responseBuffers.Put(bp)
+	resp, meta, err := c.store.AppendResponse((*bp)[:0], j.key)
+	if resp != nil {
+		*bp = resp
+	}
+	if err != nil {
+		if !errors.Is(err, cache.ErrNotFound) {
+			c.prog.warnf("cache entry %s unreadable, treated as missing: %v", j.key.Str(), err)
+		}
+		return false
+	}
+	o, ce := checkBody(j.pc.Kind, resp)
+	if ce != nil {
+		// Only checked responses are recorded, but a store can be loaded
+		// from elsewhere: an unusable one is an error, not a miss.
+		ce.Msg = "stored response " + j.key.Str() + ": " + ce.Msg
+		j.reply.Err = ce
+		return true
+	}
+	j.reply.Text = o.Text
+	j.reply.Model = o.Model
+	if meta.ReportedModel != "" {
+		j.reply.Model = meta.ReportedModel
+	}
+	j.reply.Source = meta.Source
+	j.reply.RecordedAt = meta.RecordedAt
+	c.mu.Lock()
+	c.avoided += meta.CostUSD
+	c.mu.Unlock()
+	return true
+}
+
+// responseBuffers keeps lookup's response buffers between lookups.
+var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+func (c *Client) addMiss(j *job) {
+	in, out := estimateRequest(j.req.Body)
+	cost, priced := c.prices.Cost(j.model, in, out)
+	if j.pc.Kind == KindSim {
+		cost, priced = 0, true
+	}
+	m := Miss{
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		InputTokens: in, OutputTokens: out, CostUSD: cost, Priced: priced, Request: j.raw,
+	}
+	c.mu.Lock()
+	if old, ok := c.misses[j.key]; !ok || m.Label.String() < old.Label.String() {
+		c.misses[j.key] = m
+	}
+	c.counts.Missed++
+	c.mu.Unlock()
+	j.reply.Err = &MissError{Key: j.key.String(), Label: j.req.Label}
+}
