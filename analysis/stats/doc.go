@@ -1,7 +1,11 @@
 // Package stats holds the statistics the benchmarks share: rank
-// correlations with ties, agreement coefficients and seeded bootstrap
-// intervals. Functions return an *UndefinedError, never NaN, when a
-// statistic is not defined for their input.
+// correlations with ties, agreement coefficients, seeded bootstrap
+// intervals, and the statistics of means of clustered items (analytic
+// cluster-robust CR1 standard errors, design effects, cluster bootstrap
+// intervals, paired sign-flip tests, Holm adjustment, rank intervals, tie
+// groups, Wilson intervals, minimum detectable differences). Functions
+// return an *UndefinedError, never NaN, when a statistic is not defined
+// for their input.
 package stats
 
 // An UndefinedError says why a statistic is not defined for its input
