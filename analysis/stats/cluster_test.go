@@ -20,9 +20,9 @@ type statsRef struct {
 		CIT      []float64 `json:"ci95_cluster_t"`
 		DF       int       `json:"df"`
 	} `json:"cluster"`
-	TQuantiles []struct{ P, DF, Q float64 } `json:"t_quantiles"`
+	TQuantiles []struct{ P, DF, Q float64 }   `json:"t_quantiles"`
 	TCDF       []struct{ T, DF, CDF float64 } `json:"t_cdf"`
-	NormalQ    []struct{ P, Q float64 }      `json:"normal_quantiles"`
+	NormalQ    []struct{ P, Q float64 }       `json:"normal_quantiles"`
 	Wilson     []struct {
 		X, N   int
 		Lo, Hi float64
@@ -49,7 +49,7 @@ func loadRef(t *testing.T) statsRef {
 	return r
 }
 
-func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
+func closeTo(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
 // TestClusterMeanStatsmodels checks the CR1 standard error, the naive one
 // and the t interval against statsmodels' OLS on a constant with
@@ -74,7 +74,7 @@ func TestClusterMeanStatsmodels(t *testing.T) {
 				{"design effect", m.DesignEffect, (c.SE / c.NaiveSE) * (c.SE / c.NaiveSE)},
 				{"clusters", float64(m.Clusters), float64(c.DF + 1)},
 			} {
-				if !close(v.got, v.want, 1e-9) {
+				if !closeTo(v.got, v.want, 1e-9) {
 					t.Errorf("%s = %.12g, statsmodels %.12g", v.what, v.got, v.want)
 				}
 			}
@@ -94,7 +94,7 @@ func TestClusterMeanByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !close(m.Mean, 9.0/16, 1e-12) || !close(m.SE, 3.0/16, 1e-12) || !close(m.NaiveSE, math.Sqrt(0.2625/16), 1e-12) {
+	if !closeTo(m.Mean, 9.0/16, 1e-12) || !closeTo(m.SE, 3.0/16, 1e-12) || !closeTo(m.NaiveSE, math.Sqrt(0.2625/16), 1e-12) {
 		t.Errorf("got mean %v SE %v naive %v", m.Mean, m.SE, m.NaiveSE)
 	}
 	if m.EffectiveClusters != 4 || m.Items != 16 || m.Clusters != 4 {
@@ -105,7 +105,7 @@ func TestClusterMeanByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !close(m.EffectiveClusters, 361.0/259, 1e-12) {
+	if !closeTo(m.EffectiveClusters, 361.0/259, 1e-12) {
 		t.Errorf("G* = %v, want 361/259", m.EffectiveClusters)
 	}
 }
@@ -123,7 +123,7 @@ func TestClusterMeanMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !close(a.Mean, b.Mean, 1e-12) || !close(a.SE, b.SE, 1e-12) || !close(a.NaiveSE, b.NaiveSE, 1e-12) || a.Items != 6 {
+	if !closeTo(a.Mean, b.Mean, 1e-12) || !closeTo(a.SE, b.SE, 1e-12) || !closeTo(a.NaiveSE, b.NaiveSE, 1e-12) || a.Items != 6 {
 		t.Errorf("with NaN %+v, without %+v", a, b)
 	}
 	if _, err := NewClusterMean([]float64{1, 2, math.NaN()}, []int{1, 1, 2}); err == nil {
@@ -138,17 +138,17 @@ func TestDistributions(t *testing.T) {
 	// (StudentTCDF and mpmath at 40 digits agree), so quantiles are
 	// compared at 1e-8 and the CDF at 1e-12
 	for _, c := range r.TQuantiles {
-		if got := StudentTQuantile(c.P, c.DF); !close(got, c.Q, 1e-8) {
+		if got := StudentTQuantile(c.P, c.DF); !closeTo(got, c.Q, 1e-8) {
 			t.Errorf("StudentTQuantile(%v, %v) = %.15g, scipy %.15g", c.P, c.DF, got, c.Q)
 		}
 	}
 	for _, c := range r.TCDF {
-		if got := StudentTCDF(c.T, c.DF); !close(got, c.CDF, 1e-12) {
+		if got := StudentTCDF(c.T, c.DF); !closeTo(got, c.CDF, 1e-12) {
 			t.Errorf("StudentTCDF(%v, %v) = %.15g, scipy %.15g", c.T, c.DF, got, c.CDF)
 		}
 	}
 	for _, c := range r.NormalQ {
-		if got := NormalQuantile(c.P); !close(got, c.Q, 1e-12) {
+		if got := NormalQuantile(c.P); !closeTo(got, c.Q, 1e-12) {
 			t.Errorf("NormalQuantile(%v) = %.15g, scipy %.15g", c.P, got, c.Q)
 		}
 	}
@@ -177,7 +177,7 @@ func TestWilsonPublished(t *testing.T) {
 	}
 	for _, c := range loadRef(t).Wilson {
 		lo, hi, err := Wilson(c.X, c.N, 0.95)
-		if err != nil || !close(lo, c.Lo, 1e-9) || !close(hi, c.Hi, 1e-9) {
+		if err != nil || !closeTo(lo, c.Lo, 1e-9) || !closeTo(hi, c.Hi, 1e-9) {
 			t.Errorf("Wilson(%d, %d) = %.12f, %.12f, %v; statsmodels %.12f, %.12f", c.X, c.N, lo, hi, err, c.Lo, c.Hi)
 		}
 	}
@@ -192,7 +192,7 @@ func TestHolm(t *testing.T) {
 	h := loadRef(t).Holm
 	got := Holm(h.P)
 	for i := range got {
-		if !close(got[i], h.Adjusted[i], 1e-12) {
+		if !closeTo(got[i], h.Adjusted[i], 1e-12) {
 			t.Fatalf("Holm(%v) = %v, statsmodels %v", h.P, got, h.Adjusted)
 		}
 	}
@@ -201,7 +201,7 @@ func TestHolm(t *testing.T) {
 	got = Holm([]float64{0.01, 0.04, 0.03, 0.005})
 	want := []float64{0.03, 0.06, 0.06, 0.02}
 	for i := range got {
-		if !close(got[i], want[i], 1e-12) {
+		if !closeTo(got[i], want[i], 1e-12) {
 			t.Fatalf("Holm = %v, want %v", got, want)
 		}
 	}
@@ -209,12 +209,12 @@ func TestHolm(t *testing.T) {
 
 func TestMinDetectable(t *testing.T) {
 	// normal quantiles: 1.959964 + 0.841621 = 2.801585 standard errors
-	if got := MinDetectable(1, 0, 0.05, 0.8); !close(got, 2.8015852, 1e-7) {
+	if got := MinDetectable(1, 0, 0.05, 0.8); !closeTo(got, 2.8015852, 1e-7) {
 		t.Errorf("MinDetectable(normal) = %v, want 2.8015852", got)
 	}
 	// t with 63 degrees of freedom: 1.998341 + 0.847364 (scipy t.ppf(0.975, 63)
 	// and t.ppf(0.8, 63))
-	if got := MinDetectable(2, 63, 0.05, 0.8); !close(got, 2*(1.9983405417721956+0.8473639122361705), 1e-8) {
+	if got := MinDetectable(2, 63, 0.05, 0.8); !closeTo(got, 2*(1.9983405417721956+0.8473639122361705), 1e-8) {
 		t.Errorf("MinDetectable(t63) = %v", got)
 	}
 }

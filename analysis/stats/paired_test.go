@@ -26,7 +26,7 @@ func TestSignFlipExact(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, exact := SignFlip(tc.sums, 10000, 1)
-			if !exact || !close(p, tc.p, 1e-12) {
+			if !exact || !closeTo(p, tc.p, 1e-12) {
 				t.Errorf("SignFlip = %v (exact %v), want %v", p, exact, tc.p)
 			}
 		})
@@ -103,11 +103,11 @@ func TestPairedShift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !close(p.Diff, 0.1, 1e-9) || p.SE > 1e-9 || !close(p.Lo, 0.1, 1e-9) || !close(p.Hi, 0.1, 1e-9) || p.Items != 40 || p.Clusters != 8 {
+	if !closeTo(p.Diff, 0.1, 1e-9) || p.SE > 1e-9 || !closeTo(p.Lo, 0.1, 1e-9) || !closeTo(p.Hi, 0.1, 1e-9) || p.Items != 40 || p.Clusters != 8 {
 		t.Errorf("paired = %+v", p)
 	}
 	// 8 clusters, all positive: exact p = 2/256
-	if !p.Exact || !close(p.P, 2.0/256, 1e-12) {
+	if !p.Exact || !closeTo(p.P, 2.0/256, 1e-12) {
 		t.Errorf("p = %v exact %v, want 2/256", p.P, p.Exact)
 	}
 }
