@@ -1,0 +1,589 @@
+// Package scores turns a released per-task score matrix (one row per
+// task, one column per system, some cells empty) into a leaderboard with
+// honest uncertainty: clustered intervals, paired comparisons of adjacent
+// systems with Holm-adjusted p-values, rank intervals, tie groups, group
+// breakdowns and the comparison with published means. It needs no
+// recorded calls, only the scores. The statistics are those of
+// analysis/stats; docs/scores.md states their conventions.
+package scores
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/stats"
+)
+
+// Config sets the statistics of Analyse.
+type Config struct {
+	// Reps is the number of bootstrap resamples and of sampled sign
+	// patterns (10000 when 0).
+	Reps int
+	// Seed seeds every resampling.
+	Seed uint64
+	// Synthetic marks every output as synthetic data.
+	Synthetic bool
+	// Published are published means to compare with, if any.
+	Published []Published
+}
+
+// The fixed conventions of the tables.
+const (
+	defaultReps = 10000
+	level       = 0.95 // of every interval
+	alpha       = 0.05 // of every test, two-sided
+	power       = 0.8  // of the minimum detectable difference
+	// maxGroupValues bounds the columns of a group breakdown.
+	maxGroupValues = 50
+)
+
+// Benchmark is the machine name of the result, and so of its output
+// folders (csv/scores/, json/scores/, xlsx/scores.xlsx).
+const Benchmark = "scores"
+
+// systemStats is what the leaderboard shows of one system.
+type systemStats struct {
+	name     string
+	scores   []float64
+	mean     stats.ClusterMean
+	meanErr  error
+	lo, hi   float64
+	bootErr  error
+	complete float64
+	answered int
+}
+
+// Analyse computes the tables of m. The result's ranking is by mean over
+// each system's answered tasks, best first.
+func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
+	if cfg.Reps == 0 {
+		cfg.Reps = defaultReps
+	}
+	if cfg.Reps < 0 {
+		return nil, fmt.Errorf("scores: %d resamples", cfg.Reps)
+	}
+	cl, nClusters := clusterIndex(m.Cluster)
+	complete := completeTasks(m)
+	dec := decimals(m)
+	sys := make([]*systemStats, len(m.Systems))
+	for s, name := range m.Systems {
+		st := &systemStats{name: name, scores: m.Scores[s]}
+		st.mean, st.meanErr = stats.NewClusterMean(st.scores, cl)
+		st.lo, st.hi, st.bootErr = stats.ClusterBootstrap(st.scores, cl, cfg.Reps, cfg.Seed, level)
+		var sum float64
+		var n int
+		for t, v := range st.scores {
+			if !math.IsNaN(v) {
+				st.answered++
+				if complete[t] {
+					sum += v
+					n++
+				}
+			}
+		}
+		st.complete = math.NaN()
+		if n > 0 {
+			st.complete = sum / float64(n)
+		}
+		if st.answered > 0 && st.meanErr != nil {
+			// fewer than 2 clusters: the mean exists, its intervals do not
+			st.mean.Mean = mean(st.scores)
+			st.mean.Items = st.answered
+		}
+		sys[s] = st
+	}
+	slices.SortStableFunc(sys, func(a, b *systemStats) int {
+		am, bm := a.rankMean(), b.rankMean()
+		switch {
+		case am > bm:
+			return -1
+		case am < bm:
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	res := &analysis.Result{Benchmark: Benchmark, Title: "Scores of " + filepath.Base(m.File), Headline: "leaderboard",
+		Scores: map[string]float64{}, Synthetic: cfg.Synthetic}
+	for _, st := range sys {
+		res.Ranking = append(res.Ranking, st.name)
+		if st.answered > 0 {
+			res.Scores[st.name] = st.mean.Mean
+		}
+	}
+	// paired comparisons, computed once per pair
+	pairs := map[[2]int]pairResult{}
+	pair := func(i, j int) pairResult {
+		k := [2]int{i, j}
+		if p, ok := pairs[k]; ok {
+			return p
+		}
+		p, err := stats.NewPaired(sys[i].scores, sys[j].scores, cl, cfg.Reps, cfg.Seed, level)
+		pairs[k] = pairResult{p, err}
+		return pairs[k]
+	}
+	groups := stats.TieGroups(len(sys), func(l, i int) float64 {
+		if p := pair(l, i); p.err == nil {
+			return p.P
+		}
+		return 1 // too little shared to compare: not resolved
+	}, alpha)
+	ranked := make([][]float64, len(sys))
+	for i, st := range sys {
+		ranked[i] = st.scores
+	}
+	rankCI, rankErr := stats.RankIntervals(ranked, cl, cfg.Reps, cfg.Seed, level)
+
+	lb := leaderboard(m, sys, groups, rankCI, rankErr, dec, nClusters, complete)
+	pt, mdd := pairTable(sys, pair, dec, nClusters)
+	if mdd != "" {
+		lb.Notes = append(lb.Notes, mdd)
+	}
+	res.Tables = append(res.Tables, lb, pt)
+	names := map[string]bool{"leaderboard": true, "pairs": true, "published": true}
+	for g := range m.Groups {
+		t, err := groupTable(m, g, sys, cl, cfg, dec, names)
+		if err != nil {
+			return nil, err
+		}
+		res.Tables = append(res.Tables, t)
+	}
+	if len(cfg.Published) > 0 {
+		res.Tables = append(res.Tables, publishedTable(cfg.Published, sys, dec))
+	}
+	if cfg.Synthetic {
+		for _, t := range res.Tables {
+			t.Title = "SYNTHETIC DATA: " + t.Title
+		}
+	}
+	return res, nil
+}
+
+type pairResult struct {
+	stats.Paired
+	err error
+}
+
+// rankMean is the mean a system is ranked by; a system with no score
+// ranks last.
+func (st *systemStats) rankMean() float64 {
+	if st.answered == 0 {
+		return math.Inf(-1)
+	}
+	return st.mean.Mean
+}
+
+func mean(y []float64) float64 {
+	var s float64
+	var n int
+	for _, v := range y {
+		if !math.IsNaN(v) {
+			s += v
+			n++
+		}
+	}
+	return s / float64(n)
+}
+
+// clusterIndex numbers the cluster labels in sorted order.
+func clusterIndex(labels []string) ([]int, int) {
+	u := slices.Clone(labels)
+	slices.Sort(u)
+	u = slices.Compact(u)
+	idx := make([]int, len(labels))
+	for i, l := range labels {
+		idx[i], _ = slices.BinarySearch(u, l)
+	}
+	return idx, len(u)
+}
+
+// completeTasks marks the tasks every system answered.
+func completeTasks(m *Matrix) []bool {
+	c := make([]bool, len(m.Tasks))
+	for t := range c {
+		c[t] = true
+		for s := range m.Systems {
+			if math.IsNaN(m.Scores[s][t]) {
+				c[t] = false
+				break
+			}
+		}
+	}
+	return c
+}
+
+// decimals is the number of decimals of means: 3 for scores within
+// [-1, 1] (proportions), 2 otherwise (points out of 100).
+func decimals(m *Matrix) int {
+	for _, row := range m.Scores {
+		for _, v := range row {
+			if math.Abs(v) > 1 {
+				return 2
+			}
+		}
+	}
+	return 3
+}
+
+// binary says whether every score is 0 or 1, so that means are
+// proportions with Wilson intervals.
+func binary(m *Matrix) bool {
+	some := false
+	for _, row := range m.Scores {
+		for _, v := range row {
+			if math.IsNaN(v) {
+				continue
+			}
+			if v != 0 && v != 1 {
+				return false
+			}
+			some = true
+		}
+	}
+	return some
+}
+
+func num(x float64, err error) analysis.Cell {
+	if err != nil {
+		return analysis.Undefined(undefinedReason(err))
+	}
+	return analysis.Number(x)
+}
+
+func undefinedReason(err error) string {
+	return strings.TrimPrefix(err.Error(), "undefined: ")
+}
+
+func leaderboard(m *Matrix, sys []*systemStats, groups []int, rankCI []stats.RankInterval, rankErr error, dec, nClusters int, complete []bool) *analysis.Table {
+	t := &analysis.Table{Benchmark: Benchmark, Name: "leaderboard", Title: "Leaderboard with clustered intervals",
+		Caption: fmt.Sprintf("%s: %d tasks in %d clusters, %d systems. Mean over each system's answered tasks with its 95 %% cluster bootstrap percentile interval, CR1 cluster-robust and naive standard errors; rank interval from the cluster bootstrap of the ranking; tie group from paired sign-flip tests against the group's best (α = 0.05).",
+			filepath.Base(m.File), len(m.Tasks), nClusters, len(m.Systems)),
+		Columns: []analysis.Column{
+			{Name: "rank", Doc: "rank by mean over answered tasks, 1 the best"},
+			{Name: "rank_lo", Title: "rank lo", Doc: "lower end of the 95 % rank interval (cluster bootstrap of the ranking)"},
+			{Name: "rank_hi", Title: "rank hi", Doc: "upper end of the 95 % rank interval"},
+			{Name: "system", Doc: "system (column of the score matrix)"},
+			{Name: "tie_group", Title: "tie group", Doc: "systems not resolved from the group's best by a paired sign-flip test at α = 0.05 share a group"},
+			{Name: "mean", Decimals: dec, Better: analysis.Higher, Doc: "mean over the system's answered tasks"},
+			{Name: "ci_lo", Title: "95% lo", Decimals: dec, Doc: "cluster bootstrap percentile interval, lower end"},
+			{Name: "ci_hi", Title: "95% hi", Decimals: dec, Doc: "cluster bootstrap percentile interval, upper end"},
+			{Name: "se_cluster", Title: "SE cluster", Decimals: dec + 1, Doc: "CR1 cluster-robust standard error of the mean (Stata vce(cluster), statsmodels cov_type='cluster')"},
+			{Name: "se_naive", Title: "SE naive", Decimals: dec + 1, Doc: "standard error treating tasks as independent, s/√n"},
+			{Name: "design_effect", Title: "design effect", Decimals: 2, Doc: "(SE cluster / SE naive)²"},
+			{Name: "eff_clusters", Title: "eff. clusters", Decimals: 1, Doc: "effective number of clusters G* (Carter, Schnepel and Steigerwald 2017, ρ = 1)"},
+			{Name: "clusters", Doc: "clusters with an answered task"},
+			{Name: "answered", Doc: "tasks with a score"},
+			{Name: "missing", Doc: "tasks without a score"},
+			{Name: "mean_complete", Title: "mean (complete)", Decimals: dec, Better: analysis.Higher, Doc: "mean over the tasks every system answered"},
+		},
+	}
+	bin := binary(m)
+	if bin {
+		t.Columns = append(t.Columns,
+			analysis.Column{Name: "wilson_lo", Title: "Wilson lo", Decimals: dec, Doc: "95 % Wilson score interval of the proportion, lower end (treats tasks as independent)"},
+			analysis.Column{Name: "wilson_hi", Title: "Wilson hi", Decimals: dec, Doc: "95 % Wilson score interval, upper end"})
+	}
+	nComplete := 0
+	for _, c := range complete {
+		if c {
+			nComplete++
+		}
+	}
+	for i, st := range sys {
+		rank, rlo, rhi := analysis.Int(i+1), analysis.Undefined("no rank interval"), analysis.Undefined("no rank interval")
+		if rankErr != nil {
+			rlo, rhi = analysis.Undefined(undefinedReason(rankErr)), analysis.Undefined(undefinedReason(rankErr))
+		} else {
+			rank, rlo, rhi = analysis.Int(rankCI[i].Rank), analysis.Int(rankCI[i].Lo), analysis.Int(rankCI[i].Hi)
+		}
+		meanCell := analysis.Undefined("no answered task")
+		if st.answered > 0 {
+			meanCell = analysis.Number(st.mean.Mean)
+		}
+		se, naive, deff, eff := num(st.mean.SE, st.meanErr), num(st.mean.NaiveSE, st.meanErr), num(st.mean.DesignEffect, st.meanErr), num(st.mean.EffectiveClusters, st.meanErr)
+		clusters := analysis.Int(st.mean.Clusters)
+		if st.meanErr != nil {
+			clusters = analysis.Int(min(st.answered, 1))
+		}
+		row := []analysis.Cell{rank, rlo, rhi, analysis.Text(st.name), analysis.Int(groups[i]), meanCell,
+			num(st.lo, st.bootErr), num(st.hi, st.bootErr), se, naive, deff, eff, clusters,
+			analysis.Int(st.answered), analysis.Int(len(m.Tasks) - st.answered), num(st.complete, completeErr(nComplete))}
+		if bin {
+			succ := 0
+			for _, v := range st.scores {
+				if v == 1 {
+					succ++
+				}
+			}
+			lo, hi, err := stats.Wilson(succ, st.answered, level)
+			row = append(row, num(lo, err), num(hi, err))
+		}
+		t.AddRow(row...)
+	}
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("Missing cells: %d of %d tasks were answered by every system; \"mean\" is over each system's answered tasks, \"mean (complete)\" over those %d.", nComplete, len(m.Tasks), nComplete),
+		"Ranks: equal means share the better rank; the rank interval holds the middle 95 % of the ranks in the cluster bootstrap (a system with no answered task in a resample ranks last there).")
+	if nClusters == len(m.Tasks) {
+		t.Notes = append(t.Notes, "No cluster column: every task is its own cluster, so the clustered and naive standard errors differ only by the small-sample factor.")
+	}
+	if bin {
+		t.Notes = append(t.Notes, "Scores are 0/1: Wilson intervals treat tasks as independent; with clustered tasks the cluster interval is the one to read.")
+	}
+	return t
+}
+
+func completeErr(n int) error {
+	if n == 0 {
+		return fmt.Errorf("no task answered by every system")
+	}
+	return nil
+}
+
+// pairTable compares each system with the next one in the ranking, and
+// returns the note on the minimum detectable difference.
+func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nClusters int) (*analysis.Table, string) {
+	t := &analysis.Table{Benchmark: Benchmark, Name: "pairs", Title: "Paired comparisons of adjacent systems",
+		Caption: "Each system against the next in the ranking, on the tasks both answered: mean paired difference with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the table's pairs.",
+		Columns: []analysis.Column{
+			{Name: "system", Doc: "the higher-ranked system"},
+			{Name: "next", Doc: "the next system in the ranking"},
+			{Name: "shared", Doc: "tasks both answered"},
+			{Name: "clusters", Doc: "clusters of the shared tasks"},
+			{Name: "difference", Decimals: dec, Doc: "mean of system - next over the shared tasks"},
+			{Name: "ci_lo", Title: "95% lo", Decimals: dec, Doc: "paired cluster bootstrap percentile interval, lower end"},
+			{Name: "ci_hi", Title: "95% hi", Decimals: dec, Doc: "paired cluster bootstrap percentile interval, upper end"},
+			{Name: "se_cluster", Title: "SE cluster", Decimals: dec + 1, Doc: "CR1 cluster-robust standard error of the difference"},
+			{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
+			{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
+			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: "Holm-adjusted across the adjacent pairs"},
+			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
+		},
+	}
+	var ps []float64
+	var sumSE2 float64
+	var nSE int
+	type row struct {
+		cells []analysis.Cell
+		p     int // index into ps, or -1
+	}
+	var out []row
+	for i := 0; i+1 < len(sys); i++ {
+		p := pair(i, i+1)
+		r := row{p: -1}
+		if p.err != nil {
+			u := analysis.Undefined(undefinedReason(p.err))
+			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[i+1].name), analysis.Int(0), analysis.Int(0), u, u, u, u, u, analysis.Text(""), u, analysis.Text("no")}
+		} else {
+			method := "sampled"
+			if p.Exact {
+				method = "exact"
+			}
+			r.p = len(ps)
+			ps = append(ps, p.P)
+			sumSE2 += p.SE * p.SE
+			nSE++
+			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[i+1].name), analysis.Int(p.Items), analysis.Int(p.Clusters),
+				analysis.Number(p.Diff), analysis.Number(p.Lo), analysis.Number(p.Hi), analysis.Number(p.SE), analysis.Number(p.P), analysis.Text(method), {}, {}}
+		}
+		out = append(out, r)
+	}
+	holm := stats.Holm(ps)
+	for _, r := range out {
+		if r.p >= 0 {
+			r.cells[10] = analysis.Number(holm[r.p])
+			r.cells[11] = analysis.Text(map[bool]string{true: "yes", false: "no"}[holm[r.p] < alpha])
+		}
+		t.AddRow(r.cells...)
+	}
+	if nSE == 0 {
+		return t, ""
+	}
+	se := math.Sqrt(sumSE2 / float64(nSE))
+	mdd := stats.MinDetectable(se, float64(nClusters-1), alpha, power)
+	return t, fmt.Sprintf("Power: differences below %s are not resolvable with %d clusters at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square clustered standard error %s of the adjacent paired differences).",
+		analysis.Number(mdd).Format(dec), nClusters, nClusters-1, analysis.Number(se).Format(dec+1))
+}
+
+// groupTable breaks the means down by the values of group column g: one
+// mean and count per value, and, when the column has exactly two values,
+// their difference with its cluster bootstrap interval (tasks of both
+// values in one cluster, such as the two language versions of a task,
+// resampled together).
+func groupTable(m *Matrix, g int, sys []*systemStats, cl []int, cfg Config, dec int, names map[string]bool) (*analysis.Table, error) {
+	grp := m.Groups[g]
+	vals := slices.Clone(grp.Values)
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	if len(vals) > maxGroupValues {
+		return nil, fmt.Errorf("scores: group column %q has %d values, at most %d", grp.Name, len(vals), maxGroupValues)
+	}
+	name := "by_" + fileName(grp.Name)
+	for names[name] {
+		name += "_"
+	}
+	names[name] = true
+	t := &analysis.Table{Benchmark: Benchmark, Name: name, Title: "Means by " + grp.Name,
+		Caption: fmt.Sprintf("Each system's mean over its answered tasks for each value of %s, with the number of tasks.", grp.Name),
+		Columns: []analysis.Column{{Name: "system", Doc: "system"}}}
+	label := func(v string) string {
+		if v == "" {
+			return "(empty)"
+		}
+		return v
+	}
+	for _, v := range vals {
+		t.Columns = append(t.Columns,
+			analysis.Column{Name: label(v), Decimals: dec, Better: analysis.Higher, Doc: fmt.Sprintf("mean over tasks with %s = %s", grp.Name, label(v))},
+			analysis.Column{Name: label(v) + " n", Doc: fmt.Sprintf("answered tasks with %s = %s", grp.Name, label(v))})
+	}
+	two := len(vals) == 2
+	if two {
+		d := label(vals[0]) + " - " + label(vals[1])
+		t.Caption += fmt.Sprintf(" %q is the difference of the two means with its 95 %% cluster bootstrap percentile interval.", d)
+		t.Columns = append(t.Columns,
+			analysis.Column{Name: d, Decimals: dec, Doc: "difference of the two group means"},
+			analysis.Column{Name: d + " lo", Decimals: dec, Doc: "cluster bootstrap percentile interval, lower end"},
+			analysis.Column{Name: d + " hi", Decimals: dec, Doc: "cluster bootstrap percentile interval, upper end"})
+	}
+	_, nClusters := clusterIndex(m.Cluster)
+	for _, st := range sys {
+		row := []analysis.Cell{analysis.Text(st.name)}
+		sub := make([][]float64, len(vals))
+		for k, v := range vals {
+			y := make([]float64, len(st.scores))
+			var s float64
+			var n int
+			for i, x := range st.scores {
+				y[i] = math.NaN()
+				if grp.Values[i] == v && !math.IsNaN(x) {
+					y[i] = x
+					s += x
+					n++
+				}
+			}
+			sub[k] = y
+			c := analysis.Undefined("no answered task")
+			if n > 0 {
+				c = analysis.Number(s / float64(n))
+			}
+			row = append(row, c, analysis.Int(n))
+		}
+		if two {
+			a, b := aligned(sub[0], cl, nClusters), aligned(sub[1], cl, nClusters)
+			d := a.Mean(seq(nClusters)) - b.Mean(seq(nClusters))
+			lo, hi, err := stats.Bootstrap(nClusters, cfg.Reps, cfg.Seed, level, func(idx []int) float64 { return a.Mean(idx) - b.Mean(idx) })
+			dc := analysis.Number(d)
+			if math.IsNaN(d) {
+				dc = analysis.Undefined("a group without answered tasks")
+			}
+			row = append(row, dc, num(lo, err), num(hi, err))
+		}
+		t.AddRow(row...)
+	}
+	return t, nil
+}
+
+// aligned returns the clusters of y over every cluster index 0..n-1, so
+// that two subsets of the tasks resample alike.
+func aligned(y []float64, cl []int, n int) stats.Clusters {
+	c := stats.Clusters{Labels: seq(n), Sum: make([]float64, n), Count: make([]int, n)}
+	for i, v := range y {
+		if !math.IsNaN(v) {
+			c.Sum[cl[i]] += v
+			c.Count[cl[i]]++
+		}
+	}
+	return c
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// fileName keeps the letters, digits, '-' and '_' of s (others become
+// '_'), so that a group column names a table file.
+func fileName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "_"
+	}
+	return b.String()
+}
+
+// publishedTable compares published means with the computed ones.
+func publishedTable(pub []Published, sys []*systemStats, dec int) *analysis.Table {
+	t := &analysis.Table{Benchmark: Benchmark, Name: "published", Title: "Published against computed means",
+		Caption: "Each published mean against the mean computed from the score matrix over the system's answered tasks: reproduced when they agree within half a unit of the published value's last printed digit; \"in interval\" says whether the published mean lies in the computed 95 % cluster bootstrap interval.",
+		Columns: []analysis.Column{
+			{Name: "system", Doc: "system"},
+			{Name: "published", Decimals: dec + 1, Doc: "published mean, as printed"},
+			{Name: "computed", Decimals: dec + 1, Doc: "mean over the system's answered tasks"},
+			{Name: "difference", Decimals: dec + 1, Doc: "computed - published"},
+			{Name: "tolerance", Decimals: dec + 2, Doc: "half a unit of the published value's last printed digit"},
+			{Name: "in_interval", Title: "in interval", Doc: "published mean inside the computed 95 % cluster bootstrap interval"},
+			{Name: "verdict", Doc: "reproduced, differs or not comparable"},
+		}}
+	by := map[string]*systemStats{}
+	for _, st := range sys {
+		by[st.name] = st
+	}
+	sorted := slices.Clone(pub)
+	slices.SortStableFunc(sorted, func(a, b Published) int { return cmp.Compare(a.System, b.System) })
+	for _, p := range sorted {
+		st, ok := by[p.System]
+		if !ok || st.answered == 0 {
+			u := analysis.Undefined("not in the score matrix")
+			t.AddRow(analysis.Text(p.System), analysis.Number(p.Value), u, u, analysis.Number(p.Tolerance), analysis.Text(""), analysis.Text(analysis.NotComparable))
+			continue
+		}
+		d := st.mean.Mean - p.Value
+		verdict := analysis.Differs
+		if math.Abs(d) <= p.Tolerance*(1+1e-9) {
+			verdict = analysis.Reproduced
+		}
+		in := analysis.Text("n/a")
+		if st.bootErr == nil {
+			in = analysis.Text(map[bool]string{true: "yes", false: "no"}[st.lo <= p.Value && p.Value <= st.hi])
+		}
+		t.AddRow(analysis.Text(p.System), analysis.Number(p.Value), analysis.Number(st.mean.Mean), analysis.Number(d), analysis.Number(p.Tolerance), in, analysis.Text(verdict))
+	}
+	return t
+}
+
+// A Published is one published mean.
+type Published struct {
+	System string
+	Value  float64
+	// Tolerance is half a unit of the value's last printed digit.
+	Tolerance float64
+}
+
+// tolerance returns half a unit of the last digit of a number as printed.
+func tolerance(s string) float64 {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp, _ := strconv.Atoi(s[i+1:])
+		return tolerance(s[:i]) * math.Pow(10, float64(exp))
+	}
+	d := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		d = len(s) - i - 1
+	}
+	return 0.5 * math.Pow(10, -float64(d))
+}
