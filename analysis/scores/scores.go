@@ -587,3 +587,76 @@ func tolerance(s string) float64 {
 	}
 	return 0.5 * math.Pow(10, -float64(d))
 }
+
+// Terminal returns the tables of a result of Analyse for a terminal:
+// the leaderboard and the paired comparisons narrowed (see Compact and
+// compactPairs), the others as they are.
+func Terminal(res *analysis.Result) []*analysis.Table {
+	var out []*analysis.Table
+	for _, t := range res.Tables {
+		switch t.Name {
+		case "leaderboard":
+			out = append(out, Compact(res))
+		case "pairs":
+			out = append(out, compactPairs(t))
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// compactPairs puts each pair in one column and each interval in one
+// cell.
+func compactPairs(pt *analysis.Table) *analysis.Table {
+	col := func(name string) analysis.Column { return pt.Columns[pt.Col(name)] }
+	diff := col("difference")
+	t := &analysis.Table{Benchmark: pt.Benchmark, Name: "pairs_compact", Title: pt.Title, Caption: pt.Caption, Notes: pt.Notes,
+		Columns: []analysis.Column{{Name: "pair", Doc: "system - next"}, col("shared"), diff,
+			{Name: "ci", Title: "95% interval"}, col("p"), col("p_holm"), col("resolved")}}
+	at := func(row []analysis.Cell, name string) analysis.Cell { return row[pt.Col(name)] }
+	for _, r := range pt.Rows {
+		ci := analysis.Undefined("no interval")
+		if lo, hi := at(r, "ci_lo"), at(r, "ci_hi"); lo.IsNum && hi.IsNum {
+			ci = analysis.Text("[" + lo.Format(diff.Decimals) + ", " + hi.Format(diff.Decimals) + "]")
+		}
+		t.AddRow(analysis.Text(at(r, "system").Text+" - "+at(r, "next").Text), at(r, "shared"), at(r, "difference"), ci,
+			at(r, "p"), at(r, "p_holm"), at(r, "resolved"))
+	}
+	return t
+}
+
+// Compact returns the leaderboard of a result of Analyse narrowed for a
+// terminal: the rank with its interval in one column ("2 (1-3)"), the
+// interval in another ("[66.31, 75.35]"), and the columns that explain
+// its width; nil when res has no leaderboard.
+func Compact(res *analysis.Result) *analysis.Table {
+	lb := res.Table("leaderboard")
+	if lb == nil {
+		return nil
+	}
+	col := func(name string) analysis.Column { return lb.Columns[lb.Col(name)] }
+	mean := col("mean")
+	t := &analysis.Table{Benchmark: lb.Benchmark, Name: "leaderboard_compact", Title: lb.Title, Caption: lb.Caption, Notes: lb.Notes,
+		Columns: []analysis.Column{
+			{Name: "rank", Title: "rank (95%)", Doc: "rank and its 95 % interval"},
+			col("system"), {Name: "tie_group", Title: "tie"}, mean,
+			{Name: "ci", Title: "95% interval", Doc: "cluster bootstrap percentile interval"},
+			col("se_cluster"), col("se_naive"), {Name: "design_effect", Title: "deff", Decimals: 2},
+			col("clusters"), col("answered"),
+		}}
+	at := func(row []analysis.Cell, name string) analysis.Cell { return row[lb.Col(name)] }
+	for _, r := range lb.Rows {
+		rank := at(r, "rank").Format(0)
+		if lo, hi := at(r, "rank_lo"), at(r, "rank_hi"); lo.IsNum && hi.IsNum {
+			rank += fmt.Sprintf(" (%s-%s)", lo.Format(0), hi.Format(0))
+		}
+		ci := analysis.Undefined("no interval")
+		if lo, hi := at(r, "ci_lo"), at(r, "ci_hi"); lo.IsNum && hi.IsNum {
+			ci = analysis.Text("[" + lo.Format(mean.Decimals) + ", " + hi.Format(mean.Decimals) + "]")
+		}
+		t.AddRow(analysis.Text(rank), at(r, "system"), at(r, "tie_group"), at(r, "mean"), ci,
+			at(r, "se_cluster"), at(r, "se_naive"), at(r, "design_effect"), at(r, "clusters"), at(r, "answered"))
+	}
+	return t
+}

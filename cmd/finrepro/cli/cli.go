@@ -58,6 +58,7 @@ func init() {
 		{"replay", "answer requests from a cache, offline", runReplay},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
 		{"bundle", "check a bundle (verify)", runBundle},
+		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},
 		{"version", "print the finrepro version", runVersion},
 	}
 }

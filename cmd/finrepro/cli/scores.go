@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/scores"
+	"github.com/finrepro/finrepro/report"
+)
+
+const scoresDoc = `Read a released per-task score matrix and print its leaderboard with
+clustered intervals, paired comparisons of adjacent systems (Holm-adjusted),
+rank intervals, tie groups, group breakdowns and, with --published, the
+comparison with published means. No bundle and no API call is needed.
+
+FILE is CSV (a header row first) or, when it ends in .jsonl or .ndjson, JSON
+Lines. Either holds one task per row with one column per system, or one score
+per row with columns system and score. A missing score is an empty cell, NA
+or null; each system's mean is over its answered tasks, and a second mean is
+over the tasks every system answered. --cluster-col names the unit that was
+sampled (company, query, base task of a translated pair); without it every
+task is its own cluster. --published is a CSV file with a header row, the
+system in the first column and its published mean in the second.
+
+With --out DIR the tables are also written as DIR/xlsx/scores.xlsx (and
+DIR/xlsx/all.xlsx), DIR/csv/scores/*.csv, DIR/json/scores/*.json,
+DIR/latex/scores/*.tex and DIR/SHA256SUMS; DIR must be a folder of its own,
+not the output folder of "finrepro reproduce". Every resampling is seeded, so
+two runs give the same bytes. The statistics' conventions are in
+docs/scores.md.`
+
+func runScores(ctx context.Context, env *Env, args []string) error {
+	fset := env.newFlags("scores", "scores FILE [flags]", scoresDoc)
+	taskCol := fset.String("task-col", "task", "task identifier `COLUMN`")
+	groupCols := fset.StringArray("group-col", nil, "`COLUMN` to break means down by, such as language or theme (repeatable)")
+	clusterCol := fset.String("cluster-col", "", "cluster `COLUMN`: tasks sharing its value are resampled together")
+	published := fset.String("published", "", "CSV `FILE` of published means (system, mean) to compare with")
+	out := fset.String("out", "", "also write CSV, JSON, LaTeX, XLSX and SHA256SUMS into `DIR`")
+	reps := fset.Int("reps", 10000, "bootstrap resamples and sampled sign patterns")
+	seed := fset.Uint64("seed", 1, "seed of every resampling")
+	synthetic := fset.Bool("synthetic", false, "label every output as synthetic data")
+	if err := parse(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() != 1 {
+		return usageErr("want exactly one FILE")
+	}
+	if *reps < 1 {
+		return usageErr("--reps must be at least 1")
+	}
+	file := fset.Arg(0)
+	m, err := readMatrix(file, scores.Options{TaskCol: *taskCol, GroupCols: *groupCols, ClusterCol: *clusterCol})
+	if err != nil {
+		return err
+	}
+	cfg := scores.Config{Reps: *reps, Seed: *seed, Synthetic: *synthetic}
+	if *published != "" {
+		f, err := os.Open(*published)
+		if err != nil {
+			return err
+		}
+		cfg.Published, err = scores.ParsePublished(*published, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	res, err := scores.Analyse(m, cfg)
+	if err != nil {
+		return err
+	}
+	if *synthetic {
+		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: these scores are labelled synthetic; they show how finrepro works, not how any system performs.")
+	}
+	width := terminalWidth(env.Stdout)
+	// the terminal shows narrowed tables; the files the full ones
+	for i, t := range scores.Terminal(res) {
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		if err := report.WriteTerminal(env.Stdout, t, width); err != nil {
+			return err
+		}
+	}
+	if *out == "" {
+		return nil
+	}
+	if err := checkScoresOut(*out); err != nil {
+		return err
+	}
+	prov := report.Provenance{Bundle: filepath.Base(file), Producer: "finrepro scores", Version: Version, Synthetic: *synthetic,
+		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", *taskCol},
+			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
+	sums, err := report.WriteAllHashed(*out, []*analysis.Result{res}, prov)
+	if err != nil {
+		return err
+	}
+	names := report.Paths(sums)
+	if err := prune(*out, scoresDirs, names); err != nil {
+		return err
+	}
+	if err := report.WriteSumsOf(*out, sums); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nWrote %d files to %s.\n", len(names)+1, *out)
+	return nil
+}
+
+// scoresDirs are the folders "finrepro scores" writes in its output folder.
+var scoresDirs = []string{"xlsx", "csv", "json", "latex"}
+
+// readMatrix opens and parses a score matrix.
+func readMatrix(file string, opt scores.Options) (*scores.Matrix, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return scores.Parse(file, f, opt)
+}
+
+// checkScoresOut refuses an output folder that holds files "finrepro
+// scores" did not write there (a reproduce run's site, workbooks or
+// tables), because writing would replace xlsx/all.xlsx and pruning would
+// remove the rest.
+func checkScoresOut(out string) error {
+	if _, err := os.Stat(filepath.Join(out, "site")); err == nil {
+		return usageErr("--out %s holds a site (the output of finrepro reproduce?); give a folder of its own", out)
+	}
+	ours := func(rel string) bool {
+		switch {
+		case rel == "xlsx/"+scores.Benchmark+".xlsx", rel == "xlsx/all.xlsx":
+			return true
+		}
+		for _, d := range []string{"csv", "json", "latex"} {
+			if strings.HasPrefix(rel, d+"/"+scores.Benchmark+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range scoresDirs {
+		root := filepath.Join(out, d)
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if p == root && errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if e.IsDir() {
+				return nil
+			}
+			rel, err := filepath.Rel(out, p)
+			if err != nil {
+				return err
+			}
+			if !ours(filepath.ToSlash(rel)) {
+				return usageErr("--out %s holds %s, which finrepro scores did not write; give a folder of its own", out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
