@@ -172,4 +172,3 @@ func checkScoresOut(out string) error {
 	}
 	return nil
 }
-
