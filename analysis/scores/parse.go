@@ -19,7 +19,7 @@ import (
 const (
 	MaxBytes   = 256 << 20 // the whole file
 	MaxSystems = 1000
-	MaxCells   = 1 << 24 // tasks × systems
+	MaxCells   = 1 << 22 // tasks × systems, and records of a long file
 	maxLine    = 16 << 20
 )
 
@@ -118,8 +118,9 @@ type builder struct {
 	lines   []int
 	cluster []string
 	groups  [][]string // [group][task]
-	// scores by system, then by task
-	sys map[string]map[int]float64
+	// scores by system, then by task, and their number
+	sys     map[string]map[int]float64
+	records int
 }
 
 func newBuilder(file string, opt Options) *builder {
@@ -192,7 +193,10 @@ func (b *builder) score(line int, system string, t int, v float64, field string)
 		b.sys[system] = m
 	}
 	if _, dup := m[t]; dup {
-		return b.errf(line, field, "second score of system %q on task %q", system, b.tasks[t])
+		return b.errf(line, field, "second score of system %q on task %q", clip(system), clip(b.tasks[t]))
+	}
+	if b.records++; b.records > MaxCells {
+		return b.errf(line, field, "more than %d scores", MaxCells)
 	}
 	m[t] = v
 	return nil
@@ -335,8 +339,11 @@ func (b *builder) readJSONL(data []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.UseNumber()
 		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil || obj == nil {
+		if err := dec.Decode(&obj); err != nil {
 			return b.errf(line, "", "not a JSON object: %v", err)
+		}
+		if obj == nil {
+			return b.errf(line, "", "not a JSON object: null")
 		}
 		if dec.More() {
 			return b.errf(line, "", "more than one JSON value on the line")

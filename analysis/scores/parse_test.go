@@ -145,6 +145,7 @@ func TestParseErrors(t *testing.T) {
 		{"long cluster change", "m.csv", "task,c,system,score\nt1,x,A,1\nt1,y,B,2\n", Options{ClusterCol: "c"}, `m.csv:3: field "c": task "t1" has cluster "y" here and "x" on line 2`},
 		{"long extra column", "m.csv", "task,system,score,note\nt1,A,1,x\n", Options{}, `m.csv:1: field "note": unexpected column in long format (task, system, score, group and cluster columns)`},
 		{"jsonl not object", "m.jsonl", "{\"task\": \"a\", \"A\": 1}\n[1]\n", Options{}, `m.jsonl:2: not a JSON object: json: cannot unmarshal array into Go value of type map[string]interface {}`},
+		{"jsonl null", "m.jsonl", "null\n", Options{}, `m.jsonl:1: not a JSON object: null`},
 		{"jsonl string score", "m.jsonl", "{\"task\": \"a\", \"A\": \"1\"}\n", Options{}, `m.jsonl:1: field "A": score is not a number or null`},
 		{"jsonl no task", "m.jsonl", "{\"task\": \"a\", \"A\": 1}\n\n{\"A\": 2}\n", Options{}, `m.jsonl:3: field "task": missing`},
 		{"jsonl two values", "m.jsonl", "{\"task\": \"a\", \"A\": 1} {}\n", Options{}, `m.jsonl:1: more than one JSON value on the line`},
@@ -162,6 +163,18 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error\n%s\nwant\n%s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	var h strings.Builder
+	h.WriteString("task")
+	for i := range MaxSystems + 1 {
+		h.WriteString(",s" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + strings.Repeat("0", i/26))
+	}
+	_, err := Parse("wide.csv", strings.NewReader(h.String()+"\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "wide.csv:1: more than 1000 systems") {
+		t.Errorf("1001 systems: %v", err)
 	}
 }
 
