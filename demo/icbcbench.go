@@ -535,6 +535,12 @@ func (w *icbcWorld) assignConfidence(p *icbcProfile, objs []*icbc.Objective) {
 			vals[i] = int(math.Round(min(max(base[i]+shift, 0), 100)))
 			pred[i] = stats.Prediction{Confidence: float64(vals[i]) / 100, Correct: w.correct[[2]string{p.name, o.ID}]}
 		}
+		// The confidences were tuned with tied confidences ordered wrong
+		// answers first; ordering the input so keeps the generated bundle
+		// (scoring orders ties as the task file does, see stats.CalibrationError).
+		slices.SortStableFunc(pred, func(a, b stats.Prediction) int {
+			return cmp.Or(cmp.Compare(a.Confidence, b.Confidence), boolRank(a.Correct)-boolRank(b.Correct))
+		})
 		e, _ := stats.CalibrationError(pred, stats.Calibration{Beta: icbcBeta})
 		return e
 	}
