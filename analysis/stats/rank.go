@@ -158,31 +158,3 @@ func Mean(x []float64) float64 {
 	}
 	return s / float64(len(x))
 }
-
-// RankOrder turns a ranking (names, best first) into positions by name,
-// 1-based.
-func RankOrder(ranking []string) map[string]int {
-	m := make(map[string]int, len(ranking))
-	for i, s := range ranking {
-		m[s] = i + 1
-	}
-	return m
-}
-
-// CompareRankings returns Spearman's rho and Kendall's tau-b between two
-// rankings of the same names (best first), over the names both hold.
-func CompareRankings(base, other []string) (rho, tau float64, err error) {
-	pos := RankOrder(other)
-	var x, y []float64
-	for i, s := range base {
-		if p, ok := pos[s]; ok {
-			x = append(x, float64(i+1))
-			y = append(y, float64(p))
-		}
-	}
-	if rho, err = Spearman(x, y); err != nil {
-		return 0, 0, err
-	}
-	tau, err = KendallTauB(x, y)
-	return rho, tau, err
-}
