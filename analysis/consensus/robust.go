@@ -320,7 +320,7 @@ func (a *analyzer) rankingText(g *goldRanking) string {
 // judge's ranking by judge position.
 func (a *analyzer) addLeaveOneOut() []*goldRanking {
 	t := a.newTable("leave_one_judge_out", "Leave one judge out",
-		"Both filters rerun without one judge (the rest must agree as the consistency rule says, at most all of them); products re-ranked on the new gold rubrics and compared with the full panel's ranking.",
+		"Both filters rerun without one judge (the rest must agree as the consistency rule says, at most all of them); products re-ranked on the new gold rubrics; their gold item pass rates are compared with the full panel's (Spearman with average ranks for ties, Kendall tau-b).",
 		[]analysis.Column{
 			{Name: "dropped_judge"},
 			{Name: "consistency_passed"},
