@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,10 @@ type Comparison struct {
 	// that differ.
 	Compared int
 	Cells    []CellDiff
+	// Uncomputed lists the published columns with values that the
+	// computed table lacks: their cells are not compared, so the table is
+	// never Reproduced while there are any.
+	Uncomputed []string
 }
 
 // A CellDiff is one published cell that the computed table does not
@@ -44,7 +49,10 @@ type CellDiff struct {
 // identify a row alone), columns by name. A numeric cell is reproduced
 // when the computed value lies within tol of it; tol < 0 means half a unit
 // in the published value's last printed digit. Text cells must be equal.
-// computed may be nil.
+// A published column with values that the computed table lacks is named
+// in the reason ("not comparable: column X not computed"): the verdict is
+// then Differs if a compared cell differs, else NotComparable, never
+// Reproduced. computed may be nil.
 func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float64) Comparison {
 	name := strings.TrimSuffix(pub.File[strings.LastIndex(pub.File, "/")+1:], ".csv")
 	c := Comparison{Benchmark: benchmark, Table: name}
@@ -80,6 +88,9 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		cols[i] = computed.Col(h)
 		if i >= nk && cols[i] >= 0 {
 			shared++
+		}
+		if i >= nk && cols[i] < 0 && slices.ContainsFunc(pub.Rows, func(r []string) bool { return strings.TrimSpace(r[i]) != "" }) {
+			c.Uncomputed = append(c.Uncomputed, h)
 		}
 	}
 	if shared == 0 {
@@ -127,13 +138,23 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 			c.Cells = append(c.Cells, d)
 		}
 	}
+	uncomputed := ""
+	switch len(c.Uncomputed) {
+	case 0:
+	case 1:
+		uncomputed = fmt.Sprintf("not comparable: column %s not computed", c.Uncomputed[0])
+	default:
+		uncomputed = fmt.Sprintf("not comparable: columns %s not computed", strings.Join(c.Uncomputed, ", "))
+	}
 	switch {
 	case c.Compared == 0:
 		return notComparable("the published table has no values in computed columns")
-	case len(c.Cells) == 0:
-		c.Verdict = Reproduced
+	case len(c.Cells) > 0:
+		c.Verdict, c.Reason = Differs, uncomputed
+	case uncomputed != "":
+		return notComparable("%s (the %d cells compared are reproduced)", uncomputed, c.Compared)
 	default:
-		c.Verdict = Differs
+		c.Verdict = Reproduced
 	}
 	return c
 }

@@ -92,3 +92,28 @@ func TestCompareCompositeKey(t *testing.T) {
 		t.Fatalf("verdict %q, %d compared, cells %+v; want reproduced, 3", c.Verdict, c.Compared, c.Cells)
 	}
 }
+
+// TestCompareUncomputedColumn: the published table has a column (macro)
+// the computed table lacks. Its cells cannot be checked, so the verdict is
+// never reproduced: not comparable, naming the column, when the other
+// cells match; differs (still naming it) when one does not. A published
+// column without any value (empty) is not reported.
+func TestCompareUncomputedColumn(t *testing.T) {
+	pub, err := results.ReadCSV(strings.NewReader("product,gold_item,macro,blank\nKimi,58.58,61.2,\nQwen,46.65,,\n"), "published/b/pass_rates.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := &Table{Name: "pass_rates", Columns: []Column{{Name: "product"}, {Name: "gold_item", Decimals: 2}}}
+	computed.AddRow(Text("Kimi"), Number(58.58))
+	computed.AddRow(Text("Qwen"), Number(46.65))
+	c := Compare("b", pub, computed, -1)
+	if c.Verdict != NotComparable || !strings.HasPrefix(c.Reason, "not comparable: column macro not computed") ||
+		c.Compared != 2 || len(c.Cells) != 0 || strings.Join(c.Uncomputed, ",") != "macro" {
+		t.Fatalf("comparison %+v; want not comparable naming macro, 2 cells compared", c)
+	}
+	computed.Rows[1][1] = Number(40)
+	c = Compare("b", pub, computed, -1)
+	if c.Verdict != Differs || c.Reason != "not comparable: column macro not computed" || len(c.Cells) != 1 {
+		t.Fatalf("comparison %+v; want differs, one cell, macro named", c)
+	}
+}

@@ -23,11 +23,17 @@ import (
 type Variant struct {
 	Knob, Value string
 	Ranking     []string
-	// Rho and Tau compare Ranking with the baseline's; Undefined says why
-	// they are not defined (fewer than 3 systems, ...), empty otherwise.
+	// Ranks are the competition ranks of Ranking (Result.Ranks): exactly
+	// tied systems share one.
+	Ranks []int
+	// Rho and Tau compare Ranks with the baseline's over the systems both
+	// rank (Spearman with average ranks for ties, Kendall's tau-b);
+	// Undefined says why they are not defined (fewer than 2 systems, ...),
+	// empty otherwise.
 	Rho, Tau  float64
 	Undefined string
-	// Moved lists the systems whose rank changed, as "name a->b".
+	// Moved lists the systems whose rank changed, as "name a->b", a
+	// shared rank written "=b".
 	Moved []string
 	// Missing counts calls without a reply in this variant's run.
 	Missing int
@@ -37,7 +43,9 @@ type Variant struct {
 type SweepResult struct {
 	Benchmark string
 	Baseline  []string
-	Variants  []Variant
+	// BaselineRanks are the competition ranks of Baseline.
+	BaselineRanks []int
+	Variants      []Variant
 }
 
 // Sweep collects b once under in.Settings, scores the baseline and every
@@ -74,7 +82,7 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Colle
 			jobs = append(jobs, job{k.Name, v, k.Calls})
 		}
 	}
-	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking}
+	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking, BaselineRanks: base.Ranks()}
 	if len(jobs) == 0 {
 		return sr, nil
 	}
@@ -108,7 +116,7 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Colle
 			errs[i] = fmt.Errorf("sweep %s=%s: %w", jobs[i].knob, jobs[i].value, err)
 			return
 		}
-		sr.Variants[i] = variant(jobs[i].knob, jobs[i].value, base.Ranking, r)
+		sr.Variants[i] = variant(jobs[i].knob, jobs[i].value, base, r)
 	}
 	if _, ok := in.Answer.(*memo); !ok && slices.ContainsFunc(jobs, func(j job) bool { return j.calls }) {
 		in.Answer = &memo{next: in.Answer, replies: map[[32]byte]results.Reply{}}
@@ -195,19 +203,29 @@ func promptKey(p *results.Prompt) ([32]byte, error) {
 	return [32]byte(h.Sum(nil)), nil
 }
 
-func variant(knob, value string, base []string, r *Result) Variant {
-	v := Variant{Knob: knob, Value: value, Ranking: r.Ranking, Missing: r.Missing}
-	rho, tau, err := stats.CompareRankings(base, r.Ranking)
+func variant(knob, value string, base, r *Result) Variant {
+	v := Variant{Knob: knob, Value: value, Ranking: r.Ranking, Ranks: r.Ranks(), Missing: r.Missing}
+	baseRanks := base.Ranks()
+	baseShared, shared := Shared(baseRanks), Shared(v.Ranks)
+	var x, y []float64
+	for i, s := range base.Ranking {
+		j := slices.Index(r.Ranking, s)
+		if j < 0 {
+			continue
+		}
+		x, y = append(x, float64(baseRanks[i])), append(y, float64(v.Ranks[j]))
+		if baseRanks[i] != v.Ranks[j] {
+			v.Moved = append(v.Moved, fmt.Sprintf("%s %s->%s", s, FormatRank(baseRanks[i], baseShared[i]), FormatRank(v.Ranks[j], shared[j])))
+		}
+	}
+	rho, err := stats.Spearman(x, y)
+	if err == nil {
+		v.Tau, err = stats.KendallTauB(x, y)
+	}
 	if err != nil {
 		v.Undefined = err.Error()
 	} else {
-		v.Rho, v.Tau = rho, tau
-	}
-	pos := stats.RankOrder(r.Ranking)
-	for i, s := range base {
-		if p, ok := pos[s]; ok && p != i+1 {
-			v.Moved = append(v.Moved, fmt.Sprintf("%s %d->%d", s, i+1, p))
-		}
+		v.Rho = rho
 	}
 	return v
 }
@@ -224,8 +242,8 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 			{Name: "knob"}, {Name: "value"},
 			{Name: "spearman_rho", Title: "Spearman rho", Decimals: 3},
 			{Name: "kendall_tau", Title: "Kendall tau-b", Decimals: 3},
-			{Name: "moved", Title: "rank changes"},
-			{Name: "ranking", Title: "ranking (best first)"},
+			{Name: "moved", Title: "rank changes", Doc: "systems whose rank changed, baseline -> variant; =2 is a shared rank"},
+			{Name: "ranking", Title: "ranking (best first)", Doc: "A = B: exactly tied, sharing a rank"},
 		},
 	}
 	changes = &Table{
@@ -244,7 +262,7 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 		if moved == "" {
 			moved = "none"
 		}
-		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(strings.Join(v.Ranking, " > ")))
+		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(RankingText(v.Ranking, v.Ranks)))
 		name := v.Knob + "=" + v.Value
 		changes.Columns = append(changes.Columns, Column{Name: name})
 		ys = append(ys, name)
@@ -253,7 +271,7 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 		row := []Cell{Text(s)}
 		for _, v := range sr.Variants {
 			if p := slices.Index(v.Ranking, s); p >= 0 {
-				row = append(row, Int(p-i))
+				row = append(row, Int(v.Ranks[p]-sr.BaselineRanks[i]))
 			} else {
 				row = append(row, Undefined("not ranked"))
 			}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +37,7 @@ func (b weighted) Collect(ctx context.Context, in Input) (Collection, error) {
 	// system: (a, b); score = a + w*b.
 	// w=0: A 3, B 2, C 1, D 0          -> A B C D
 	// w=1: A 3, B 2.5, C 1.2, D 0.9    -> A B C D
-	// w=10: A 3, B 7, C 3, D 9         -> D B A C (A and C tie at 3: A first by name)
+	// w=10: A 3, B 7, C 3, D 9         -> D B A C (A and C tie at 3: listed by name, sharing rank =3)
 	data := []toyScore{{"A", 3, 0}, {"B", 2, 0.5}, {"C", 1, 0.2}, {"D", 0, 0.9}}
 	if in.Settings.Get("extra", "no") == "yes" {
 		data = append(data, toyScore{"E", 100, 0})
@@ -49,7 +50,7 @@ func (b weighted) Score(ctx context.Context, c Collection, s Settings) (*Result,
 		b.scored.Store("w="+s.Get("w", "0")+" reps="+s.Get("reps", "100"), true)
 	}
 	w := map[string]float64{"0": 0, "1": 1, "10": 10}[s.Get("w", "0")]
-	r := &Result{Benchmark: "toy"}
+	r := &Result{Benchmark: "toy", Scores: map[string]float64{}}
 	var ss []toyScore
 	for _, d := range c.([]toyScore) {
 		ss = append(ss, toyScore{d.name, d.a + w*d.b, 0})
@@ -59,6 +60,7 @@ func (b weighted) Score(ctx context.Context, c Collection, s Settings) (*Result,
 	})
 	for _, s := range ss {
 		r.Ranking = append(r.Ranking, s.name)
+		r.Scores[s.name] = s.a
 	}
 	return r, nil
 }
@@ -93,17 +95,21 @@ func TestSweep(t *testing.T) {
 	if v := sr.Variants[0]; v.Rho != 1 || v.Tau != 1 || len(v.Moved) != 0 {
 		t.Errorf("w=1: rho %v tau %v moved %v; want identical ranking", v.Rho, v.Tau, v.Moved)
 	}
-	// w=10 ranks D B A C against A B C D: positions A 1->3, B 2->2, C 3->4, D 4->1.
-	// d^2 = 4+0+1+9 = 14, rho = 1 - 6*14/(4*15) = -0.4.
-	// Pairs (base order): AB disc, AC conc, AD disc, BC conc, BD disc, CD disc: tau = (2-4)/6.
+	// w=10 ranks D 1, B 2, A =3, C =3 (A and C tie at 3) against A 1, B 2,
+	// C 3, D 4. Spearman with average ranks: x = (1 2 3 4), y = (3.5 2 3.5
+	// 1) for A B C D; centred (-1.5 -.5 .5 1.5) and (1 -.5 1 -1.5): sxy =
+	// -3, sxx = 5, syy = 4.5, rho = -3/sqrt(22.5) = -0.632456. Tau-b
+	// pairs: AB disc, AC tied in y only, AD disc, BC conc, BD disc, CD
+	// disc: (1 - 4)/sqrt(5*6) = -0.547723. Moved: A 1->=3 and D 4->1; C
+	// keeps rank 3, now shared.
 	v := sr.Variants[1]
-	if d := v.Rho - (-0.4); d > 1e-9 || d < -1e-9 {
-		t.Errorf("w=10 rho = %v, want -0.4", v.Rho)
+	if d := v.Rho - (-3 / math.Sqrt(22.5)); d > 1e-9 || d < -1e-9 {
+		t.Errorf("w=10 rho = %v, want -0.632456", v.Rho)
 	}
-	if d := v.Tau - (-2.0 / 6); d > 1e-9 || d < -1e-9 {
-		t.Errorf("w=10 tau = %v, want -1/3", v.Tau)
+	if d := v.Tau - (-3 / math.Sqrt(30)); d > 1e-9 || d < -1e-9 {
+		t.Errorf("w=10 tau = %v, want -0.547723", v.Tau)
 	}
-	if len(v.Moved) != 3 || v.Moved[0] != "A 1->3" {
+	if strings.Join(v.Moved, "; ") != "A 1->=3; D 4->1" {
 		t.Errorf("w=10 moved %v", v.Moved)
 	}
 	vt, ct := sr.Tables()
@@ -112,6 +118,12 @@ func TestSweep(t *testing.T) {
 	}
 	if got := ct.Rows[3][2]; got.Num != -3 { // D: 1 - 4
 		t.Errorf("rank change of D under w=10 = %v, want -3", got.Num)
+	}
+	if got := ct.Rows[2][2]; got.Num != 0 { // C: 3 - 3, shared now
+		t.Errorf("rank change of C under w=10 = %v, want 0", got.Num)
+	}
+	if got := vt.Rows[1][vt.Col("ranking")].Text; got != "D > B > A = C" {
+		t.Errorf("w=10 ranking %q, want D > B > A = C", got)
 	}
 }
 

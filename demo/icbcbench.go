@@ -79,6 +79,13 @@ type icbcWorld struct {
 	claims    map[string]string     // claim text -> verdict
 	reports   map[[2]string]string  // (system, subjective id) -> report
 	judges    []string              // rubric judge names, primary first
+	// wrongFirst tunes the confidences with tied confidences ordered
+	// wrong answers first, as the scoring did when the embedded Small
+	// bundle was built; it is set at Small scale only, so that bundle stays
+	// byte for byte the same (a rebuilt one can drop it). At Full scale the
+	// tuning orders ties as the scoring does (task-file order), so that the
+	// calibration table lands on the published one.
+	wrongFirst bool
 }
 
 func icbcSlug(s string) string {
@@ -369,6 +376,7 @@ func icbcDomain(o *icbc.Objective) string {
 // plan fixes every simulated outcome.
 func (w *icbcWorld) plan(opt Options) {
 	cfg := &w.in.Config
+	w.wrongFirst = opt.Scale == Small
 	w.byModel = map[string]string{}
 	for _, s := range cfg.Systems {
 		w.byModel[s.Model.Model] = s.Name
@@ -509,7 +517,8 @@ func (w *icbcWorld) assignCorrect(p *icbcProfile, objs []*icbc.Objective) {
 }
 
 // assignConfidence gives every answer an integer confidence, correct
-// answers more confident than wrong ones, shifted so that the calibration
+// answers more confident than wrong ones (where the published error
+// allows), shifted so that the calibration
 // error in bins of icbcBeta lands on the published one (the published
 // errors exceed what a single bin allows, e.g. 58.75% accuracy with 46.23%
 // error, so the authors' figures use bins of 10).
@@ -522,10 +531,12 @@ func (w *icbcWorld) assignConfidence(p *icbcProfile, objs []*icbc.Objective) {
 		target = 0.85
 	}
 	base := make([]float64, len(objs))
-	for i, o := range objs {
-		base[i] = 40 + 16*(2*w.unit(p.name, o.ID, "conf")-1)
-		if w.correct[[2]string{p.name, o.ID}] {
-			base[i] += 12
+	setBase := func(bonus float64) {
+		for i, o := range objs {
+			base[i] = 40 + 16*(2*w.unit(p.name, o.ID, "conf")-1)
+			if w.correct[[2]string{p.name, o.ID}] {
+				base[i] += bonus
+			}
 		}
 	}
 	vals := make([]int, len(objs))
@@ -535,18 +546,62 @@ func (w *icbcWorld) assignConfidence(p *icbcProfile, objs []*icbc.Objective) {
 			vals[i] = int(math.Round(min(max(base[i]+shift, 0), 100)))
 			pred[i] = stats.Prediction{Confidence: float64(vals[i]) / 100, Correct: w.correct[[2]string{p.name, o.ID}]}
 		}
+		// pred is in task-file order, which tied confidences keep in
+		// stats.CalibrationError as in the scoring (see wrongFirst).
+		if w.wrongFirst {
+			slices.SortStableFunc(pred, func(a, b stats.Prediction) int {
+				return cmp.Or(cmp.Compare(a.Confidence, b.Confidence), boolRank(a.Correct)-boolRank(b.Correct))
+			})
+		}
 		e, _ := stats.CalibrationError(pred, stats.Calibration{Beta: icbcBeta})
 		return e
 	}
-	// The error grows with the shift once confidence exceeds accuracy.
-	lo, hi := -40.0, 100.0
-	for range 60 {
-		mid := (lo + hi) / 2
-		if at(mid) < target {
-			lo = mid
-		} else {
-			hi = mid
+	// tune returns the shift of every confidence that brings the error
+	// nearest the target.
+	tune := func() float64 {
+		// The error grows with the shift once confidence exceeds accuracy.
+		lo, hi := -40.0, 100.0
+		for range 60 {
+			mid := (lo + hi) / 2
+			if at(mid) < target {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
+		if w.wrongFirst {
+			return hi
+		}
+		// In task-file order the error jumps where a tie group moves
+		// across a bin edge, so the bisection's end can overshoot: take
+		// the shift around it that lands closest to the target.
+		best, bestD := hi, math.Abs(at(hi)-target)
+		for k := -100; k <= 100; k++ {
+			if sh := hi + float64(k)*0.05; math.Abs(at(sh)-target) < bestD {
+				best, bestD = sh, math.Abs(at(sh)-target)
+			}
+		}
+		return best
+	}
+	setBase(12)
+	hi := tune()
+	if !w.wrongFirst {
+		// With ties in task-file order, confidences all at 100 still mix
+		// right and wrong answers in a bin, which caps the error below
+		// some published ones: then correct answers get less of a
+		// confidence bonus (down to less confidence than wrong ones) until
+		// the target is reached.
+		bestBonus, bestD := 12.0, math.Abs(at(hi)-target)
+		for _, bonus := range []float64{0, -12, -24, -36} {
+			if bestD <= 0.002 {
+				break
+			}
+			setBase(bonus)
+			if sh := tune(); math.Abs(at(sh)-target) < bestD {
+				bestBonus, bestD, hi = bonus, math.Abs(at(sh)-target), sh
+			}
+		}
+		setBase(bestBonus)
 	}
 	at(hi)
 	for i, o := range objs {

@@ -202,14 +202,11 @@ func (s *site) indexPage(rows int) *page {
 	v := &indexView{}
 	// benchmarks
 	bt := &tableView{Anchor: "benchmarks", Title: "Benchmarks", Sortable: true,
-		Caption: "The benchmarks reproduced from this bundle, with the system ranked first on each headline table.",
+		Caption: "The benchmarks reproduced from this bundle, with the system ranked first on each headline table (tied leaders joined by =).",
 		Headers: []headView{{Text: "Benchmark"}, {Text: "Leader"}, {Text: "Systems", Num: true}, {Text: "Tasks", Num: true},
 			{Text: "Tables", Num: true}, {Text: "Missing replies", Num: true}, {Text: "Problems", Num: true}, {Text: "Data"}}}
 	for _, r := range s.in.Results {
-		leader := ""
-		if len(r.Ranking) > 0 {
-			leader = r.Ranking[0]
-		}
+		leader := strings.Join(leaders(r), " = ")
 		data := "recorded"
 		if r.Synthetic {
 			data = "SYNTHETIC"
@@ -224,7 +221,7 @@ func (s *site) indexPage(rows int) *page {
 	v.Benchmarks = bt
 	// systems across benchmarks
 	st := &tableView{Anchor: "systems", Title: "Systems across benchmarks", Sortable: true,
-		Caption: "Each system's headline rank in every benchmark it appears in, under the name that benchmark uses when it differs.",
+		Caption: "Each system's headline rank in every benchmark it appears in (=2: a rank shared by exactly tied systems), under the name that benchmark uses when it differs.",
 		Headers: []headView{{Text: "System"}, {Text: "Benchmarks", Num: true}}}
 	for _, r := range s.in.Results {
 		st.Headers = append(st.Headers, headView{Text: title0(r), Doc: "rank on the headline table", Num: true})
@@ -241,9 +238,12 @@ func (s *site) indexPage(rows int) *page {
 				continue
 			}
 			c := cellView{Num: true}
-			if rank := slices.Index(r.Ranking, name); rank >= 0 {
-				c.Text = "#" + itoa(rank+1) + " of " + itoa(len(r.Ranking))
-				c.Sort = itoa(rank + 1)
+			if rank, shared, ok := rankOf(r, name); ok {
+				c.Text = "#" + itoa(rank) + " of " + itoa(len(r.Ranking))
+				if shared {
+					c.Text = analysis.FormatRank(rank, true) + " of " + itoa(len(r.Ranking)) // "=2 of 5"
+				}
+				c.Sort = itoa(rank)
 			} else {
 				c.Text = "unranked"
 			}
@@ -389,8 +389,8 @@ func (s *site) systemPage(sys *system, rows int) *page {
 			continue
 		}
 		rank := cellView{Text: "unranked", Num: true}
-		if i := slices.Index(r.Ranking, name); i >= 0 {
-			rank = cellView{Text: itoa(i+1) + " of " + itoa(len(r.Ranking)), Sort: itoa(i + 1), Num: true}
+		if k, shared, ok := rankOf(r, name); ok {
+			rank = cellView{Text: analysis.FormatRank(k, shared) + " of " + itoa(len(r.Ranking)), Sort: itoa(k), Num: true}
 		}
 		score := cellView{Text: "n/a", Num: true, Undef: true}
 		if x, ok := r.Scores[name]; ok && finite(x) {
@@ -415,6 +415,30 @@ func (s *site) systemPage(sys *system, rows int) *page {
 	v.Summary = sum
 	pg.System = v
 	return pg
+}
+
+// rankOf returns the headline rank of the system name in r (see
+// analysis.CompetitionRanks) and whether another system shares it.
+func rankOf(r *analysis.Result, name string) (rank int, shared, ok bool) {
+	i := slices.Index(r.Ranking, name)
+	if i < 0 {
+		return 0, false, false
+	}
+	ranks := r.Ranks()
+	return ranks[i], analysis.Shared(ranks)[i], true
+}
+
+// leaders lists the systems ranked first in r: more than one when they
+// tie.
+func leaders(r *analysis.Result) []string {
+	ranks := r.Ranks()
+	var out []string
+	for i, k := range ranks {
+		if k == 1 {
+			out = append(out, r.Ranking[i])
+		}
+	}
+	return out
 }
 
 // rowsNaming returns the rows of t with a text cell equal to name.

@@ -27,7 +27,12 @@ type analyzer struct {
 	base     *selection
 	baseVote []votes
 	all      uint64
-	ranking  []int // baseline gold ranking, product indices
+	ranking  []int // baseline gold ranking (display order), product indices
+	// baseItem is the baseline gold item pass rate and baseRank the
+	// competition rank on it, by product; every rank correlation is
+	// against baseItem.
+	baseItem []float64
+	baseRank []int
 	tables   []*analysis.Table
 	figures  *analysis.Table
 }
@@ -86,6 +91,24 @@ func (a *analyzer) result() *analysis.Result {
 		res.Problems = []string{}
 	}
 	return res
+}
+
+// allQueries lists every query index.
+func (a *analyzer) allQueries() []int {
+	qs := make([]int, len(a.in.Queries))
+	for i := range qs {
+		qs[i] = i
+	}
+	return qs
+}
+
+// ranksInOrder lists the ranks (by product) of the products in order.
+func (a *analyzer) ranksInOrder(order, rank []int) []int {
+	out := make([]int, len(order))
+	for i, p := range order {
+		out[i] = rank[p]
+	}
+	return out
 }
 
 func (a *analyzer) newTable(name, title, caption string, cols []analysis.Column) *analysis.Table {
@@ -198,12 +221,11 @@ type rateCI struct {
 }
 
 // bootRates computes item and macro pass rates of every product over the
-// scored queries, with bootstrap intervals resampling queries when ci is
-// set. Every product and both rates see the same resamples (same seed),
-// drawn once: the intervals are those stats.Bootstrap gives statistic by
+// queries qs, with bootstrap intervals resampling them when ci is set.
+// Every product and both rates see the same resamples (same seed), drawn
+// once: the intervals are those stats.Bootstrap gives statistic by
 // statistic.
-func (a *analyzer) bootRates(rs *rateSet, ci bool) (itemCI, macroCI []rateCI) {
-	qs := a.base.scored
+func (a *analyzer) bootRates(rs *rateSet, qs []int, ci bool) (itemCI, macroCI []rateCI) {
 	item, mac, ok := rs.rates(qs, a.np)
 	itemCI, macroCI = make([]rateCI, a.np), make([]rateCI, a.np)
 	for p := range a.np {
@@ -302,24 +324,28 @@ func parallel(n int, fn func(i int)) {
 func (a *analyzer) addPassRates() map[string]float64 {
 	// Intervals for the gold rates only: the consistency-passed rates are
 	// context (see the ablation), and the headline stays readable.
+	// The consistency-passed rates count every query with a
+	// consistency-passed rubric, the gold rates the scored queries (at
+	// least min_rubrics gold rubrics).
 	sets := []struct {
 		name      string
 		rs        *rateSet
+		qs        []int
 		macro, ci bool
 	}{
-		{"consistency_item", a.base.cons, false, false},
-		{"consistency_macro", a.base.cons, true, false},
-		{"gold_item", a.base.gold, false, true},
-		{"gold_macro", a.base.gold, true, true},
+		{"consistency_item", a.base.cons, a.allQueries(), false, false},
+		{"consistency_macro", a.base.cons, a.allQueries(), true, false},
+		{"gold_item", a.base.gold, a.base.scored, false, true},
+		{"gold_macro", a.base.gold, a.base.scored, true, true},
 	}
 	cols := []analysis.Column{
 		{Name: "product"},
-		{Name: "rank", Doc: "position by gold item pass rate (ties: gold macro, then name)"},
+		{Name: "rank", Doc: "rank by gold item pass rate; equal rates share a rank, printed =2 (rows of a shared rank in gold macro, then name order)"},
 		{Name: "tier", Doc: "products whose gold item 95% intervals overlap their neighbour's share a tier"},
 	}
 	vals := make([][]rateCI, len(sets))
 	for i := 0; i < len(sets); i += 2 { // an item set, then its macro twin
-		vals[i], vals[i+1] = a.bootRates(sets[i].rs, sets[i].ci)
+		vals[i], vals[i+1] = a.bootRates(sets[i].rs, sets[i].qs, sets[i].ci)
 	}
 	for _, s := range sets {
 		cols = append(cols, analysis.Column{Name: s.name, Unit: "%", Decimals: 2, Better: analysis.Higher})
@@ -334,6 +360,15 @@ func (a *analyzer) addPassRates() map[string]float64 {
 		gi[p], gm[p] = vals[2][p].v, vals[3][p].v
 	}
 	a.ranking = rank(gi, gm, a.names)
+	a.baseItem = gi
+	a.baseRank = ranks(a.ranking, gi)
+	if len(a.base.scored) == 0 { // no rates: positions by name, no ties
+		a.baseRank = make([]int, a.np)
+		for i, p := range a.ranking {
+			a.baseRank[p] = i + 1
+		}
+	}
+	rankCells := analysis.RankCells(a.ranksInOrder(a.ranking, a.baseRank))
 	lo, hi := make([]float64, a.np), make([]float64, a.np)
 	tiersOK := true
 	for i, p := range a.ranking {
@@ -353,7 +388,7 @@ func (a *analyzer) addPassRates() map[string]float64 {
 		if !tiersOK {
 			tier = analysis.Undefined("no interval")
 		}
-		row := []analysis.Cell{analysis.Text(a.names[p]), analysis.Int(i + 1), tier}
+		row := []analysis.Cell{analysis.Text(a.names[p]), rankCells[i], tier}
 		for s, set := range sets {
 			v := vals[s][p]
 			val, lo, hi := analysis.Number(v.v), analysis.Number(v.lo), analysis.Number(v.hi)

@@ -23,6 +23,8 @@ var fixLabels = map[string]string{
 	"J3|q1|C|0": "NYNY", // J3 alone says no to a3 on C: a3 fails unanimity
 	"|q2|A|0":   "YNN", "|q2|B|0": "YNY", "|q2|C|0": "YNN", "|q2|D|0": "YNN", "|q2|E|0": "NNN",
 	"J2|q2|E|0": "NN-", // J2 skips b3 on E: b3 fails unanimity
+	// q3 (only in TestConsistencyRatesCountEveryQuery): c1, yes for all.
+	"|q3|A|0": "Y", "|q3|B|0": "Y", "|q3|C|0": "Y", "|q3|D|0": "Y", "|q3|E|0": "Y",
 	// Stability reruns of J1 on q1/A.
 	"J1|q1|A|1": "YYYY", "J1|q1|A|2": "YYN-",
 }
@@ -84,7 +86,7 @@ func (f *fixAnswerer) Answer(ctx context.Context, calls []results.Call) []result
 			out[i] = results.Reply{Err: fmt.Errorf("no fixture reply for %s", key)}
 			continue
 		}
-		ids := map[string][]string{"q1": {"a1", "a2", "a3", "a4"}, "q2": {"b1", "b2", "b3"}}[query]
+		ids := map[string][]string{"q1": {"a1", "a2", "a3", "a4"}, "q2": {"b1", "b2", "b3"}, "q3": {"c1"}}[query]
 		var b strings.Builder
 		var obj []string
 		for k, l := range labs {
@@ -210,9 +212,12 @@ func TestFixture(t *testing.T) {
 		{"pass_rates", "E", "consistency_item", 20.0},
 		{"pass_rates", "B", "consistency_macro", (2/3.0 + 0.5) / 2 * 100},
 		{"pass_rates", "E", "consistency_macro", (1 / 3.0) / 2 * 100},
-		// B and C tie on item and macro: ranked by name.
-		{"pass_rates", "B", "rank", 2},
-		{"pass_rates", "C", "rank", 3},
+		// B and C tie on the gold item rate: they share rank 2, printed
+		// =2, and the rank after them is 4 (rows by macro, then name).
+		{"pass_rates", "A", "rank", 1},
+		{"pass_rates", "B", "rank", "=2"},
+		{"pass_rates", "C", "rank", "=2"},
+		{"pass_rates", "D", "rank", 4},
 		// Bootstrap of 2 queries: for B, q1 gives 1 pass of 2 and q2 1 of
 		// 1, so a resample gives 2/4 = 50 (q1 twice), 2/3 or 2/2 = 100
 		// (q2 twice), with chances 1/4, 1/2, 1/4: the 95% interval is
@@ -257,37 +262,53 @@ func TestFixture(t *testing.T) {
 		// H1 = H2 (kappa 1); each vs H3 agrees 3/5 (kappa 1/6).
 		{"validation", "human_human_pairwise_agreement_mean", "value", (1 + 0.6 + 0.6) / 3},
 		{"validation", "human_human_pairwise_kappa_mean", "value", (1 + 1/6.0 + 1/6.0) / 3},
-		// Without J1 or J2 the ranking holds (b3 joins the gold set
-		// without J2: A and B tie at 75, A first by name). Without J3, a3
-		// (yes: A C) joins: C 3/4 passes B 2/4, one adjacent swap: rho =
-		// 1 - 6*2/(5*24) = 0.9, tau = (9-1)/10.
+		// Every rho and tau is of the gold item pass rates, average ranks
+		// for ties (scipy values: testdata/fixture_rho.py). Full panel
+		// A 100, B = C 66.67, D 33.33, E 0: average ranks 5, 3.5, 3.5, 2, 1.
+		// Without J1 the gold set and rates are the same: rho 1. Without J2
+		// b3 (yes: B) joins: A 75, B 75, C 50, D 25, E 0; ranks 4.5 4.5 3 2 1;
+		// centred (2 .5 .5 -1 -2) and (1.5 1.5 0 -1 -2): rho = 8.75/9.5 =
+		// 0.921053; tau-b: 8 concordant, one pair tied in each: 8/9.
+		// Without J3 a3 (yes: A C) joins: A 100, B 50, C 75, D 25, E 0:
+		// rho = 9.5/sqrt(9.5*10) = 0.974679, tau-b 9/sqrt(10*9) = 0.948683;
+		// B falls from the shared 2 to 3, C keeps 2.
 		{"leave_one_judge_out", "J1", "spearman", 1.0},
 		{"leave_one_judge_out", "J2", "gold", 4},
-		{"leave_one_judge_out", "J2", "spearman", 1.0},
-		{"leave_one_judge_out", "J3", "spearman", 0.9},
-		{"leave_one_judge_out", "J3", "kendall_tau_b", 0.8},
-		{"leave_one_judge_out", "J3", "changed", "B 2->3, C 3->2"},
+		{"leave_one_judge_out", "J2", "spearman", 8.75 / 9.5},
+		{"leave_one_judge_out", "J2", "kendall_tau_b", 8 / 9.0},
+		{"leave_one_judge_out", "J2", "ranking", "A = B > C > D > E"},
+		{"leave_one_judge_out", "J3", "spearman", 9.5 / math.Sqrt(95)},
+		{"leave_one_judge_out", "J3", "kendall_tau_b", 9 / math.Sqrt(90)},
+		{"leave_one_judge_out", "J3", "changed", "B =2->3"},
 		{"self_preference", "J1", "rank_change", 0},
-		{"self_preference", "J3", "rank_full_panel", 3},
+		{"self_preference", "J3", "rank_full_panel", "=2"},
 		{"self_preference", "J3", "rank_without_judge", 2},
-		// Splits (selection pair -> gold -> ranking): DE b1 ABCDE; CE a4 b1
-		// ACBDE; CD a4 ACBDE; BE a1 b1 ABCDE; BD a1 b3 BACDE; BC a1 a4 b3
-		// BACDE (B wins on macro); AE a1 a3 a4 b1 ACBDE; AD a1 a3 a4 ACBDE;
-		// AC a1 ABCDE; AB a3 a4 b3 ACBDE. Rho 1 three times, 0.9 seven
-		// times; held-out order broken only for BCD and BCE.
+		{"self_preference", "J3", "rank_change", 0},
+		// Splits (selection pair -> gold -> item rates A..E): DE b1 100 100
+		// 100 100 0; CE a4 b1 100 50 100 50 0; CD a4 100 0 100 0 0; BE a1 b1
+		// 100 100 50 50 0; BD a1 b3 50 100 0 0 0; BC a1 a4 b3 66.7 66.7 33.3
+		// 0 0; AE a1 a3 a4 b1 100 50 75 25 0; AD a1 a3 a4 100 33.3 66.7 0 0;
+		// AC a1 100 100 0 0 0; AB a3 a4 b3 66.7 33.3 66.7 0 0. Rho against
+		// the full panel's rates (scipy, testdata/fixture_rho.py): mean
+		// 0.827409, min 0.630893 (held out A C E), one of 10 at least 0.95
+		// (B C D: 0.974679). A + D + E by hand: ranks 4.5 4.5 3 1.5 1.5,
+		// centred (1.5 1.5 0 -1.5 -1.5), rho = 8.25/sqrt(9.5*9) = 0.892218.
+		// No triple keeps its order: every one holds a pair that ties on one
+		// side only (B = C in the full panel; D = E, B = D, ... in a split).
 		{"splits", "splits", "value", 10},
-		{"splits", "mean_spearman", "value", 0.93},
-		{"splits", "min_spearman", "value", 0.9},
-		{"splits", "share_ge_0.95", "value", 30.0},
-		{"splits", "heldout_order_preserved", "value", 8},
+		{"splits", "mean_spearman", "value", 0.82740870260185},
+		{"splits", "min_spearman", "value", 0.630893268144045},
+		{"splits", "share_ge_0.95", "value", 10.0},
+		{"splits", "heldout_order_preserved", "value", 0},
 		{"split_detail", "B + C + D", "order_preserved", "no"},
-		{"split_detail", "A + D + E", "spearman", 0.9},
+		{"split_detail", "B + C + D", "spearman", 0.974679434480896},
+		{"split_detail", "A + D + E", "spearman", 8.25 / math.Sqrt(9.5*9)},
 		{"split_detail", "A + B + C", "gold", 1},
 		// Ablation: consistency ranking is the same; spreads 80-20 and 100-0.
 		{"ablation", "consistency", "spread_pp", 60.0},
 		{"ablation", "gold", "spread_pp", 100.0},
 		{"ablation", "consistency", "spearman_vs_gold", 1.0},
-		{"figures", "leave_one_judge_out_spearman", "value", (1 + 1 + 0.9) / 3},
+		{"figures", "leave_one_judge_out_spearman", "value", (1 + 8.75/9.5 + 9.5/math.Sqrt(95)) / 3},
 		{"figures", "rubrics_per_query_gold_mean", "value", 1.5},
 		{"figures", "failed_distinguishability_always_no", "value", 1},
 	})
@@ -317,6 +338,37 @@ func TestFixture(t *testing.T) {
 		d.Verdicts[0] != (analysis.Verdict{Judge: "J1", Verdict: "yes", Reasoning: "[a1] rubric a1"}) {
 		t.Errorf("details[0] = %+v", d)
 	}
+}
+
+// TestConsistencyRatesCountEveryQuery adds a query q3 whose one rubric c1
+// every judge passes on every report: it passes consistency but
+// distinguishes nothing, so q3 has no gold rubric. The consistency-passed
+// rates still count it (BENCHMARKS.md section 5: the pass rate over the
+// consistency-passed rubrics). By hand, with TestFixture's {a1 a2 a4 b1
+// b2} plus c1: A passes 4 + 1 of 6 = 83.33 (not 4/5 = 80); E 1 + 1 of 6 =
+// 33.33; E's macro (1/3 + 0 + 1) / 3 = 44.44 (not (1/3 + 0) / 2 = 16.67).
+// The gold rates are unchanged: q3 is not scored.
+func TestConsistencyRatesCountEveryQuery(t *testing.T) {
+	fsys := fixFS()
+	add := func(file, text string) {
+		f := *fsys[file]
+		f.Data = append(append([]byte{}, f.Data...), text...)
+		fsys[file] = &f
+	}
+	add(QueriesFile, `{"id": "q3", "text": "Is cash king?", "category": "Stock Comparison"}`+"\n")
+	for _, p := range "ABCDE" {
+		add(ReportsFile, fmt.Sprintf(`{"query": "q3", "product": %q, "text": "report of %c for q3"}`+"\n", string(p), p))
+	}
+	add(RubricsFile, `{"query": "q3", "id": "c1", "text": "rubric c1", "dimension": "insight"}`+"\n")
+	res := runFixture(t, fsys, nil)
+	check(t, res, []want{
+		{"pass_rates", "A", "consistency_item", 500 / 6.0},
+		{"pass_rates", "E", "consistency_item", 200 / 6.0},
+		{"pass_rates", "E", "consistency_macro", (1/3.0 + 0 + 1) / 3 * 100},
+		{"pass_rates", "B", "gold_item", 200 / 3.0},
+		{"ablation", "consistency", "rubrics", 6},
+		{"ablation", "consistency", "top_item", 500 / 6.0},
+	})
 }
 
 func TestFixtureMissingReplies(t *testing.T) {

@@ -1,6 +1,7 @@
 package consensus
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -277,33 +278,31 @@ func majority(l []int8) (bool, bool) {
 	return false, false
 }
 
-// compare returns rho and tau between the baseline ranking and other.
-func (a *analyzer) compare(other []int) (rho, tau analysis.Cell) {
-	if other == nil || len(a.base.scored) == 0 {
+// compare returns Spearman's rho (average ranks for ties) and Kendall's
+// tau-b between the baseline gold item pass rates and another set of item
+// pass rates (nil when the other selection has no gold rubric), product
+// by product, as the protocol computes them: from the rates, never from
+// positions in a ranking whose ties were broken.
+func (a *analyzer) compare(item []float64) (rho, tau analysis.Cell) {
+	if item == nil || len(a.base.scored) == 0 {
 		u := analysis.Undefined("no gold rubrics")
 		return u, u
 	}
-	r, t, err := stats.CompareRankings(namesOf(a.ranking, a.names), namesOf(other, a.names))
-	if err != nil {
-		u := analysis.Undefined(err.Error())
-		return u, u
-	}
-	return analysis.Number(r), analysis.Number(t)
+	return num(stats.Spearman(a.baseItem, item)), num(stats.KendallTauB(a.baseItem, item))
 }
 
-// moves lists the products whose position differs from the baseline.
-func (a *analyzer) moves(other []int) string {
-	if other == nil {
+// moves lists the products whose competition rank differs from the
+// baseline's, as "name 2->=3".
+func (a *analyzer) moves(g *goldRanking) string {
+	if g == nil {
 		return "no gold rubrics"
 	}
-	pos := make([]int, a.np)
-	for i, p := range other {
-		pos[p] = i + 1
-	}
+	baseShared := analysis.Shared(a.baseRank)
+	shared := analysis.Shared(g.rank)
 	var out []string
-	for i, p := range a.ranking {
-		if pos[p] != i+1 {
-			out = append(out, fmt.Sprintf("%s %d->%d", a.names[p], i+1, pos[p]))
+	for _, p := range a.ranking {
+		if g.rank[p] != a.baseRank[p] {
+			out = append(out, fmt.Sprintf("%s %s->%s", a.names[p], analysis.FormatRank(a.baseRank[p], baseShared[p]), analysis.FormatRank(g.rank[p], shared[p])))
 		}
 	}
 	if len(out) == 0 {
@@ -312,18 +311,23 @@ func (a *analyzer) moves(other []int) string {
 	return strings.Join(out, ", ")
 }
 
+// rankingText prints g's ranking, "A > B = C" when B and C share a rank.
+func (a *analyzer) rankingText(g *goldRanking) string {
+	return analysis.RankingText(namesOf(g.order, a.names), a.ranksInOrder(g.order, g.rank))
+}
+
 // addLeaveOneOut builds leave_one_judge_out and returns each dropped
 // judge's ranking by judge position.
-func (a *analyzer) addLeaveOneOut() [][]int {
+func (a *analyzer) addLeaveOneOut() []*goldRanking {
 	t := a.newTable("leave_one_judge_out", "Leave one judge out",
-		"Both filters rerun without one judge (the rest must agree as the consistency rule says, at most all of them); products re-ranked on the new gold rubrics and compared with the full panel's ranking.",
+		"Both filters rerun without one judge (the rest must agree as the consistency rule says, at most all of them); products re-ranked on the new gold rubrics; their gold item pass rates are compared with the full panel's (Spearman with average ranks for ties, Kendall tau-b).",
 		[]analysis.Column{
 			{Name: "dropped_judge"},
 			{Name: "consistency_passed"},
 			{Name: "gold"},
-			{Name: "spearman", Decimals: 3, Better: analysis.Higher, Doc: "Spearman's rho against the full panel's ranking"},
-			{Name: "kendall_tau_b", Decimals: 3, Doc: "Kendall's tau-b against the full panel's ranking"},
-			{Name: "changed", Doc: "products whose position changed (full panel -> without the judge)"},
+			{Name: "spearman", Decimals: 3, Better: analysis.Higher, Doc: "Spearman's rho (average ranks for ties) of the gold item pass rates against the full panel's"},
+			{Name: "kendall_tau_b", Decimals: 3, Doc: "Kendall's tau-b of the gold item pass rates against the full panel's"},
+			{Name: "changed", Doc: "products whose rank changed (full panel -> without the judge; =2 is a shared rank)"},
 			{Name: "ranking"},
 		})
 	t.Charts = []analysis.Chart{{ID: "frb2_leave_one_judge_out", Kind: analysis.Bar, Title: "Spearman rho without each judge",
@@ -334,7 +338,7 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 		t.Notes = append(t.Notes, "Only one judge is selected: nothing to leave out.")
 		return nil
 	}
-	out := make([][]int, n)
+	out := make([]*goldRanking, n)
 	var rhos []float64
 	for d := range n {
 		var js []int
@@ -345,14 +349,14 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 		}
 		vs := a.ls.tally(a.nr, js, min(a.cfg.k, n-1))
 		sel := selectRubrics(vs, len(a.in.Queries), a.np, a.all, a.cfg.dist, a.cfg.minR, false)
-		out[d] = goldRanking(sel, a.np, a.names)
-		rho, tau := a.compare(out[d])
+		out[d] = rankGold(sel, a.np, a.names)
+		rho, tau := a.compare(out[d].itemRates())
 		if rho.IsNum {
 			rhos = append(rhos, rho.Num)
 		}
 		ranking := "no gold rubrics"
 		if out[d] != nil {
-			ranking = strings.Join(namesOf(out[d], a.names), " > ")
+			ranking = a.rankingText(out[d])
 		}
 		t.AddRow(analysis.Text(a.in.Panel.Judges[a.cfg.judges[d]].Name), analysis.Int(sel.nCons), analysis.Int(sel.gold.total()), rho, tau,
 			analysis.Text(a.moves(out[d])), analysis.Text(ranking))
@@ -368,7 +372,7 @@ func (a *analyzer) addLeaveOneOut() [][]int {
 // products but a held-out triple, every product ranked on them.
 func (a *analyzer) addSplits() {
 	sum := a.newTable("splits", "Held-out split test",
-		"For every held-out triple of products, gold rubrics are selected using only the other products and all products are ranked on them; Spearman's rho is against the baseline ranking.",
+		"For every held-out triple of products, gold rubrics are selected using only the other products and all products are ranked on them; Spearman's rho (average ranks for ties) is of their gold item pass rates against the baseline's.",
 		[]analysis.Column{{Name: "statistic"}, {Name: "value", Decimals: 3}})
 	det := a.newTable("split_detail", "Held-out splits",
 		"One row per held-out triple.",
@@ -377,7 +381,7 @@ func (a *analyzer) addSplits() {
 			{Name: "gold"},
 			{Name: "spearman", Decimals: 3, Better: analysis.Higher},
 			{Name: "kendall_tau_b", Decimals: 3},
-			{Name: "order_preserved", Doc: "the held-out products keep their baseline relative order"},
+			{Name: "order_preserved", Doc: "the held-out products keep their baseline relative order by gold item pass rate (a tie stays a tie)"},
 		})
 	det.Charts = []analysis.Chart{{ID: "frb2_splits", Kind: analysis.Bar, Title: "Spearman rho per held-out triple",
 		X: "held_out", Y: []string{"spearman"}, XName: "held-out products", YName: "Spearman rho"}}
@@ -385,10 +389,6 @@ func (a *analyzer) addSplits() {
 	if a.np < 5 {
 		sum.Notes = append(sum.Notes, "Fewer than 5 products: no split leaves 2 products to select rubrics with.")
 		return
-	}
-	basePos := make([]int, a.np)
-	for i, p := range a.ranking {
-		basePos[p] = i
 	}
 	// A rubric passes a split's consistency filter only when the products
 	// the judges disagree on are among the 3 held out: the rubrics are
@@ -413,22 +413,22 @@ func (a *analyzer) addSplits() {
 					sel.filter(groups[m], a.all&^held, a.cfg.dist)
 				}
 				sel.finish(len(a.in.Queries), a.cfg.minR)
-				order := goldRanking(sel, a.np, a.names)
-				rho, tau := a.compare(order)
+				item, _, ok := sel.gold.rates(sel.scored, a.np)
+				if !ok {
+					item = nil
+				}
+				rho, tau := a.compare(item)
 				if rho.IsNum {
 					rhos = append(rhos, rho.Num)
 				} else {
 					undef++
 				}
 				preserved := analysis.Text("n/a")
-				if order != nil {
-					pos := make([]int, a.np)
-					for i, p := range order {
-						pos[p] = i
-					}
-					same := (basePos[x] < basePos[y]) == (pos[x] < pos[y]) &&
-						(basePos[x] < basePos[z]) == (pos[x] < pos[z]) &&
-						(basePos[y] < basePos[z]) == (pos[y] < pos[z])
+				if item != nil {
+					b := a.baseItem
+					same := cmp.Compare(b[x], b[y]) == cmp.Compare(item[x], item[y]) &&
+						cmp.Compare(b[x], b[z]) == cmp.Compare(item[x], item[z]) &&
+						cmp.Compare(b[y], b[z]) == cmp.Compare(item[y], item[z])
 					preserved = analysis.Text("no")
 					if same {
 						preserved = analysis.Text("yes")
@@ -480,7 +480,7 @@ func (rs *rateSet) total() int {
 // addAblation compares rankings on consistency-passed and gold rubrics.
 func (a *analyzer) addAblation() {
 	t := a.newTable("ablation", "Filter ablation",
-		"Products ranked by item pass rate on the consistency-passed rubrics (no distinguishability filter) and on the gold rubrics.",
+		"Products ranked by item pass rate on the consistency-passed rubrics (no distinguishability filter; every query with such a rubric) and on the gold rubrics (the scored queries); rho and tau compare the item pass rates with the gold ones.",
 		[]analysis.Column{
 			{Name: "rubric_set"},
 			{Name: "rubrics"},
@@ -497,7 +497,11 @@ func (a *analyzer) addAblation() {
 		name, fig string
 		rs        *rateSet
 	}{{"consistency", "consistency_item_spread_pp", a.base.cons}, {"gold", "gold_item_spread_pp", a.base.gold}} {
-		item, macro, ok := s.rs.rates(a.base.scored, a.np)
+		qs := a.base.scored
+		if s.rs == a.base.cons {
+			qs = a.allQueries() // as consistency_item in pass_rates
+		}
+		item, macro, ok := s.rs.rates(qs, a.np)
 		if !ok {
 			u := analysis.Undefined("no rubrics")
 			t.AddRow(analysis.Text(s.name), analysis.Int(0), u, u, u, u, u, u, u)
@@ -510,9 +514,9 @@ func (a *analyzer) addAblation() {
 		order := rank(item, macro, a.names)
 		top, bot := order[0], order[len(order)-1]
 		spread := analysis.Number(item[top] - item[bot])
-		rho, tau := a.compare(order)
+		rho, tau := a.compare(item)
 		n := 0
-		for _, q := range a.base.scored {
+		for _, q := range qs {
 			n += s.rs.n[q]
 		}
 		t.AddRow(analysis.Text(s.name), analysis.Int(n), analysis.Text(a.names[top]), analysis.Number(item[top]),
@@ -526,22 +530,19 @@ func (a *analyzer) addAblation() {
 
 // addSelfPreference checks each judge whose vendor makes an evaluated
 // product.
-func (a *analyzer) addSelfPreference(lojo [][]int) {
+func (a *analyzer) addSelfPreference(lojo []*goldRanking) {
 	t := a.newTable("self_preference", "Self-preference",
 		"For each judge whose vendor also makes an evaluated product: that product's gold rank with the full panel and without the judge.",
 		[]analysis.Column{
 			{Name: "judge"},
 			{Name: "vendor"},
 			{Name: "product"},
-			{Name: "rank_full_panel"},
-			{Name: "rank_without_judge"},
+			{Name: "rank_full_panel", Doc: "competition rank by gold item pass rate, =2 when shared"},
+			{Name: "rank_without_judge", Doc: "the same without the judge"},
 			{Name: "rank_change", Doc: "rank without the judge minus rank with it: positive means the product falls without its vendor's judge"},
 		})
 	a.tables = append(a.tables, t)
-	basePos := make([]int, a.np)
-	for i, p := range a.ranking {
-		basePos[p] = i + 1
-	}
+	rankCell := func(rank []int, p int) analysis.Cell { return analysis.RankCells(rank)[p] }
 	for d, j := range a.cfg.judges {
 		jd := a.in.Panel.Judges[j]
 		if jd.Vendor == "" {
@@ -553,10 +554,9 @@ func (a *analyzer) addSelfPreference(lojo [][]int) {
 			}
 			without, change := analysis.Undefined("one judge selected"), analysis.Undefined("one judge selected")
 			if lojo != nil && lojo[d] != nil {
-				w := slices.Index(lojo[d], p) + 1
-				without, change = analysis.Int(w), analysis.Int(w-basePos[p])
+				without, change = rankCell(lojo[d].rank, p), analysis.Int(lojo[d].rank[p]-a.baseRank[p])
 			}
-			t.AddRow(analysis.Text(jd.Name), analysis.Text(jd.Vendor), analysis.Text(pr.Name), analysis.Int(basePos[p]), without, change)
+			t.AddRow(analysis.Text(jd.Name), analysis.Text(jd.Vendor), analysis.Text(pr.Name), rankCell(a.baseRank, p), without, change)
 		}
 	}
 	if len(t.Rows) == 0 {

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
 )
 
 // A labelSet holds every selected judge's label of every rubric on every
@@ -195,7 +197,9 @@ func (sel *selection) finish(nq, minR int) {
 }
 
 // rank orders product indices by score, highest first; ties by the
-// second score, then by name.
+// second score, then by name. The order is for display: a product's rank
+// is its competition rank by score alone (ranks), and every correlation
+// is computed from the scores.
 func rank(score, second []float64, names []string) []int {
 	idx := make([]int, len(score))
 	for i := range idx {
@@ -217,14 +221,44 @@ func rank(score, second []float64, names []string) []int {
 	return idx
 }
 
-// goldRanking ranks products on sel's gold rubrics by item then macro
-// pass rate; nil when no gold rubric is scored.
-func goldRanking(sel *selection, np int, names []string) []int {
+// ranks returns each product's competition rank by score (highest
+// first; equal scores share a rank) given the display order from rank.
+func ranks(order []int, score []float64) []int {
+	s := make([]float64, len(order))
+	for i, p := range order {
+		s[i] = score[p]
+	}
+	r := make([]int, len(order))
+	for i, k := range analysis.CompetitionRanks(s) {
+		r[order[i]] = k
+	}
+	return r
+}
+
+// A goldRanking is products ranked on a selection's gold rubrics.
+type goldRanking struct {
+	item, macro []float64 // pass rates by product
+	order       []int     // display order (see rank)
+	rank        []int     // competition rank by item pass rate, by product
+}
+
+// rankGold ranks products on sel's gold rubrics by item pass rate (ties
+// shown by macro rate, then name); nil when no gold rubric is scored.
+func rankGold(sel *selection, np int, names []string) *goldRanking {
 	item, macro, ok := sel.gold.rates(sel.scored, np)
 	if !ok {
 		return nil
 	}
-	return rank(item, macro, names)
+	order := rank(item, macro, names)
+	return &goldRanking{item: item, macro: macro, order: order, rank: ranks(order, item)}
+}
+
+// itemRates returns g's item pass rates, nil for a nil g.
+func (g *goldRanking) itemRates() []float64 {
+	if g == nil {
+		return nil
+	}
+	return g.item
 }
 
 func namesOf(order []int, names []string) []string {

@@ -54,7 +54,7 @@ func (Benchmark) Title() string { return Title }
 func (Benchmark) Knobs() []analysis.Knob {
 	return []analysis.Knob{
 		{Name: KnobToleranceScale, Default: "1", Doc: "multiplies every tolerance eps_k (positive number)"},
-		{Name: KnobLatePolicy, Default: LateExclude, Doc: "predictions the isolation audit flags: exclude (left out of scores) or wrong (counted incorrect)"},
+		{Name: KnobLatePolicy, Default: LateWrong, Doc: "predictions the isolation audit flags: wrong (counted incorrect, so accuracy = correct / resolved tasks) or exclude (left out of the system's scores)"},
 		{Name: KnobZeroRule, Default: ZeroAbsolute, Doc: "recurrent tasks with ground truth 0: absolute (|yhat| < eps_k), exact (yhat = 0) or exclude"},
 		{Name: KnobValidityWeeks, Default: "2", Doc: "weeks after t_e a task may stay pending before it is void (whole number >= 0)"},
 	}
@@ -69,10 +69,10 @@ func ParseOptions(s analysis.Settings) (Options, error) {
 		return o, fmt.Errorf("%s: %s: want a positive number, got %q", Name, KnobToleranceScale, v)
 	}
 	o.Scale = x
-	switch o.LatePolicy = s.Get(KnobLatePolicy, LateExclude); o.LatePolicy {
+	switch o.LatePolicy = s.Get(KnobLatePolicy, LateWrong); o.LatePolicy {
 	case LateExclude, LateWrong:
 	default:
-		return o, fmt.Errorf("%s: %s: want %s or %s, got %q", Name, KnobLatePolicy, LateExclude, LateWrong, o.LatePolicy)
+		return o, fmt.Errorf("%s: %s: want %s or %s, got %q", Name, KnobLatePolicy, LateWrong, LateExclude, o.LatePolicy)
 	}
 	switch o.ZeroRule = s.Get(KnobZeroRule, ZeroAbsolute); o.ZeroRule {
 	case ZeroAbsolute, ZeroExact, ZeroExclude:

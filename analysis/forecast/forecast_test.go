@@ -58,7 +58,7 @@ var fixtureReplies = fixtureAnswerer{
 	{"A", "t6"}: fa("5"),             // pending: not scored
 	{"A", "t7"}: fa("Yes"),           // void with two weeks: not scored
 	{"B", "t1"}: fa("**Yes**"),       // right
-	{"B", "t2"}: fa("No"),            // right, but logged 2025-11-03: late, excluded
+	{"B", "t2"}: fa("No"),            // right, but logged 2025-11-03: late, counted wrong
 	{"B", "t3"}: fa("(0.1) billion"), // -100: relative error 2
 	{"B", "t4"}: fa("2.0036"),        // 0.0018: wrong below 2x (eps 0.002)
 	{"B", "t5"}: fa("0.5"),           // y = 0: 0.5 >= 0.01
@@ -118,8 +118,13 @@ func check(t *testing.T, res *analysis.Result, wants []want) {
 // TestFixture checks every table against numbers derived by hand:
 //
 //	A: t1 t2 t3 t4 t5 right               -> 5/5 = 100.0
-//	B: t1 right; t3 t4 t5 wrong; t2 late  -> 1/4 = 25.0 (flagged 1)
-//	C: t1 t4 invalid; t5 right; t2 leaks; t3 missing -> 1/3 = 33.3
+//	B: t1 right; t3 t4 t5 wrong; t2 late  -> 1/5 = 20.0 (flagged 1)
+//	C: t1 t4 invalid; t5 right; t2 leaks; t3 missing -> 1/4 = 25.0
+//
+// Flagged (late or leaking) predictions count as not correct: accuracy =
+// correct / resolved tasks the system answered (late_policy=wrong, the
+// default; TestKnobs checks late_policy=exclude). A call without a reply
+// (C t3) is a gap in the recording, counted in missing, not scored.
 //
 // t6 is pending (t_e 2025-11-28 + 2 weeks > 2025-12-01), t7 void
 // (resolved 2025-11-26, after t_e 2025-11-09 + 2 weeks).
@@ -127,19 +132,19 @@ func TestFixture(t *testing.T) {
 	res := runFixture(t, nil)
 	check(t, res, []want{
 		{"overall", "A", "overall_accuracy", "100.0"},
-		{"overall", "B", "overall_accuracy", "25.0"},
-		{"overall", "C", "overall_accuracy", "33.3"},
-		{"overall", "B", "scored", "4"},
+		{"overall", "B", "overall_accuracy", "20.0"},
+		{"overall", "C", "overall_accuracy", "25.0"},
+		{"overall", "B", "scored", "5"},
 		{"overall", "B", "flagged", "1"},
-		{"overall", "C", "scored", "3"},
+		{"overall", "C", "scored", "4"},
 		{"overall", "C", "invalid", "2"},
 		{"overall", "C", "flagged", "1"},
 		{"overall", "C", "missing", "1"},
-		{"headline", "C", "overall_accuracy", "33.3"},
-		// Task types: B's only non-recurrent macro task (t2) is excluded.
+		{"headline", "C", "overall_accuracy", "25.0"},
+		// Task types: B's only non-recurrent macro task (t2) is late: wrong.
 		{"task_types", "B", "nonrec_corporate", "100.0"},
-		{"task_types", "B", "nonrec_macro", "n/a"},
-		{"task_types", "B", "nonrec_overall", "100.0"},
+		{"task_types", "B", "nonrec_macro", "0.0"},
+		{"task_types", "B", "nonrec_overall", "50.0"},
 		{"task_types", "B", "rec_overall", "0.0"},
 		{"task_types", "C", "nonrec_overall", "0.0"},
 		{"task_types", "C", "rec_corporate", "n/a"}, // t3 missing
@@ -150,7 +155,7 @@ func TestFixture(t *testing.T) {
 		{"markets", "C", "JP", "100.0"},
 		{"markets", "A", "SG", "n/a"},
 		// Weekly: week 1 = t1, t2; week 2 = t3, t4, t5; week 3 pending.
-		{"weekly", "1", "B", "100.0"},
+		{"weekly", "1", "B", "50.0"}, // t1 right, t2 late
 		{"weekly", "1", "C", "0.0"},
 		{"weekly", "2", "C", "50.0"},
 		{"weekly", "3", "A", "n/a"},
@@ -208,8 +213,8 @@ func TestFixture(t *testing.T) {
 
 // TestSensitivity: at 0.5x A loses t3 (0.04 >= 0.025) and t4 (0.0006 >=
 // 0.0005) -> 3/5 = 60; at 0.75x only t3 -> 80; B gains t4 only at 2x ->
-// 2/4 = 50, which puts B above C (33.3): accuracies (100, 25, 33.3) vs
-// (100, 50, 33.3) give tau-b (2 - 1)/3 and rho 1 - 6*2/(3*8) = 0.5.
+// 2/5 = 40, which puts B above C (25): accuracies (100, 20, 25) vs
+// (100, 40, 25) give tau-b (2 - 1)/3 and rho 1 - 6*2/(3*8) = 0.5.
 func TestSensitivity(t *testing.T) {
 	res := runFixture(t, nil)
 	check(t, res, []want{
@@ -217,7 +222,7 @@ func TestSensitivity(t *testing.T) {
 		{"tolerance_sensitivity", "0.75", "A", "80.0"},
 		{"tolerance_sensitivity", "1.00", "kendall_tau_b", "1.000"},
 		{"tolerance_sensitivity", "0.50", "kendall_tau_b", "1.000"},
-		{"tolerance_sensitivity", "2.00", "B", "50.0"},
+		{"tolerance_sensitivity", "2.00", "B", "40.0"},
 		{"tolerance_sensitivity", "2.00", "kendall_tau_b", "0.333"},
 		{"tolerance_sensitivity", "2.00", "spearman_rho", "0.500"},
 		{"tolerance_sensitivity", "2.00", "moved", "2"},
@@ -232,26 +237,30 @@ func TestKnobs(t *testing.T) {
 		settings analysis.Settings
 		wants    []want
 	}{
-		// Flagged predictions counted wrong: B 1/5, C 1/4.
-		{"late wrong", analysis.Settings{KnobLatePolicy: LateWrong}, []want{
-			{"overall", "B", "overall_accuracy", "20.0"}, {"overall", "C", "overall_accuracy", "25.0"},
-			{"overall", "A", "overall_accuracy", "100.0"}}},
-		// y = 0 must be hit exactly: A's 0.004 is wrong (4/5); C's 0 right.
+		// Flagged predictions left out (the old default): B 1/4 (t2 out), C
+		// 1/3 (t2 out), B's non-recurrent macro task gone.
+		{"late exclude", analysis.Settings{KnobLatePolicy: LateExclude}, []want{
+			{"overall", "B", "overall_accuracy", "25.0"}, {"overall", "C", "overall_accuracy", "33.3"},
+			{"overall", "A", "overall_accuracy", "100.0"}, {"overall", "B", "scored", "4"},
+			{"task_types", "B", "nonrec_macro", "n/a"}}},
+		// y = 0 must be hit exactly: A's 0.004 is wrong (4/5); C's 0 right
+		// (t5 of t1 t2 t4 t5: 1/4).
 		{"zero exact", analysis.Settings{KnobZeroRule: ZeroExact}, []want{
-			{"overall", "A", "overall_accuracy", "80.0"}, {"overall", "C", "overall_accuracy", "33.3"}}},
-		// t5 left out: A 4/4, B 1/3, C 0/2.
+			{"overall", "A", "overall_accuracy", "80.0"}, {"overall", "C", "overall_accuracy", "25.0"}}},
+		// t5 left out: A 4/4, B 1/4 (t1 of t1-t4), C 0/3 (t1 t2 t4).
 		{"zero exclude", analysis.Settings{KnobZeroRule: ZeroExclude}, []want{
-			{"overall", "A", "overall_accuracy", "100.0"}, {"overall", "B", "overall_accuracy", "33.3"},
+			{"overall", "A", "overall_accuracy", "100.0"}, {"overall", "B", "overall_accuracy", "25.0"},
 			{"overall", "C", "overall_accuracy", "0.0"}}},
-		// A three-week window resolves t7 (Yes): A 6/6, B 1/5, C 2/4.
+		// A three-week window resolves t7 (Yes): A 6/6, B 1/6 (No is wrong),
+		// C 2/5 (t5 and t7 right).
 		{"validity 3", analysis.Settings{KnobValidityWeeks: "3"}, []want{
-			{"overall", "A", "overall_accuracy", "100.0"}, {"overall", "B", "overall_accuracy", "20.0"},
-			{"overall", "C", "overall_accuracy", "50.0"}, {"lifecycle", "1", "void", "0"}}},
-		// Tolerances doubled: as the 2x sensitivity row; the sweep's 0.5x row
-		// is then the paper's tolerances.
+			{"overall", "A", "overall_accuracy", "100.0"}, {"overall", "B", "overall_accuracy", "16.7"},
+			{"overall", "C", "overall_accuracy", "40.0"}, {"lifecycle", "1", "void", "0"}}},
+		// Tolerances doubled: as the 2x sensitivity row (B 2/5); the
+		// sweep's 0.5x row is then the paper's tolerances (B 1/5).
 		{"scale 2", analysis.Settings{KnobToleranceScale: "2"}, []want{
-			{"overall", "B", "overall_accuracy", "50.0"}, {"tolerances", "unit", "epsilon", "0.100"},
-			{"tolerance_sensitivity", "0.50", "B", "25.0"}, {"tolerance_sensitivity", "0.50", "A", "100.0"}}},
+			{"overall", "B", "overall_accuracy", "40.0"}, {"tolerances", "unit", "epsilon", "0.100"},
+			{"tolerance_sensitivity", "0.50", "B", "20.0"}, {"tolerance_sensitivity", "0.50", "A", "100.0"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { check(t, runFixture(t, tc.settings), tc.wants) })
@@ -397,7 +406,7 @@ func TestScoreConcurrently(t *testing.T) {
 	variants := []analysis.Settings{
 		{},
 		{KnobToleranceScale: "2"},
-		{KnobLatePolicy: LateWrong},
+		{KnobLatePolicy: LateExclude},
 		{KnobZeroRule: ZeroExclude, KnobValidityWeeks: "0"},
 	}
 	got := make([]string, len(variants))

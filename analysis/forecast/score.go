@@ -10,8 +10,8 @@ import (
 
 // Late policies: what happens to a prediction the isolation audit flags.
 const (
-	LateExclude = "exclude" // left out of every score (default)
-	LateWrong   = "wrong"   // scored as incorrect
+	LateWrong   = "wrong"   // scored as incorrect (default): accuracy = correct / resolved tasks, as the protocol says
+	LateExclude = "exclude" // left out of the system's scores, which rewards late answers
 )
 
 // Zero rules: how a recurrent task with ground truth 0 is scored.
@@ -36,7 +36,7 @@ type Options struct {
 
 // DefaultOptions are the paper's settings.
 func DefaultOptions() Options {
-	return Options{Scale: 1, LatePolicy: LateExclude, ZeroRule: ZeroAbsolute, ValidityWeeks: 2}
+	return Options{Scale: 1, LatePolicy: LateWrong, ZeroRule: ZeroAbsolute, ValidityWeeks: 2}
 }
 
 // A Status is where a task is in its lifecycle at the evaluation time.

@@ -532,15 +532,17 @@ func (b *board) sensitivityTable() *analysis.Table {
 		Columns: []analysis.Column{{Name: "scale", Title: "Scale", Decimals: 2, Doc: "multiplier of every eps_k"},
 			{Name: "kendall_tau_b", Title: "Kendall tau-b", Decimals: 3, Doc: "against the 1x accuracies"},
 			{Name: "spearman_rho", Title: "Spearman rho", Decimals: 3, Doc: "against the 1x accuracies"},
-			intColumn("moved", "Moved", "systems whose rank differs from 1x"),
-			{Name: "ranking", Title: "Ranking", Doc: "best first"}}}
+			intColumn("moved", "Moved", "systems whose rank differs from 1x (equal accuracies share a rank)"),
+			{Name: "ranking", Title: "Ranking", Doc: "best first; A = B: equal accuracies"}}}
 	for _, sys := range b.in.Config.Systems {
 		t.Columns = append(t.Columns, analysis.Column{Name: sys.Name, Unit: "%", Decimals: 1, Doc: "accuracy of " + sys.Name})
 	}
 	type run struct {
 		acc     []float64
 		defined []bool
-		rank    []string
+		rank    []string       // names, best first
+		ranks   []int          // competition ranks of rank
+		rankOf  map[string]int // competition rank by name
 	}
 	do := func(o [][]int8) run {
 		r := run{acc: make([]float64, b.nsys()), defined: make([]bool, b.nsys())}
@@ -558,8 +560,15 @@ func (b *board) sensitivityTable() *analysis.Table {
 			}
 			return strings.Compare(b.in.Config.Systems[x].Name, b.in.Config.Systems[y].Name)
 		})
+		var accs []float64
 		for _, s := range idx {
 			r.rank = append(r.rank, b.in.Config.Systems[s].Name)
+			accs = append(accs, r.acc[s])
+		}
+		r.ranks = analysis.CompetitionRanks(accs)
+		r.rankOf = map[string]int{}
+		for i, name := range r.rank {
+			r.rankOf[name] = r.ranks[i]
 		}
 		return r
 	}
@@ -575,19 +584,18 @@ func (b *board) sensitivityTable() *analysis.Table {
 				x, y = append(x, base.acc[s]), append(y, r.acc[s])
 			}
 		}
-		tau, rho := analysis.Undefined("fewer than 3 systems or constant"), analysis.Undefined("fewer than 3 systems or constant")
+		tau, rho := analysis.Undefined("fewer than 2 systems or constant"), analysis.Undefined("fewer than 2 systems or constant")
 		if v, err := stats.KendallTauB(x, y); err == nil {
 			tau = analysis.Number(v)
 		}
 		if v, err := stats.Spearman(x, y); err == nil {
 			rho = analysis.Number(v)
 		}
-		bpos := stats.RankOrder(base.rank)
 		moved := 0
-		for i, name := range r.rank {
-			moved += btoi(bpos[name] != i+1)
+		for _, name := range r.rank {
+			moved += btoi(base.rankOf[name] != r.rankOf[name])
 		}
-		row := []analysis.Cell{analysis.Number(sc), tau, rho, analysis.Int(moved), analysis.Text(strings.Join(r.rank, " > "))}
+		row := []analysis.Cell{analysis.Number(sc), tau, rho, analysis.Int(moved), analysis.Text(analysis.RankingText(r.rank, r.ranks))}
 		for s := range r.acc {
 			if r.defined[s] {
 				row = append(row, analysis.Number(r.acc[s]))

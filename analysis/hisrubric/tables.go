@@ -1,6 +1,7 @@
 package hisrubric
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -199,6 +200,11 @@ func (r *run) result() *analysis.Result {
 			tierIdx = append(tierIdx, si)
 		}
 	}
+	// Tiers go down the ranking: best accuracy first (ties by name), as
+	// stats.Tiers compares each interval with the one above it.
+	slices.SortStableFunc(tierIdx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(overall[b], overall[a]), strings.Compare(in.Config.Systems[a].Name, in.Config.Systems[b].Name))
+	})
 	tiers := map[int]int{}
 	if len(tierIdx) > 0 {
 		var l, h []float64

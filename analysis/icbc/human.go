@@ -34,8 +34,9 @@ type humanGroup struct {
 
 // humanGroups finds the groups of the human comparison. A group is one
 // task: its reports scored by the experts who scored all of them and by
-// every rubric judge. Groups whose experts' ICC(2,1) is below 0 (or
-// undefined) are excluded.
+// every rubric judge. Groups whose experts' ICC(2,1) is below 0 are
+// excluded, and so are groups where it is undefined (a constant matrix
+// of scores has no variance to agree on), each with a problem saying why.
 func (c *collection) humanGroups() {
 	byTask := map[string]map[string]map[string]float64{} // task -> system -> expert -> score
 	for _, h := range c.in.Human {
@@ -106,7 +107,7 @@ func (c *collection) humanGroups() {
 // pairs and groups.
 func (r *run) humanConsistency() *analysis.Table {
 	t := &analysis.Table{Benchmark: Name, Name: "human_consistency", Title: "Human consistency",
-		Caption: "Spearman rho and pairwise agreement rate (higher is better) and MAE in points (lower is better) between experts and LLM judges, over report groups (one task each) whose expert ICC(2,1) is at least 0.",
+		Caption: "Spearman rho and pairwise agreement rate (higher is better) and MAE in points (lower is better) between experts and LLM judges, over report groups (one task each) whose expert ICC(2,1) is at least 0; a group whose ICC is undefined (every expert gives every report the same score, say) is excluded too and listed among the problems.",
 		Columns: []analysis.Column{{Name: "comparison", Title: "Comparison"},
 			{Name: "spearman", Title: "Spearman rho", Decimals: 3}, {Name: "par", Title: "PAR", Decimals: 3},
 			{Name: "mae", Title: "MAE", Unit: "pts", Decimals: 2},

@@ -52,3 +52,25 @@ func TestHumanConsistency(t *testing.T) {
 		t.Errorf("task 2 not excluded: %q", c.problems)
 	}
 }
+
+// TestHumanConstantICC: two experts who give all three reports 33.3 points
+// have no variance, so ICC(2,1) is undefined (0/0), not a number that
+// passes the ICC >= 0 rule (rounding in the mean squares made it 1 here):
+// the group is excluded and the problem says so.
+func TestHumanConstantICC(t *testing.T) {
+	c := &collection{in: &Inputs{Config: Config{RubricJudges: []Model{{Name: "J1"}}}}}
+	c.llmScores = map[[2]string][]float64{}
+	for i, s := range []string{"S1", "S2", "S3"} {
+		for _, e := range []string{"E1", "E2"} {
+			c.in.Human = append(c.in.Human, HumanScore{Task: "1", System: s, Expert: e, Score: 33.3})
+		}
+		c.llmScores[[2]string{"1", s}] = []float64{float64(10 * (i + 1))}
+	}
+	c.humanGroups()
+	if c.humanKept != 0 || c.humanSkips != 1 {
+		t.Fatalf("kept %d, skipped %d groups; want 0 and 1", c.humanKept, c.humanSkips)
+	}
+	if !strings.Contains(strings.Join(c.problems, "\n"), "task 1: expert ICC(2,1) undefined: no variance") {
+		t.Errorf("problems = %q, want the undefined ICC named", c.problems)
+	}
+}

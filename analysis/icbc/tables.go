@@ -171,23 +171,43 @@ func groupRank(g string) int {
 	return 2
 }
 
+// predictions returns system si's judged answers with a confidence in
+// task-file order (the order of the objective questions file), which is
+// the order the authors' code hands to its calibration error and so the
+// order tied confidences keep there.
 func (r *run) predictions(si int) []stats.Prediction {
+	at := make(map[*Objective]int, len(r.in.Objectives))
+	for i := range r.in.Objectives {
+		at[&r.in.Objectives[i]] = i
+	}
+	order := make([]int, len(r.obj))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(at[r.obj[a]], at[r.obj[b]]) })
 	var p []stats.Prediction
-	for _, out := range r.objRes[si] {
-		if !out.missing && out.parsed {
+	for _, ti := range order {
+		if out := r.objRes[si][ti]; !out.missing && out.parsed {
 			p = append(p, stats.Prediction{Confidence: out.conf / 100, Correct: out.correct})
 		}
 	}
 	return p
 }
 
+// tieOrders is the number of random orders of tied confidences the
+// calibration error's range is taken over: enough for the extremes of
+// the demo's tie groups to show, cheap next to the bootstrap.
+const tieOrders = 200
+
 func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 	t := &analysis.Table{Benchmark: Name, Name: "calibration", Title: "Accuracy and calibration error",
-		Caption: fmt.Sprintf("Objective tasks of both languages. Accuracy = mean of the EN and ZH objective scores; calibration error = HLE RMS calibration error (bins of %d, %s), in percent; ECE with %d equal-width bins.",
-			r.o.beta, map[bool]string{false: "every bin", true: "last bin skipped as in the original HLE code"}[r.o.skipLast], r.o.eceBins),
+		Caption: fmt.Sprintf("Objective tasks of both languages. Accuracy = mean of the EN and ZH objective scores; calibration error = HLE RMS calibration error (bins of %d, %s), in percent, predictions sorted by confidence with ties in task-file order as in the authors' code; the tie range is the smallest and largest error over that order and %d random orders of the tied confidences (seed %d); ECE with %d equal-width bins (lo, hi], the first closed at 0.",
+			r.o.beta, map[bool]string{false: "every bin", true: "last bin skipped as in the original HLE code"}[r.o.skipLast], tieOrders, r.o.seed, r.o.eceBins),
 		Columns: []analysis.Column{colSystem,
 			{Name: "accuracy", Title: "Accuracy", Unit: "%", Decimals: 2, Better: analysis.Higher},
 			{Name: "calibration_error", Title: "Calibration error", Unit: "%", Decimals: 2, Better: analysis.Lower},
+			{Name: "calibration_error_tie_low", Title: "Tie range low", Unit: "%", Decimals: 2, Doc: "smallest calibration error over orders of the tied confidences"},
+			{Name: "calibration_error_tie_high", Title: "Tie range high", Unit: "%", Decimals: 2, Doc: "largest calibration error over orders of the tied confidences"},
 			{Name: "calibration_error_beta100", Title: "Calibration error (bins of 100)", Unit: "%", Decimals: 2, Better: analysis.Lower},
 			{Name: "ece", Title: "ECE", Unit: "%", Decimals: 2, Better: analysis.Lower},
 			{Name: "predictions", Title: "Predictions", Doc: "judged answers with a confidence"},
@@ -205,8 +225,10 @@ func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 	for _, i := range order {
 		p := r.predictions(i)
 		acc := (en[i].objAll + zh[i].objAll) / 2
+		c := stats.Calibration{Beta: r.o.beta, SkipLast: r.o.skipLast}
+		lo, hi, err := stats.CalibrationErrorRange(p, c, tieOrders, r.o.seed)
 		t.AddRow(analysis.Text(r.systems[i].Name), num(acc),
-			cell(stats.CalibrationError(p, stats.Calibration{Beta: r.o.beta, SkipLast: r.o.skipLast})),
+			cell(stats.CalibrationError(p, c)), cell(lo, err), cell(hi, err),
 			cell(stats.CalibrationError(p, stats.Calibration{Beta: 100, SkipLast: r.o.skipLast})),
 			cell(stats.ECE(p, r.o.eceBins)), analysis.Int(len(p)))
 	}
@@ -215,7 +237,7 @@ func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 
 func (r *run) reliability(order []int) *analysis.Table {
 	t := &analysis.Table{Benchmark: Name, Name: "reliability", Title: "Reliability diagram",
-		Caption: "Accuracy (%) per equal-width confidence bin and system, both languages; ideal = the bin's mid confidence. Empty bins are blank."}
+		Caption: "Accuracy (%) per equal-width confidence bin and system, both languages; ideal = the bin's mid confidence. A bin lo-hi holds confidences above lo up to hi, the first bin also 0. Empty bins are blank."}
 	t.Columns = []analysis.Column{{Name: "bin", Title: "Confidence bin"}, {Name: "bin_mid", Title: "Bin mid", Unit: "%", Decimals: 1},
 		{Name: "ideal", Title: "Ideal", Unit: "%", Decimals: 1}}
 	ch := analysis.Chart{ID: "reliability_diagram", Kind: analysis.Line, Title: "Reliability diagram", X: "bin_mid", Y: []string{"ideal"},

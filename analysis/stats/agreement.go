@@ -2,13 +2,17 @@ package stats
 
 import "math"
 
-// MAE returns the mean absolute difference between paired scores.
+// MAE returns the mean absolute difference between paired scores; it is
+// undefined for no pairs or a value that is not a finite number.
 func MAE(x, y []float64) (float64, error) {
 	if len(x) != len(y) {
 		panic("stats: MAE of unequal lengths")
 	}
 	if len(x) == 0 {
 		return 0, undefined("no pairs")
+	}
+	if !allFinite(x, y) {
+		return 0, undefined("a value is not a number")
 	}
 	s := 0.0
 	for i := range x {
@@ -20,13 +24,17 @@ func MAE(x, y []float64) (float64, error) {
 // PairwiseAgreement returns the pairwise agreement rate of two raters'
 // scores of the same items: over all item pairs, the share whose order
 // (win, tie or loss) is the same for both raters. Two scores within tie
-// of each other are a tie.
+// of each other are a tie. It is undefined for fewer than 2 items or a
+// value that is not a finite number.
 func PairwiseAgreement(x, y []float64, tie float64) (float64, error) {
 	if len(x) != len(y) {
 		panic("stats: PairwiseAgreement of unequal lengths")
 	}
 	if len(x) < 2 {
 		return 0, undefined("fewer than 2 items")
+	}
+	if !allFinite(x, y) {
+		return 0, undefined("a value is not a number")
 	}
 	agree, pairs := 0, 0
 	for i := range x {

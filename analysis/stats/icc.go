@@ -4,7 +4,9 @@ package stats
 // (two-way random effects, absolute agreement, single rater) of a
 // complete ratings matrix: ratings[i][j] is rater j's score of target i.
 // It is undefined with fewer than 2 targets or 2 raters, a ragged matrix,
-// or no variance at all.
+// a value that is not a finite number, or no variance at all: a constant
+// matrix, whose mean squares are all 0 and whose ratio is 0/0 (rounding
+// would otherwise make it any number, 1.714 say).
 func ICC21(ratings [][]float64) (float64, error) {
 	n := len(ratings)
 	if n < 2 {
@@ -14,10 +16,20 @@ func ICC21(ratings [][]float64) (float64, error) {
 	if k < 2 {
 		return 0, undefined("fewer than 2 raters")
 	}
+	constant := true
 	for _, r := range ratings {
 		if len(r) != k {
 			return 0, undefined("ratings matrix is not complete")
 		}
+		if !allFinite(r) {
+			return 0, undefined("a rating is not a number")
+		}
+		for _, x := range r {
+			constant = constant && x == ratings[0][0]
+		}
+	}
+	if constant {
+		return 0, undefined("no variance: every rating is the same")
 	}
 	grand := 0.0
 	rowMean := make([]float64, n)

@@ -36,13 +36,15 @@ func Ranks(x []float64) []float64 {
 	return r
 }
 
-// Pearson returns the Pearson correlation of x and y.
+// Pearson returns the Pearson correlation of x and y. It is undefined
+// with fewer than 2 pairs, a NaN or infinite value, or a constant input;
+// with 2 pairs it is +1 or -1, as in scipy.stats.pearsonr.
 func Pearson(x, y []float64) (float64, error) {
 	if len(x) != len(y) {
 		panic("stats: Pearson of unequal lengths")
 	}
-	if len(x) < 3 {
-		return 0, undefined("fewer than 3 pairs")
+	if err := pairsDefined(x, y); err != nil {
+		return 0, err
 	}
 	mx, my := Mean(x), Mean(y)
 	var sxy, sxx, syy float64
@@ -59,21 +61,56 @@ func Pearson(x, y []float64) (float64, error) {
 }
 
 // Spearman returns Spearman's rho: the Pearson correlation of the average
-// ranks, which is the textbook definition with ties.
+// ranks, which is the textbook definition with ties (scipy.stats.spearmanr).
+// It is undefined as Pearson is: with a NaN in either input (scipy's
+// default nan_policy="propagate" gives nan), fewer than 2 pairs or a
+// constant input; 2 distinct pairs give +1 or -1.
 func Spearman(x, y []float64) (float64, error) {
+	if len(x) != len(y) {
+		panic("stats: Spearman of unequal lengths")
+	}
+	if err := pairsDefined(x, y); err != nil {
+		return 0, err
+	}
 	return Pearson(Ranks(x), Ranks(y))
 }
 
+// pairsDefined says why a correlation of x and y is undefined before any
+// arithmetic: too few pairs or a value that is not a finite number.
+func pairsDefined(x, y []float64) error {
+	if len(x) < 2 {
+		return undefined("fewer than 2 pairs")
+	}
+	if !allFinite(x, y) {
+		return undefined("a value is not a number")
+	}
+	return nil
+}
+
+// allFinite says whether every value of every slice is a finite number.
+func allFinite(xs ...[]float64) bool {
+	for _, x := range xs {
+		for _, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // KendallTauB returns Kendall's tau-b, which corrects for ties in either
-// variable.
+// variable (scipy.stats.kendalltau). It is undefined with a NaN in either
+// input, fewer than 2 pairs or a constant input; 2 distinct pairs give +1
+// or -1.
 func KendallTauB(x, y []float64) (float64, error) {
 	if len(x) != len(y) {
 		panic("stats: KendallTauB of unequal lengths")
 	}
-	n := len(x)
-	if n < 3 {
-		return 0, undefined("fewer than 3 pairs")
+	if err := pairsDefined(x, y); err != nil {
+		return 0, err
 	}
+	n := len(x)
 	var conc, disc, tx, ty float64
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
@@ -109,7 +146,8 @@ func sign(x float64) int {
 	return 0
 }
 
-// Mean returns the arithmetic mean of x, 0 for no values.
+// Mean returns the arithmetic mean of x, 0 for no values and NaN when a
+// value is NaN.
 func Mean(x []float64) float64 {
 	if len(x) == 0 {
 		return 0
@@ -119,32 +157,4 @@ func Mean(x []float64) float64 {
 		s += v
 	}
 	return s / float64(len(x))
-}
-
-// RankOrder turns a ranking (names, best first) into positions by name,
-// 1-based.
-func RankOrder(ranking []string) map[string]int {
-	m := make(map[string]int, len(ranking))
-	for i, s := range ranking {
-		m[s] = i + 1
-	}
-	return m
-}
-
-// CompareRankings returns Spearman's rho and Kendall's tau-b between two
-// rankings of the same names (best first), over the names both hold.
-func CompareRankings(base, other []string) (rho, tau float64, err error) {
-	pos := RankOrder(other)
-	var x, y []float64
-	for i, s := range base {
-		if p, ok := pos[s]; ok {
-			x = append(x, float64(i+1))
-			y = append(y, float64(p))
-		}
-	}
-	if rho, err = Spearman(x, y); err != nil {
-		return 0, 0, err
-	}
-	tau, err = KendallTauB(x, y)
-	return rho, tau, err
 }

@@ -39,7 +39,15 @@ func TestCorrelations(t *testing.T) {
 		// tau-b: pairs 6, one tied in x only; conc 5, disc 0; tau = 5/sqrt(5*6) = 0.912871.
 		{name: "ties", x: []float64{1, 2, 2, 3}, y: []float64{1, 2, 3, 4}, rho: 4.5 / math.Sqrt(22.5), tau: 5 / math.Sqrt(30)},
 		{name: "constant", x: []float64{1, 1, 1}, y: []float64{1, 2, 3}, undefRho: true, undefTau: true},
-		{name: "two", x: []float64{1, 2}, y: []float64{1, 2}, undefRho: true, undefTau: true},
+		// n = 2 as scipy: spearmanr([1,2],[1,2]) = 1, ([1,2],[2,1]) = -1
+		// (printed -0.9999999999999999), kendalltau likewise.
+		{name: "two", x: []float64{1, 2}, y: []float64{1, 2}, rho: 1, tau: 1},
+		{name: "two reversed", x: []float64{1, 2}, y: []float64{2, 1}, rho: -1, tau: -1},
+		{name: "two tied", x: []float64{1, 1}, y: []float64{1, 2}, undefRho: true, undefTau: true},
+		{name: "one", x: []float64{1}, y: []float64{1}, undefRho: true, undefTau: true},
+		// NaN is undefined (scipy's default nan_policy "propagate" gives nan).
+		{name: "nan", x: []float64{1, 2, math.NaN(), 4}, y: []float64{1, 2, 3, 4}, undefRho: true, undefTau: true},
+		{name: "nan y", x: []float64{1, 2, 3, 4}, y: []float64{1, math.NaN(), 3, 4}, undefRho: true, undefTau: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
