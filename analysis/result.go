@@ -34,6 +34,9 @@ type Result struct {
 	Synthetic bool
 	// Missing counts calls that had no reply (cache misses or failures).
 	Missing int
+	// Items are the per-item records behind the tables, when the
+	// benchmark lists them (see ItemLister); nil otherwise.
+	Items *Items
 }
 
 // Table returns the named table, or nil.

@@ -29,9 +29,15 @@ const allWorkbook = "all"
 //	csv/<benchmark>/<table>.csv
 //	json/<benchmark>/<table>.json
 //	latex/<benchmark>/<table>.tex
+//	json/<benchmark>/items.jsonl     the result's item records, if any
+//	csv/<benchmark>/items.csv
+//	csv/<benchmark>/README           when synthetic
+//	latex/<benchmark>/README         when synthetic
 //
-// A result's workbook is marked synthetic when prov.Synthetic or the
-// result is; the combined one when prov.Synthetic or any result is. It
+// A result is synthetic when prov.Synthetic or the result is; its
+// workbook, JSON, LaTeX and item records then say so (see SyntheticNote),
+// and a README beside its CSV and LaTeX files. The combined workbook is
+// synthetic when prov.Synthetic or any result is. It
 // returns the written paths relative to out, with forward slashes,
 // sorted. Benchmark and table names must be file names (letters, digits,
 // '.', '-', '_', not starting with '.'), unique, and no benchmark may be
@@ -102,12 +108,12 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	return sums, nil
 }
 
-// Files returns the paths WriteAll writes for res, relative to its output
-// folder, with forward slashes, sorted: what a page linking the outputs
-// can list before they are written.
-func Files(res []*analysis.Result) []string {
+// Files returns the paths WriteAll writes for res and prov, relative to
+// its output folder, with forward slashes, sorted: what a page linking
+// the outputs can list before they are written.
+func Files(res []*analysis.Result, prov Provenance) []string {
 	var paths []string
-	for _, j := range plan(res, Provenance{}) {
+	for _, j := range plan(res, prov) {
 		paths = append(paths, j.rel)
 	}
 	slices.Sort(paths)
@@ -119,6 +125,16 @@ type job struct {
 	rel   string // path relative to the output folder, slash-separated
 	write func(io.Writer) error
 }
+
+// SyntheticNote is what every output of synthetic results says about
+// them: the first row of a workbook's README and Provenance sheets, a
+// field of each JSON file, a comment line of each LaTeX file and the
+// README beside the CSV and LaTeX files.
+const SyntheticNote = "SYNTHETIC DATA: some or all results come from simulated replies, not from real model outputs; they show how finrepro works, not how the systems perform."
+
+// ReadmeName is the name of the note WriteAll puts beside the CSV and
+// LaTeX files of synthetic results.
+const ReadmeName = "README"
 
 // plan lists the files WriteAll writes for res, in listing order.
 func plan(res []*analysis.Result, prov Provenance) []job {
@@ -134,20 +150,39 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 		if title == "" {
 			title = r.Benchmark
 		}
+		synth := p.Synthetic
 		jobs = append(jobs, job{path.Join("xlsx", r.Benchmark+".xlsx"), func(w io.Writer) error {
 			return WriteWorkbook(w, title, r.Tables, p)
 		}})
 		for _, t := range r.Tables {
 			for _, f := range []struct {
 				dir, ext string
-				write    func(io.Writer, *analysis.Table) error
+				write    func(io.Writer, *analysis.Table, bool) error
 			}{
-				{"csv", ".csv", WriteCSV},
-				{"json", ".json", WriteJSON},
-				{"latex", ".tex", WriteLaTeX},
+				{"csv", ".csv", func(w io.Writer, t *analysis.Table, _ bool) error { return WriteCSV(w, t) }},
+				{"json", ".json", writeJSON},
+				{"latex", ".tex", writeLaTeX},
 			} {
 				jobs = append(jobs, job{path.Join(f.dir, r.Benchmark, t.Name+f.ext), func(w io.Writer) error {
-					return f.write(w, t)
+					return f.write(w, t, synth)
+				}})
+			}
+		}
+		if r.Items != nil {
+			jobs = append(jobs,
+				job{path.Join("json", r.Benchmark, ItemsName+".jsonl"), func(w io.Writer) error {
+					return WriteItemsJSONL(w, r.Items, synth)
+				}},
+				job{path.Join("csv", r.Benchmark, ItemsName+".csv"), func(w io.Writer) error {
+					return WriteItemsCSV(w, r.Items)
+				}})
+		}
+		if synth && (len(r.Tables) > 0 || r.Items != nil) {
+			for _, dir := range []string{"csv", "latex"} {
+				text := readme(title, dir)
+				jobs = append(jobs, job{path.Join(dir, r.Benchmark, ReadmeName), func(w io.Writer) error {
+					_, err := io.WriteString(w, text)
+					return err
 				}})
 			}
 		}
@@ -156,6 +191,15 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 		return WriteWorkbook(w, "All results", all, allProv)
 	}})
 	return jobs
+}
+
+// readme is the note beside the dir files of a synthetic result.
+func readme(title, dir string) string {
+	what := "CSV files"
+	if dir == "latex" {
+		what = "LaTeX tables"
+	}
+	return fmt.Sprintf("%s: %s\n\n%s\n", oneLine(title), what, SyntheticNote)
 }
 
 // checkNames reports benchmark and table names that cannot be file names
@@ -180,6 +224,9 @@ func checkNames(res []*analysis.Result) error {
 			}
 			if err := fileName(t.Name); err != nil {
 				return fmt.Errorf("benchmark %s: table %q: %w", r.Benchmark, t.Name, err)
+			}
+			if strings.EqualFold(t.Name, ItemsName) {
+				return fmt.Errorf("benchmark %s: table %q: name taken by the item records", r.Benchmark, t.Name)
 			}
 			if tables[strings.ToLower(t.Name)] {
 				return fmt.Errorf("benchmark %s: table %q: duplicate", r.Benchmark, t.Name)

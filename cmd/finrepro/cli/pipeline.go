@@ -107,6 +107,9 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 		return nil, reportMisses(env.Stderr, misses)
 	}
 	a := &analysisRun{res: res, replayed: s.client.Counts().Hits, avoided: s.client.AvoidedUSD()}
+	if err := itemsAll(s.benches, colls, res, s.settings); err != nil {
+		return nil, err
+	}
 	if a.comps, err = compareAll(s.bundle, res, tol); err != nil {
 		return nil, err
 	}
@@ -275,6 +278,23 @@ func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Bench
 	return colls, res, nil
 }
 
+// itemsAll sets the item records of every result whose benchmark lists
+// them, from its collection under its settings.
+func itemsAll(benches []analysis.Benchmark, colls []analysis.Collection, res []*analysis.Result, settings map[string]analysis.Settings) error {
+	return eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+		l, ok := bm.(analysis.ItemLister)
+		if !ok {
+			return nil
+		}
+		items, err := l.Items(colls[i], settings[bm.Name()])
+		if err != nil {
+			return err
+		}
+		res[i].Items = items
+		return nil
+	})
+}
+
 // eachBenchmark calls f for every benchmark concurrently and returns the
 // error of the first benchmark (in the order of benches) that failed,
 // prefixed with its name.
@@ -432,7 +452,7 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
 		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
-			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all),
+			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
 		})
 	})
 	wg.Wait()

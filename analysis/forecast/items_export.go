@@ -1,0 +1,61 @@
+package forecast
+
+import (
+	"fmt"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// itemFields are the columns of FinDeepForecast's item records: one
+// system's prediction on one task.
+var itemFields = []analysis.Field{
+	{Name: "system", Doc: "evaluated system"},
+	{Name: "task", Doc: "task id"},
+	{Name: "kind", Doc: "Recurrent or NonRecurrent"},
+	{Name: "level", Doc: "Corporate or Macro"},
+	{Name: "market", Doc: "market of the task"},
+	{Name: "week", Kind: analysis.NumField, Doc: "week of release, from 1"},
+	{Name: "state", Doc: "the task's state at the evaluation time: resolved, pending or void"},
+	{Name: "prediction", Doc: "the answer as the system gave it; empty when missing or unreadable"},
+	{Name: "truth", Doc: "the ground truth; empty while unknown"},
+	{Name: "correct", Kind: analysis.BoolField, Doc: "the outcome under the settings; null when the prediction is not scored (missing reply, task not resolved, excluded by the late policy or the zero rule)"},
+	{Name: "late", Kind: analysis.BoolField, Doc: "the isolation audit flags the prediction (recorded after the deadline or citing later evidence)"},
+	{Name: "invalid", Kind: analysis.BoolField, Doc: "the answer could not be read (counted wrong when scored)"},
+	{Name: "missing", Kind: analysis.BoolField, Doc: "the call had no reply"},
+}
+
+// Items lists every prediction of c scored under s: by task in input
+// order, then system in configuration order. An accuracy is the number of
+// rows with correct true over the rows with correct not null.
+func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.Items, error) {
+	col, ok := c.(*collection)
+	if !ok {
+		return nil, fmt.Errorf("%s: items: not a %s collection", Name, Name)
+	}
+	opt, err := ParseOptions(s)
+	if err != nil {
+		return nil, err
+	}
+	return col.items(opt), nil
+}
+
+func (c *collection) items(opt Options) *analysis.Items {
+	in := c.in
+	it := &analysis.Items{Fields: itemFields}
+	for ti, t := range in.Tasks {
+		st := t.StatusAt(in.Config.asOf, opt.ValidityWeeks)
+		for s, sys := range in.Config.Systems {
+			p := c.preds[ti][s]
+			correctText := ""
+			switch score(p, st, opt, 1) {
+			case correct:
+				correctText = "true"
+			case wrong:
+				correctText = "false"
+			}
+			it.Add(sys.Name, t.ID, t.Kind, t.Level, t.Market, analysis.IntText(t.Week), st.String(), p.Answer, t.Truth,
+				correctText, analysis.BoolText(p.Flagged()), analysis.BoolText(p.Invalid != ""), analysis.BoolText(p.Missing))
+		}
+	}
+	return it
+}
