@@ -49,8 +49,12 @@ type session struct {
 }
 
 // openSession parses the settings, opens and verifies the bundle at arg
-// (see openBundle) and opens its store. The caller must call close.
-func openSession(env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
+// (see openBundle) and opens its store. Only a session that records
+// (record) may write into the bundle: otherwise the store is opened read
+// only, and a bundle without a cache gets an empty store in a temporary
+// folder, so that every call is a miss and the bundle is left as it was.
+// The caller must call close.
+func openSession(env *Env, arg string, sets []string, progress io.Writer, record bool) (*session, error) {
 	settings, err := parseSettings(sets)
 	if err != nil {
 		return nil, err
@@ -68,12 +72,38 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 		s.close()
 		return nil, err
 	}
-	if s.store, err = cache.Open(b.CachePath(), cache.Options{}); err != nil {
+	if s.store, err = openStore(s, record); err != nil {
 		s.close()
 		return nil, integrityErr(err)
 	}
 	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress})
 	return s, nil
+}
+
+// storeFormat is the file that marks a folder as a store (the cache's
+// FORMAT file); a bundle whose cache folder lacks it has no cache yet.
+const storeFormat = "FORMAT"
+
+// openStore opens the store of s's bundle: for writing when record, else
+// read only, or, when the bundle has no cache yet, an empty store in a
+// temporary folder that s's cleanup removes.
+func openStore(s *session, record bool) (*cache.Store, error) {
+	dir := s.bundle.CachePath()
+	if record {
+		return cache.Open(dir, cache.Options{})
+	}
+	if _, err := os.Stat(filepath.Join(dir, storeFormat)); err == nil {
+		return cache.Open(dir, cache.Options{ReadOnly: true})
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "finrepro-empty-cache-")
+	if err != nil {
+		return nil, err
+	}
+	prev := s.cleanup
+	s.cleanup = func() { os.RemoveAll(tmp); prev() }
+	return cache.Open(tmp, cache.Options{})
 }
 
 func (s *session) close() {

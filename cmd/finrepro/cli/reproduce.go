@@ -55,15 +55,15 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if !*quiet && isTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, progress)
+	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
+		return usageErr("--mode record needs a bundle folder to record into")
+	}
+	s, err := openSession(env, fs.Arg(0), *sets, progress, *mode == "record")
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	if *mode == "record" {
-		if fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst") {
-			return usageErr("--mode record needs a bundle folder to record into")
-		}
 		providers, err := providerOverrides(*baseURLs)
 		if err != nil {
 			return err
