@@ -11,8 +11,8 @@ import (
 var itemFields = []analysis.Field{
 	{Name: "system", Doc: "evaluated system"},
 	{Name: "task", Doc: "task id"},
-	{Name: "kind", Doc: "Recurrent or NonRecurrent"},
-	{Name: "level", Doc: "Corporate or Macro"},
+	{Name: "kind", Doc: "recurrent or non-recurrent"},
+	{Name: "level", Doc: "corporate or macro"},
 	{Name: "market", Doc: "market of the task"},
 	{Name: "week", Kind: analysis.NumField, Doc: "week of release, from 1"},
 	{Name: "state", Doc: "the task's state at the evaluation time: resolved, pending or void"},
