@@ -1,21 +1,35 @@
 package analysis
 
 import (
-	"fmt"
+	"iter"
 	"math"
 	"strconv"
 )
 
 // Items are a benchmark's per-item records: one row per scored unit (an
 // answer, a graded item, a judge's label), with the ids a reader needs to
-// recompute the benchmark's tables from them alone. Rows are in a fixed
+// recompute the benchmark's tables from them alone. Rows come in a fixed
 // order that depends only on the inputs and settings.
 type Items struct {
 	Fields []Field
-	// Rows hold one value per field in canonical text: NumText for
-	// numbers, BoolText for booleans, the text itself for strings. An
-	// empty number or boolean is null (not applicable or undefined).
-	Rows [][]string
+	// Rows yields every row in order: one value per field in canonical
+	// text (NumText for numbers, BoolText for booleans, the text itself
+	// for strings); an empty number or boolean is null (not applicable or
+	// undefined). A yielded slice is valid until the next; Rows may be
+	// ranged over more than once, also concurrently. Rows are generated,
+	// not stored: a full-scale benchmark has hundreds of thousands.
+	Rows iter.Seq[[]string]
+}
+
+// RowsOf returns a Rows function yielding rows.
+func RowsOf(rows [][]string) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for _, r := range rows {
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // A FieldKind is the type of an item field's values.
@@ -34,15 +48,6 @@ type Field struct {
 	Kind FieldKind
 	// Doc says what the field holds, for docs/outputs.md and READMEs.
 	Doc string
-}
-
-// Add appends a row; it panics when the number of values is not the
-// number of fields, which is a programming error.
-func (it *Items) Add(vals ...string) {
-	if len(vals) != len(it.Fields) {
-		panic(fmt.Sprintf("analysis: items: row of %d values, %d fields", len(vals), len(it.Fields)))
-	}
-	it.Rows = append(it.Rows, vals)
 }
 
 // NumText is the canonical text of a number field: the shortest decimal
@@ -65,7 +70,8 @@ func BoolText(b bool) string { return strconv.FormatBool(b) }
 
 // An ItemLister is a Benchmark that lists its per-item records. Items
 // reads a collection of the benchmark's Collect under settings s, as
-// Score does, and must not modify it.
+// Score does; neither it nor the rows it yields may modify the
+// collection.
 type ItemLister interface {
 	Items(c Collection, s Settings) (*Items, error)
 }

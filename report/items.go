@@ -2,8 +2,8 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -21,39 +21,38 @@ const ItemsName = "items"
 // every object ends with "synthetic": true (JSON Lines has no place for
 // a file-level note). Strings are escaped as WriteJSON escapes them.
 func WriteItemsJSONL(w io.Writer, it *analysis.Items, synthetic bool) error {
-	if err := checkItems(it); err != nil {
-		return fmt.Errorf("report: items jsonl: %w", err)
-	}
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriterSize(w, 64<<10)
 	names := make([][]byte, len(it.Fields))
 	for j, f := range it.Fields {
-		var b bytes.Buffer
-		str(&b, f.Name)
-		names[j] = append(b.Bytes(), ':')
+		names[j] = append(appendJSONString(nil, f.Name), ':')
 	}
-	var b bytes.Buffer
-	for _, row := range it.Rows {
-		b.Reset()
-		b.WriteByte('{')
+	var b []byte
+	n := 0
+	for row := range it.Rows {
+		n++
+		if err := checkRow(it.Fields, n, row); err != nil {
+			return fmt.Errorf("report: items jsonl: %w", err)
+		}
+		b = append(b[:0], '{')
 		for j, v := range row {
 			if j > 0 {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.Write(names[j])
+			b = append(b, names[j]...)
 			switch {
 			case it.Fields[j].Kind == analysis.TextField:
-				str(&b, v)
+				b = appendJSONString(b, v)
 			case v == "":
-				b.WriteString("null")
+				b = append(b, "null"...)
 			default:
-				b.WriteString(v)
+				b = append(b, v...)
 			}
 		}
 		if synthetic {
-			b.WriteString(`,"synthetic":true`)
+			b = append(b, `,"synthetic":true`...)
 		}
-		b.WriteString("}\n")
-		bw.Write(b.Bytes())
+		b = append(b, "}\n"...)
+		bw.Write(b) // a write error is kept and returned by Flush
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("report: items jsonl: %w", err)
@@ -61,13 +60,28 @@ func WriteItemsJSONL(w io.Writer, it *analysis.Items, synthetic bool) error {
 	return nil
 }
 
+// appendJSONString appends s as a JSON string, escaped as WriteJSON's
+// strings are (json.Marshal: <, > and & as \u escapes, invalid UTF-8 as
+// U+FFFD). Most item values are short ASCII ids, which need no escape and
+// are copied as they are; anything else goes through json.Marshal. The
+// item records of a full-scale run hold about 800,000 rows, and quoting
+// every value with json.Marshal took most of their writing time.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // WriteItemsCSV writes it as CSV in WriteCSV's dialect: a header of field
 // names, then one record per row; empty numbers and booleans are empty
 // fields and text passes through CSVText.
 func WriteItemsCSV(w io.Writer, it *analysis.Items) error {
-	if err := checkItems(it); err != nil {
-		return fmt.Errorf("report: items csv: %w", err)
-	}
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
 	rec := make([]string, len(it.Fields))
@@ -77,7 +91,12 @@ func WriteItemsCSV(w io.Writer, it *analysis.Items) error {
 	if err := cw.Write(rec); err != nil {
 		return fmt.Errorf("report: items csv: %w", err)
 	}
-	for _, row := range it.Rows {
+	n := 0
+	for row := range it.Rows {
+		n++
+		if err := checkRow(it.Fields, n, row); err != nil {
+			return fmt.Errorf("report: items csv: %w", err)
+		}
 		for j, v := range row {
 			rec[j] = v
 			if it.Fields[j].Kind == analysis.TextField {
@@ -95,26 +114,24 @@ func WriteItemsCSV(w io.Writer, it *analysis.Items) error {
 	return nil
 }
 
-// checkItems refuses rows of the wrong length and number or boolean
+// checkRow refuses row n of the wrong length and number or boolean
 // values that are not canonical, which would make invalid JSON.
-func checkItems(it *analysis.Items) error {
-	for i, row := range it.Rows {
-		if len(row) != len(it.Fields) {
-			return fmt.Errorf("row %d: %d values, %d fields", i+1, len(row), len(it.Fields))
+func checkRow(fields []analysis.Field, n int, row []string) error {
+	if len(row) != len(fields) {
+		return fmt.Errorf("row %d: %d values, %d fields", n, len(row), len(fields))
+	}
+	for j, v := range row {
+		if v == "" {
+			continue
 		}
-		for j, v := range row {
-			if v == "" {
-				continue
+		switch fields[j].Kind {
+		case analysis.NumField:
+			if !isJSONNumber(v) {
+				return fmt.Errorf("row %d: field %s: %q is not a number", n, fields[j].Name, v)
 			}
-			switch it.Fields[j].Kind {
-			case analysis.NumField:
-				if !isJSONNumber(v) {
-					return fmt.Errorf("row %d: field %s: %q is not a number", i+1, it.Fields[j].Name, v)
-				}
-			case analysis.BoolField:
-				if v != "true" && v != "false" {
-					return fmt.Errorf("row %d: field %s: %q is not a boolean", i+1, it.Fields[j].Name, v)
-				}
+		case analysis.BoolField:
+			if v != "true" && v != "false" {
+				return fmt.Errorf("row %d: field %s: %q is not a boolean", n, fields[j].Name, v)
 			}
 		}
 	}

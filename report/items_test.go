@@ -13,13 +13,13 @@ import (
 )
 
 func testItems() *analysis.Items {
-	it := &analysis.Items{Fields: []analysis.Field{
+	return &analysis.Items{Fields: []analysis.Field{
 		{Name: "system"}, {Name: "score", Kind: analysis.NumField}, {Name: "correct", Kind: analysis.BoolField},
-	}}
-	it.Add("a <b> & \"c\"", analysis.NumText(0.1), analysis.BoolText(true))
-	it.Add("=cmd()", "", "")
-	it.Add("中文", analysis.NumText(-1e-9), analysis.BoolText(false))
-	return it
+	}, Rows: analysis.RowsOf([][]string{
+		{"a <b> & \"c\"", analysis.NumText(0.1), analysis.BoolText(true)},
+		{"=cmd()", "", ""},
+		{"中文", analysis.NumText(-1e-9), analysis.BoolText(false)},
+	})}
 }
 
 // TestItemsJSONL checks the JSON Lines records by reading them back with
@@ -102,7 +102,7 @@ func TestItemsRefused(t *testing.T) {
 		{analysis.NumField, "NaN"}, {analysis.NumField, "1,5"}, {analysis.NumField, "01"}, {analysis.NumField, "1."},
 		{analysis.NumField, "1e"}, {analysis.NumField, "-"}, {analysis.NumField, "0x10"}, {analysis.BoolField, "yes"},
 	} {
-		it := &analysis.Items{Fields: []analysis.Field{{Name: "f", Kind: tc.kind}}, Rows: [][]string{{tc.v}}}
+		it := &analysis.Items{Fields: []analysis.Field{{Name: "f", Kind: tc.kind}}, Rows: analysis.RowsOf([][]string{{tc.v}})}
 		err := WriteItemsJSONL(&bytes.Buffer{}, it, false)
 		if err == nil || !strings.Contains(err.Error(), "row 1: field f") {
 			t.Errorf("%q: error %v, want one naming row 1, field f", tc.v, err)
@@ -202,4 +202,18 @@ func readFile(t *testing.T, dir, rel string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// FuzzAppendJSONString checks the fast string quoting against
+// json.Marshal, which it must equal byte for byte.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "q001-r001", "a<b", "\x7f", "\u2028", "\xff", `"\`, "中文", "\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	})
 }

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -85,6 +87,14 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
 		g.Go(func() error {
+			if j.stream {
+				sum, err := writeStream(filepath.Join(out, filepath.FromSlash(j.rel)), j.write)
+				if err != nil {
+					errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
+				}
+				sums[i] = FileSum{j.rel, sum}
+				return nil
+			}
 			var b bytes.Buffer
 			if err := j.write(&b); err != nil {
 				errs[i] = err
@@ -124,6 +134,10 @@ func Files(res []*analysis.Result, prov Provenance) []string {
 type job struct {
 	rel   string // path relative to the output folder, slash-separated
 	write func(io.Writer) error
+	// stream writes the file as it is rendered (see writeStream) instead
+	// of in memory first: for the item records, tens of megabytes at full
+	// scale.
+	stream bool
 }
 
 // SyntheticNote is what every output of synthetic results says about
@@ -151,7 +165,7 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 			title = r.Benchmark
 		}
 		synth := p.Synthetic
-		jobs = append(jobs, job{path.Join("xlsx", r.Benchmark+".xlsx"), func(w io.Writer) error {
+		jobs = append(jobs, job{rel: path.Join("xlsx", r.Benchmark+".xlsx"), write: func(w io.Writer) error {
 			return WriteWorkbook(w, title, r.Tables, p)
 		}})
 		for _, t := range r.Tables {
@@ -163,31 +177,31 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 				{"json", ".json", writeJSON},
 				{"latex", ".tex", writeLaTeX},
 			} {
-				jobs = append(jobs, job{path.Join(f.dir, r.Benchmark, t.Name+f.ext), func(w io.Writer) error {
+				jobs = append(jobs, job{rel: path.Join(f.dir, r.Benchmark, t.Name+f.ext), write: func(w io.Writer) error {
 					return f.write(w, t, synth)
 				}})
 			}
 		}
 		if r.Items != nil {
 			jobs = append(jobs,
-				job{path.Join("json", r.Benchmark, ItemsName+".jsonl"), func(w io.Writer) error {
+				job{rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), stream: true, write: func(w io.Writer) error {
 					return WriteItemsJSONL(w, r.Items, synth)
 				}},
-				job{path.Join("csv", r.Benchmark, ItemsName+".csv"), func(w io.Writer) error {
+				job{rel: path.Join("csv", r.Benchmark, ItemsName+".csv"), stream: true, write: func(w io.Writer) error {
 					return WriteItemsCSV(w, r.Items)
 				}})
 		}
 		if synth && (len(r.Tables) > 0 || r.Items != nil) {
 			for _, dir := range []string{"csv", "latex"} {
 				text := readme(title, dir)
-				jobs = append(jobs, job{path.Join(dir, r.Benchmark, ReadmeName), func(w io.Writer) error {
+				jobs = append(jobs, job{rel: path.Join(dir, r.Benchmark, ReadmeName), write: func(w io.Writer) error {
 					_, err := io.WriteString(w, text)
 					return err
 				}})
 			}
 		}
 	}
-	jobs = append(jobs, job{path.Join("xlsx", allWorkbook+".xlsx"), func(w io.Writer) error {
+	jobs = append(jobs, job{rel: path.Join("xlsx", allWorkbook+".xlsx"), write: func(w io.Writer) error {
 		return WriteWorkbook(w, "All results", all, allProv)
 	}})
 	return jobs
@@ -281,6 +295,129 @@ func writeFile(name string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// writeStream writes what write renders to name, hashing the bytes on
+// the way, so that a large file is never held in memory. While the bytes
+// equal those of the file already at name they are only compared with it
+// (a rerun rewrites nothing, as writeFile leaves a file holding the right
+// bytes alone); from the first difference they go to a temporary file in
+// the same folder, renamed into place at the end, so that an interrupted
+// run never leaves a half-written file under the final name. It returns
+// the SHA-256 of the bytes.
+func writeStream(name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
+	sw := &streamWriter{name: name, h: sha256.New()}
+	if st, err := os.Lstat(name); err == nil && st.Mode().IsRegular() {
+		sw.old, _ = os.Open(name) // unreadable: written anew
+	}
+	defer sw.cleanup()
+	bw := bufio.NewWriterSize(sw, 256<<10)
+	if err := write(bw); err != nil {
+		return sum, err
+	}
+	if err := bw.Flush(); err != nil {
+		return sum, err
+	}
+	sw.h.Sum(sum[:0])
+	return sum, sw.finish()
+}
+
+// A streamWriter is writeStream's destination: it compares what it is
+// given with the old file until they differ, then writes to a temporary
+// file holding the equal prefix and the rest.
+type streamWriter struct {
+	name string
+	h    hash.Hash
+	old  *os.File // the file in place, nil when none or once they differ
+	same int64    // bytes equal to the old file's so far
+	tmp  *os.File // the new file, nil while equal to the old one
+	buf  []byte
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	w.h.Write(p) // a hash never fails
+	if w.tmp == nil && w.old != nil {
+		if cap(w.buf) < len(p) {
+			w.buf = make([]byte, len(p))
+		}
+		b := w.buf[:len(p)]
+		if n, _ := io.ReadFull(w.old, b); n == len(p) && bytes.Equal(b, p) {
+			w.same += int64(n)
+			return len(p), nil
+		}
+	}
+	if err := w.diverge(); err != nil {
+		return 0, err
+	}
+	return w.tmp.Write(p)
+}
+
+// diverge starts the temporary file, once, with the prefix the old file
+// shares with the new bytes.
+func (w *streamWriter) diverge() error {
+	if w.tmp != nil {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
+	if err != nil {
+		if os.IsNotExist(err) {
+			if err = os.MkdirAll(filepath.Dir(w.name), 0o755); err == nil {
+				tmp, err = os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.tmp = tmp
+	if w.old != nil {
+		if _, err := w.old.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(tmp, w.old, w.same); err != nil {
+			return err
+		}
+		w.old.Close() // read only: a close error loses nothing
+		w.old = nil
+	}
+	return nil
+}
+
+// finish leaves an old file equal to the bytes alone, or puts the new
+// file in its place.
+func (w *streamWriter) finish() error {
+	if w.tmp == nil && w.old != nil {
+		var one [1]byte
+		if n, _ := w.old.Read(one[:]); n == 0 {
+			return nil // unchanged
+		}
+	}
+	if err := w.diverge(); err != nil {
+		return err
+	}
+	err := w.tmp.Close()
+	if err == nil {
+		err = os.Chmod(w.tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(w.tmp.Name(), w.name)
+	}
+	if err == nil {
+		w.tmp = nil
+	}
+	return err
+}
+
+// cleanup closes the files and removes a temporary file that was not put
+// in place.
+func (w *streamWriter) cleanup() {
+	if w.old != nil {
+		w.old.Close() // read only: a close error loses nothing
+	}
+	if w.tmp != nil {
+		w.tmp.Close()           // the file is abandoned: its errors do not matter
+		os.Remove(w.tmp.Name()) // best effort: the error that matters is returned
+	}
 }
 
 // SumsName is the name of the file WriteSums writes.

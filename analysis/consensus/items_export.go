@@ -33,8 +33,14 @@ func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.It
 }
 
 func (c *collection) items() *analysis.Items {
+	return &analysis.Items{Fields: itemFields, Rows: c.itemRows}
+}
+
+// itemRows yields the rows of items.
+func (c *collection) itemRows(yield func([]string) bool) {
 	in, np := c.in, c.ls.np
-	it := &analysis.Items{Fields: itemFields}
+	row := make([]string, len(itemFields))
+	add := func(vals ...string) bool { copy(row, vals); return yield(row) }
 	type rerun struct {
 		slot
 		labs [][]int8
@@ -53,7 +59,9 @@ func (c *collection) items() *analysis.Items {
 			for jpos, j := range c.judges {
 				judge := in.Panel.Judges[j].Name
 				for p := range np {
-					it.Add(qid, rub.ID, rub.Dimension, judge, "0", in.Panel.Products[p].Name, itemLabel(c.ls.lab[jpos][q][r*np+p]))
+					if !add(qid, rub.ID, rub.Dimension, judge, "0", in.Panel.Products[p].Name, itemLabel(c.ls.lab[jpos][q][r*np+p])) {
+						return
+					}
 				}
 				for _, rr := range reruns {
 					if rr.q != q || rr.j != jpos {
@@ -63,13 +71,14 @@ func (c *collection) items() *analysis.Items {
 						if run == 0 || r >= len(labs) {
 							continue // run 0 is the main run, listed above
 						}
-						it.Add(qid, rub.ID, rub.Dimension, judge, analysis.IntText(run), in.Panel.Products[rr.p].Name, itemLabel(labs[r]))
+						if !add(qid, rub.ID, rub.Dimension, judge, analysis.IntText(run), in.Panel.Products[rr.p].Name, itemLabel(labs[r])) {
+							return
+						}
 					}
 				}
 			}
 		}
 	}
-	return it
 }
 
 // itemLabel is a label's name in the item records.

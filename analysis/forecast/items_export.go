@@ -40,8 +40,12 @@ func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.It
 }
 
 func (c *collection) items(opt Options) *analysis.Items {
+	return &analysis.Items{Fields: itemFields, Rows: func(yield func([]string) bool) { c.itemRows(opt, yield) }}
+}
+
+// itemRows yields the rows of items.
+func (c *collection) itemRows(opt Options, yield func([]string) bool) {
 	in := c.in
-	it := &analysis.Items{Fields: itemFields}
 	for ti, t := range in.Tasks {
 		st := t.StatusAt(in.Config.asOf, opt.ValidityWeeks)
 		for s, sys := range in.Config.Systems {
@@ -53,9 +57,11 @@ func (c *collection) items(opt Options) *analysis.Items {
 			case wrong:
 				correctText = "false"
 			}
-			it.Add(sys.Name, t.ID, t.Kind, t.Level, t.Market, analysis.IntText(t.Week), st.String(), p.Answer, t.Truth,
-				correctText, analysis.BoolText(p.Flagged()), analysis.BoolText(p.Invalid != ""), analysis.BoolText(p.Missing))
+			row := []string{sys.Name, t.ID, t.Kind, t.Level, t.Market, analysis.IntText(t.Week), st.String(), p.Answer, t.Truth,
+				correctText, analysis.BoolText(p.Flagged()), analysis.BoolText(p.Invalid != ""), analysis.BoolText(p.Missing)}
+			if !yield(row) {
+				return
+			}
 		}
 	}
-	return it
 }

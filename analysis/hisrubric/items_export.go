@@ -40,8 +40,13 @@ func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.It
 }
 
 func (r *run) items() *analysis.Items {
+	return &analysis.Items{Fields: itemFields, Rows: r.itemRows}
+}
+
+// itemRows yields the rows of items.
+func (r *run) itemRows(yield func([]string) bool) {
 	in := r.in
-	it := &analysis.Items{Fields: itemFields}
+	row := make([]string, len(itemFields))
 	for _, rep := range r.reports {
 		if !rep.complete {
 			continue
@@ -55,9 +60,11 @@ func (r *run) items() *analysis.Items {
 				sec = in.Structure.Sections[k].ID
 			}
 			score, _ := r.grade(rep, i)
-			it.Add(sys, co.ID, co.Market, co.Language, co.Industry, item.ID, sec, string(item.Capability), string(item.Protocol),
+			row = append(row[:0], sys, co.ID, co.Market, co.Language, co.Industry, item.ID, sec, string(item.Capability), string(item.Protocol),
 				analysis.NumText(r.opt.weights[item.Capability]), analysis.NumText(score))
+			if !yield(row) {
+				return
+			}
 		}
 	}
-	return it
 }

@@ -42,16 +42,20 @@ func (b Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.
 	if err != nil {
 		return nil, err
 	}
-	it := &analysis.Items{Fields: itemFields}
-	(&run{collection: col, o: o}).items(it, "public")
-	if col.private != nil {
-		(&run{collection: col.private, o: o}).items(it, "private")
-	}
-	return it, nil
+	return &analysis.Items{Fields: itemFields, Rows: func(yield func([]string) bool) {
+		// A run of its own per listing: prepare fills the run's cells.
+		if !(&run{collection: col, o: o}).itemRows("public", yield) {
+			return
+		}
+		if col.private != nil {
+			(&run{collection: col.private, o: o}).itemRows("private", yield)
+		}
+	}}, nil
 }
 
-// items appends the rows of r's collection, of set set.
-func (r *run) items(it *analysis.Items, set string) {
+// itemRows yields the rows of r's collection, of set set, and reports
+// whether yield asked for more.
+func (r *run) itemRows(set string, yield func([]string) bool) bool {
 	r.prepare()
 	doms := r.in.Config.Domains
 	for ti, o := range r.obj {
@@ -68,8 +72,10 @@ func (r *run) items(it *analysis.Items, set string) {
 			if out.parsed {
 				conf = analysis.NumText(out.conf)
 			}
-			it.Add(set, "objective", sys.Name, o.ID, o.Language, dom, o.Modality, conf, analysis.BoolText(out.correct),
-				"", "", "", "", "", "")
+			if !yield([]string{set, "objective", sys.Name, o.ID, o.Language, dom, o.Modality, conf, analysis.BoolText(out.correct),
+				"", "", "", "", "", ""}) {
+				return false
+			}
 		}
 	}
 	for ti, s := range r.sub {
@@ -100,8 +106,11 @@ func (r *run) items(it *analysis.Items, set string) {
 				}
 				pts = append(pts, id+"="+analysis.NumText(p))
 			}
-			it.Add(set, "subjective", sys.Name, s.ID, s.Language, "", "", "", "",
-				expert, cit, sup, jud, src, strings.Join(pts, ";"))
+			if !yield([]string{set, "subjective", sys.Name, s.ID, s.Language, "", "", "", "",
+				expert, cit, sup, jud, src, strings.Join(pts, ";")}) {
+				return false
+			}
 		}
 	}
+	return true
 }
