@@ -107,10 +107,10 @@ func TestCustomProvider(t *testing.T) {
 	t.Logf("recorded system: %s", b)
 }
 
-// TestUnanswerableSystem checks that a system whose provider is not
-// built in fails an offline run even when its calls cannot be keyed for
-// another reason: a run never succeeds with a system's row left empty.
-func TestUnanswerableSystem(t *testing.T) {
+// TestCustomProviderSweep checks that sweep, too, lists the calls of a
+// system on a provider that is not built in as misses (exit 3) instead
+// of sweeping with the system's row left empty.
+func TestCustomProviderSweep(t *testing.T) {
 	dir := customSystemBundle(t)
 	code, _, stderr := run(t, "sweep", dir, "--knob", "findeepforecast.tolerance_scale=0.5")
 	if code != ExitMiss || !strings.Contains(stderr, "myagent") {
