@@ -17,7 +17,9 @@ var itemFields = []analysis.Field{
 	{Name: "week", Kind: analysis.NumField, Doc: "week of release, from 1"},
 	{Name: "state", Doc: "the task's state at the evaluation time: resolved, pending or void"},
 	{Name: "prediction", Doc: "the answer as the system gave it; empty when missing or unreadable"},
+	{Name: "value", Kind: analysis.NumField, Doc: "recurrent tasks: the prediction read as a number in the task's unit; null when not readable"},
 	{Name: "truth", Doc: "the ground truth; empty while unknown"},
+	{Name: "tolerance", Kind: analysis.NumField, Doc: "recurrent tasks: the relative tolerance eps under the tolerance_scale knob (|value - truth| / |truth| < eps is correct; with truth 0 the zero rule applies)"},
 	{Name: "correct", Kind: analysis.BoolField, Doc: "the outcome under the settings; null when the prediction is not scored (missing reply, task not resolved, excluded by the late policy or the zero rule)"},
 	{Name: "late", Kind: analysis.BoolField, Doc: "the isolation audit flags the prediction (recorded after the deadline or citing later evidence)"},
 	{Name: "invalid", Kind: analysis.BoolField, Doc: "the answer could not be read (counted wrong when scored)"},
@@ -57,7 +59,14 @@ func (c *collection) itemRows(opt Options, yield func([]string) bool) {
 			case wrong:
 				correctText = "false"
 			}
-			row := []string{sys.Name, t.ID, t.Kind, t.Level, t.Market, analysis.IntText(t.Week), st.String(), p.Answer, t.Truth,
+			value, tol := "", ""
+			if t.Kind == Recurrent {
+				tol = analysis.NumText(t.eps * opt.Scale)
+				if !p.Missing && p.Invalid == "" {
+					value = analysis.NumText(p.Value)
+				}
+			}
+			row := []string{sys.Name, t.ID, t.Kind, t.Level, t.Market, analysis.IntText(t.Week), st.String(), p.Answer, value, t.Truth, tol,
 				correctText, analysis.BoolText(p.Flagged()), analysis.BoolText(p.Invalid != ""), analysis.BoolText(p.Missing)}
 			if !yield(row) {
 				return

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -152,6 +153,26 @@ func TestItemsRecomputeTables(t *testing.T) {
 					ok[it.str("system")]++
 				}
 			}
+		}
+		// and each readable recurrent prediction on a resolved task with a
+		// non-zero truth is correct exactly when its relative error is
+		// below the tolerance
+		checked := 0
+		for _, it := range items("findeepforecast") {
+			c, scored := it.flag("correct")
+			v, hasV := it.num("value")
+			eps, _ := it.num("tolerance")
+			truth, err := strconv.ParseFloat(it.str("truth"), 64)
+			if late, _ := it.flag("late"); !scored || late || !hasV || err != nil || truth == 0 {
+				continue
+			}
+			if want := math.Abs((v-truth)/truth) < eps; c != want {
+				t.Errorf("%s %s: correct %v, relative error %g vs tolerance %g", it.str("system"), it.str("task"), c, math.Abs((v-truth)/truth), eps)
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Error("no recurrent prediction checked")
 		}
 		tb := table("findeepforecast", "overall")
 		if len(tb.Rows) != len(n) {
