@@ -375,3 +375,68 @@ func b2int(b bool) int {
 	}
 	return 0
 }
+
+// TestSyntheticLabelled checks every CSV, JSON and LaTeX output of the
+// synthetic demo: each JSON table says "synthetic": true, each item
+// record too, each .tex file has the comment line, and every folder of
+// CSV or LaTeX files has a README saying the data is synthetic.
+func TestSyntheticLabelled(t *testing.T) {
+	out := t.TempDir()
+	if code, stdout, stderr := run(t, "reproduce", "--no-sweep", "--quiet", "--out", out); code != 0 {
+		t.Fatalf("reproduce exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	const banner = "SYNTHETIC DATA:"
+	counts := map[string]int{}
+	for _, format := range []string{"csv", "json", "latex"} {
+		root := filepath.Join(out, format)
+		benches, err := os.ReadDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range benches {
+			dir := filepath.Join(root, b.Name())
+			files, _ := os.ReadDir(dir)
+			if format != "json" {
+				readme, err := os.ReadFile(filepath.Join(dir, "README"))
+				if err != nil || !strings.Contains(string(readme), banner) {
+					t.Errorf("%s/%s: no README saying the data is synthetic (%v)", format, b.Name(), err)
+				}
+			}
+			for _, f := range files {
+				p := filepath.Join(dir, f.Name())
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch filepath.Ext(f.Name()) {
+				case ".json":
+					var obj struct {
+						Synthetic bool   `json:"synthetic"`
+						Note      string `json:"synthetic_note"`
+					}
+					if err := json.Unmarshal(data, &obj); err != nil || !obj.Synthetic || !strings.HasPrefix(obj.Note, banner) {
+						t.Errorf("%s: not labelled synthetic (%v)", p, err)
+					}
+				case ".jsonl":
+					for _, it := range readItems(t, p) {
+						if it["synthetic"] != true {
+							t.Fatalf("%s: a record is not labelled synthetic: %v", p, it)
+						}
+					}
+				case ".tex":
+					lines := strings.SplitN(string(data), "\n", 3)
+					if len(lines) < 2 || !strings.HasPrefix(lines[1], "% "+banner) {
+						t.Errorf("%s: no synthetic comment line", p)
+					}
+				}
+				counts[filepath.Ext(f.Name())]++
+			}
+		}
+	}
+	for _, ext := range []string{".csv", ".json", ".jsonl", ".tex"} {
+		if counts[ext] == 0 {
+			t.Errorf("no %s file checked", ext)
+		}
+	}
+	t.Logf("checked %v", counts)
+}
