@@ -34,6 +34,10 @@ type Result struct {
 	Synthetic bool
 	// Missing counts calls that had no reply (cache misses or failures).
 	Missing int
+	// Items are the per-item records behind the tables, when the
+	// benchmark lists them (see ItemLister); nil otherwise. Golden
+	// files of results leave them out: they are checked on their own.
+	Items *Items `json:"-"`
 }
 
 // Table returns the named table, or nil.

@@ -277,6 +277,9 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	timeout := cmpOr64(j.pc.Timeout, DefaultTimeout)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if j.pc.BaseURL == "" {
+		return nil, &CallError{Cause: CauseRequest, Msg: "provider " + j.req.Provider + " has no base URL"}
+	}
 	url := strings.TrimRight(j.pc.BaseURL, "/") + "/" + j.req.Endpoint
 	hr, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(j.req.Body))
 	if err != nil {

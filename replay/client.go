@@ -44,6 +44,12 @@ type Config struct {
 	Mode Mode
 	// Providers override and extend DefaultProviders by name.
 	Providers map[string]ProviderConfig
+	// Unknown, when not nil, configures every provider name that is
+	// neither built in nor in Providers, so that a call naming such a
+	// provider is keyed (as recording it under that kind would key it),
+	// replayed when stored and listed as a miss when not. Without it such
+	// a call is a bad request. Recording through it needs a BaseURL.
+	Unknown *ProviderConfig
 	// Sim answers provider kind "sim"; without it sim misses fail.
 	Sim *Sim
 	// Concurrency bounds requests in flight per provider when the
@@ -255,7 +261,7 @@ func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Rep
 func (c *Client) promptJob(call *results.Call) (*job, Request, error) {
 	p := &call.Prompt
 	stub := Request{Provider: p.Provider, Label: call.Label}
-	pc, ok := c.providers[p.Provider]
+	pc, ok := c.provider(p.Provider)
 	if !ok {
 		return nil, stub, fmt.Errorf("replay: %s: unknown provider %q", LabelText(call.Label), p.Provider)
 	}
@@ -275,6 +281,18 @@ func (c *Client) promptJob(call *results.Call) (*job, Request, error) {
 		reply:  results.Reply{Key: key.String()},
 	}
 	return j, stub, nil
+}
+
+// provider returns the configuration of the provider called name: its
+// own, or Config.Unknown for a name that has none.
+func (c *Client) provider(name string) (ProviderConfig, bool) {
+	if pc, ok := c.providers[name]; ok {
+		return pc, true
+	}
+	if c.cfg.Unknown != nil && name != "" {
+		return *c.cfg.Unknown, true
+	}
+	return ProviderConfig{}, false
 }
 
 // materialize builds the request of a job made from a prompt, once, and

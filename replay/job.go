@@ -100,7 +100,7 @@ func (c *Client) badRequest(r Request, err error) error {
 
 // newJob checks a request and computes its key.
 func (c *Client) newJob(r Request) (*job, error) {
-	pc, ok := c.providers[r.Provider]
+	pc, ok := c.provider(r.Provider)
 	if !ok {
 		return nil, fmt.Errorf("replay: unknown provider %q", r.Provider)
 	}

@@ -13,6 +13,9 @@
 //   - WriteWorkbook: an XLSX workbook with a README sheet, a Provenance
 //     sheet and one sheet per table.
 //
+// WriteItemsJSONL and WriteItemsCSV write a benchmark's item records
+// (analysis.Items), the rows its tables are computed from.
+//
 // WriteAll writes every format for a set of results under one output
 // folder and WriteSums lists their SHA-256 hashes; WriteAllHashed and
 // WriteSumsOf do the same from the bytes in memory, without reading the

@@ -20,11 +20,23 @@ import (
 // "higher", "lower" or "". Strings are escaped so that the output can be
 // embedded in HTML (<, > and & as \u escapes).
 func WriteJSON(w io.Writer, t *analysis.Table) error {
+	return writeJSON(w, t, false)
+}
+
+// writeJSON is WriteJSON; when synthetic, the object starts with
+// "synthetic": true and "synthetic_note" saying what that means.
+func writeJSON(w io.Writer, t *analysis.Table, synthetic bool) error {
 	if err := check(t); err != nil {
 		return fmt.Errorf("report: json: %w", err)
 	}
 	var b bytes.Buffer
-	b.WriteString(`{"table":`)
+	b.WriteByte('{')
+	if synthetic {
+		b.WriteString(`"synthetic":true,"synthetic_note":`)
+		str(&b, SyntheticNote)
+		b.WriteByte(',')
+	}
+	b.WriteString(`"table":`)
 	str(&b, t.Name)
 	b.WriteString(`,"benchmark":`)
 	str(&b, t.Benchmark)

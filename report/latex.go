@@ -17,6 +17,12 @@ import (
 // under the tabular. All text passes through LaTeXText. CJK text needs a
 // CJK-capable engine (xeCJK with XeLaTeX, or ctex).
 func WriteLaTeX(w io.Writer, t *analysis.Table) error {
+	return writeLaTeX(w, t, false)
+}
+
+// writeLaTeX is WriteLaTeX; when synthetic, a comment line under the
+// first says the data is synthetic.
+func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 	if err := check(t); err != nil {
 		return fmt.Errorf("report: latex: %w", err)
 	}
@@ -31,6 +37,9 @@ func WriteLaTeX(w io.Writer, t *analysis.Table) error {
 		}
 	}
 	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage{booktabs}\n", oneLine(t.Benchmark), oneLine(t.Name))
+	if synthetic {
+		fmt.Fprintf(bw, "%% %s\n", SyntheticNote)
+	}
 	bw.WriteString("\\begin{table}[t]\n\\centering\n")
 	caption := LaTeXText(t.Title)
 	if t.Caption != "" {

@@ -49,7 +49,7 @@ const (
 	minColWidth, maxColWidth, colMargin = 8, 60, 2
 	// syntheticBanner is the first row of the README and Provenance sheets of
 	// a workbook holding synthetic data.
-	syntheticBanner = "SYNTHETIC DATA: some or all results come from simulated replies, not from real model outputs; they show how finrepro works, not how the systems perform."
+	syntheticBanner = SyntheticNote
 	readmeSheet     = "README"
 	provSheet       = "Provenance"
 )

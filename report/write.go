@@ -1,10 +1,12 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -29,9 +31,15 @@ const allWorkbook = "all"
 //	csv/<benchmark>/<table>.csv
 //	json/<benchmark>/<table>.json
 //	latex/<benchmark>/<table>.tex
+//	json/<benchmark>/items.jsonl     the result's item records, if any
+//	csv/<benchmark>/items.csv
+//	csv/<benchmark>/README           when synthetic
+//	latex/<benchmark>/README         when synthetic
 //
-// A result's workbook is marked synthetic when prov.Synthetic or the
-// result is; the combined one when prov.Synthetic or any result is. It
+// A result is synthetic when prov.Synthetic or the result is; its
+// workbook, JSON, LaTeX and item records then say so (see SyntheticNote),
+// and a README beside its CSV and LaTeX files. The combined workbook is
+// synthetic when prov.Synthetic or any result is. It
 // returns the written paths relative to out, with forward slashes,
 // sorted. Benchmark and table names must be file names (letters, digits,
 // '.', '-', '_', not starting with '.'), unique, and no benchmark may be
@@ -79,6 +87,14 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
 		g.Go(func() error {
+			if j.stream {
+				sum, err := writeStream(filepath.Join(out, filepath.FromSlash(j.rel)), j.write)
+				if err != nil {
+					errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
+				}
+				sums[i] = FileSum{j.rel, sum}
+				return nil
+			}
 			var b bytes.Buffer
 			if err := j.write(&b); err != nil {
 				errs[i] = err
@@ -102,12 +118,12 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	return sums, nil
 }
 
-// Files returns the paths WriteAll writes for res, relative to its output
-// folder, with forward slashes, sorted: what a page linking the outputs
-// can list before they are written.
-func Files(res []*analysis.Result) []string {
+// Files returns the paths WriteAll writes for res and prov, relative to
+// its output folder, with forward slashes, sorted: what a page linking
+// the outputs can list before they are written.
+func Files(res []*analysis.Result, prov Provenance) []string {
 	var paths []string
-	for _, j := range plan(res, Provenance{}) {
+	for _, j := range plan(res, prov) {
 		paths = append(paths, j.rel)
 	}
 	slices.Sort(paths)
@@ -118,7 +134,21 @@ func Files(res []*analysis.Result) []string {
 type job struct {
 	rel   string // path relative to the output folder, slash-separated
 	write func(io.Writer) error
+	// stream writes the file as it is rendered (see writeStream) instead
+	// of in memory first: for the item records, tens of megabytes at full
+	// scale.
+	stream bool
 }
+
+// SyntheticNote is what every output of synthetic results says about
+// them: the first row of a workbook's README and Provenance sheets, a
+// field of each JSON file, a comment line of each LaTeX file and the
+// README beside the CSV and LaTeX files.
+const SyntheticNote = "SYNTHETIC DATA: some or all results come from simulated replies, not from real model outputs; they show how finrepro works, not how the systems perform."
+
+// ReadmeName is the name of the note WriteAll puts beside the CSV and
+// LaTeX files of synthetic results.
+const ReadmeName = "README"
 
 // plan lists the files WriteAll writes for res, in listing order.
 func plan(res []*analysis.Result, prov Provenance) []job {
@@ -134,28 +164,56 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 		if title == "" {
 			title = r.Benchmark
 		}
-		jobs = append(jobs, job{path.Join("xlsx", r.Benchmark+".xlsx"), func(w io.Writer) error {
+		synth := p.Synthetic
+		jobs = append(jobs, job{rel: path.Join("xlsx", r.Benchmark+".xlsx"), write: func(w io.Writer) error {
 			return WriteWorkbook(w, title, r.Tables, p)
 		}})
 		for _, t := range r.Tables {
 			for _, f := range []struct {
 				dir, ext string
-				write    func(io.Writer, *analysis.Table) error
+				write    func(io.Writer, *analysis.Table, bool) error
 			}{
-				{"csv", ".csv", WriteCSV},
-				{"json", ".json", WriteJSON},
-				{"latex", ".tex", WriteLaTeX},
+				{"csv", ".csv", func(w io.Writer, t *analysis.Table, _ bool) error { return WriteCSV(w, t) }},
+				{"json", ".json", writeJSON},
+				{"latex", ".tex", writeLaTeX},
 			} {
-				jobs = append(jobs, job{path.Join(f.dir, r.Benchmark, t.Name+f.ext), func(w io.Writer) error {
-					return f.write(w, t)
+				jobs = append(jobs, job{rel: path.Join(f.dir, r.Benchmark, t.Name+f.ext), write: func(w io.Writer) error {
+					return f.write(w, t, synth)
+				}})
+			}
+		}
+		if r.Items != nil {
+			jobs = append(jobs,
+				job{rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), stream: true, write: func(w io.Writer) error {
+					return WriteItemsJSONL(w, r.Items, synth)
+				}},
+				job{rel: path.Join("csv", r.Benchmark, ItemsName+".csv"), stream: true, write: func(w io.Writer) error {
+					return WriteItemsCSV(w, r.Items)
+				}})
+		}
+		if synth && (len(r.Tables) > 0 || r.Items != nil) {
+			for _, dir := range []string{"csv", "latex"} {
+				text := readme(title, dir)
+				jobs = append(jobs, job{rel: path.Join(dir, r.Benchmark, ReadmeName), write: func(w io.Writer) error {
+					_, err := io.WriteString(w, text)
+					return err
 				}})
 			}
 		}
 	}
-	jobs = append(jobs, job{path.Join("xlsx", allWorkbook+".xlsx"), func(w io.Writer) error {
+	jobs = append(jobs, job{rel: path.Join("xlsx", allWorkbook+".xlsx"), write: func(w io.Writer) error {
 		return WriteWorkbook(w, "All results", all, allProv)
 	}})
 	return jobs
+}
+
+// readme is the note beside the dir files of a synthetic result.
+func readme(title, dir string) string {
+	what := "CSV files"
+	if dir == "latex" {
+		what = "LaTeX tables"
+	}
+	return fmt.Sprintf("%s: %s\n\n%s\n", oneLine(title), what, SyntheticNote)
 }
 
 // checkNames reports benchmark and table names that cannot be file names
@@ -180,6 +238,9 @@ func checkNames(res []*analysis.Result) error {
 			}
 			if err := fileName(t.Name); err != nil {
 				return fmt.Errorf("benchmark %s: table %q: %w", r.Benchmark, t.Name, err)
+			}
+			if strings.EqualFold(t.Name, ItemsName) {
+				return fmt.Errorf("benchmark %s: table %q: name taken by the item records", r.Benchmark, t.Name)
 			}
 			if tables[strings.ToLower(t.Name)] {
 				return fmt.Errorf("benchmark %s: table %q: duplicate", r.Benchmark, t.Name)
@@ -234,6 +295,129 @@ func writeFile(name string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// writeStream writes what write renders to name, hashing the bytes on
+// the way, so that a large file is never held in memory. While the bytes
+// equal those of the file already at name they are only compared with it
+// (a rerun rewrites nothing, as writeFile leaves a file holding the right
+// bytes alone); from the first difference they go to a temporary file in
+// the same folder, renamed into place at the end, so that an interrupted
+// run never leaves a half-written file under the final name. It returns
+// the SHA-256 of the bytes.
+func writeStream(name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
+	sw := &streamWriter{name: name, h: sha256.New()}
+	if st, err := os.Lstat(name); err == nil && st.Mode().IsRegular() {
+		sw.old, _ = os.Open(name) // unreadable: written anew
+	}
+	defer sw.cleanup()
+	bw := bufio.NewWriterSize(sw, 256<<10)
+	if err := write(bw); err != nil {
+		return sum, err
+	}
+	if err := bw.Flush(); err != nil {
+		return sum, err
+	}
+	sw.h.Sum(sum[:0])
+	return sum, sw.finish()
+}
+
+// A streamWriter is writeStream's destination: it compares what it is
+// given with the old file until they differ, then writes to a temporary
+// file holding the equal prefix and the rest.
+type streamWriter struct {
+	name string
+	h    hash.Hash
+	old  *os.File // the file in place, nil when none or once they differ
+	same int64    // bytes equal to the old file's so far
+	tmp  *os.File // the new file, nil while equal to the old one
+	buf  []byte
+}
+
+func (w *streamWriter) Write(p []byte) (int, error) {
+	w.h.Write(p) // a hash never fails
+	if w.tmp == nil && w.old != nil {
+		if cap(w.buf) < len(p) {
+			w.buf = make([]byte, len(p))
+		}
+		b := w.buf[:len(p)]
+		if n, _ := io.ReadFull(w.old, b); n == len(p) && bytes.Equal(b, p) {
+			w.same += int64(n)
+			return len(p), nil
+		}
+	}
+	if err := w.diverge(); err != nil {
+		return 0, err
+	}
+	return w.tmp.Write(p)
+}
+
+// diverge starts the temporary file, once, with the prefix the old file
+// shares with the new bytes.
+func (w *streamWriter) diverge() error {
+	if w.tmp != nil {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
+	if err != nil {
+		if os.IsNotExist(err) {
+			if err = os.MkdirAll(filepath.Dir(w.name), 0o755); err == nil {
+				tmp, err = os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.tmp = tmp
+	if w.old != nil {
+		if _, err := w.old.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(tmp, w.old, w.same); err != nil {
+			return err
+		}
+		w.old.Close() // read only: a close error loses nothing
+		w.old = nil
+	}
+	return nil
+}
+
+// finish leaves an old file equal to the bytes alone, or puts the new
+// file in its place.
+func (w *streamWriter) finish() error {
+	if w.tmp == nil && w.old != nil {
+		var one [1]byte
+		if n, _ := w.old.Read(one[:]); n == 0 {
+			return nil // unchanged
+		}
+	}
+	if err := w.diverge(); err != nil {
+		return err
+	}
+	err := w.tmp.Close()
+	if err == nil {
+		err = os.Chmod(w.tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(w.tmp.Name(), w.name)
+	}
+	if err == nil {
+		w.tmp = nil
+	}
+	return err
+}
+
+// cleanup closes the files and removes a temporary file that was not put
+// in place.
+func (w *streamWriter) cleanup() {
+	if w.old != nil {
+		w.old.Close() // read only: a close error loses nothing
+	}
+	if w.tmp != nil {
+		w.tmp.Close()           // the file is abandoned: its errors do not matter
+		os.Remove(w.tmp.Name()) // best effort: the error that matters is returned
+	}
 }
 
 // SumsName is the name of the file WriteSums writes.

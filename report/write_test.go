@@ -41,12 +41,12 @@ func TestWriteAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{
-			"csv/findeepforecast/accuracy.csv", "csv/findeepresearch/hostile_scores.csv", "csv/icbcbench/accuracy.csv",
+			"csv/findeepforecast/accuracy.csv", "csv/findeepresearch/README", "csv/findeepresearch/hostile_scores.csv", "csv/icbcbench/accuracy.csv",
 			"json/findeepforecast/accuracy.json", "json/findeepresearch/hostile_scores.json", "json/icbcbench/accuracy.json",
-			"latex/findeepforecast/accuracy.tex", "latex/findeepresearch/hostile_scores.tex", "latex/icbcbench/accuracy.tex",
+			"latex/findeepforecast/accuracy.tex", "latex/findeepresearch/README", "latex/findeepresearch/hostile_scores.tex", "latex/icbcbench/accuracy.tex",
 			"xlsx/all.xlsx", "xlsx/findeepforecast.xlsx", "xlsx/findeepresearch.xlsx", "xlsx/icbcbench.xlsx",
 		}
-		if files := Files(res); !slices.Equal(files, want) {
+		if files := Files(res, prov); !slices.Equal(files, want) {
 			t.Fatalf("Files = %q, want %q", files, want)
 		}
 		if !slices.Equal(paths, want) {
@@ -207,8 +207,8 @@ func TestWriteSumsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths := Paths(sums)
-	if !slices.IsSorted(paths) || !slices.Equal(paths, Files(results())) {
-		t.Fatalf("paths %q, want %q", paths, Files(results()))
+	if !slices.IsSorted(paths) || !slices.Equal(paths, Files(results(), testProv())) {
+		t.Fatalf("paths %q, want %q", paths, Files(results(), testProv()))
 	}
 	if err := WriteSums(out, paths); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ type objOutcome struct {
 
 // subOutcome is one system's result on one subjective task.
 type subOutcome struct {
+	written bool    // the system wrote a report
 	expert  float64 // NaN when not scored
 	judged  int     // claims with a supported/unsupported verdict; -1 when not evaluated
 	support int
@@ -45,6 +46,10 @@ type subOutcome struct {
 	// its dated references.
 	sourced bool
 	refs    []datedRef
+	// points are the first rubric judge's points per sub-dimension, in
+	// rubric order (the expert score is their sum); nil when not scored
+	// or unreadable.
+	points []float64
 }
 
 // A datedRef is what the source score needs of a dated reference: its
@@ -320,6 +325,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 			continue
 		}
 		out := &c.subRes[rf.sys][rf.task]
+		out.written = true
 		c.subText[rf.sys][rf.task].present, c.subText[rf.sys][rf.task].report = true, rep.Text
 		s := c.sub[rf.task]
 		sys := &c.systems[rf.sys]
@@ -435,6 +441,12 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000)})
 	if judge == 0 {
 		out.expert = total
+		if len(scores) > 0 {
+			out.points = make([]float64, len(scores))
+			for i, sc := range scores {
+				out.points[i] = sc.Score
+			}
+		}
 	}
 }
 

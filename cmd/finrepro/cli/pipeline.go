@@ -46,10 +46,14 @@ type session struct {
 	client   *replay.Client
 	settings map[string]analysis.Settings
 	cleanup  func()
+	progress io.Writer
 }
 
 // openSession parses the settings, opens and verifies the bundle at arg
-// (see openBundle) and opens its store. The caller must call close.
+// (see openBundle) and opens its store read only: a bundle without a
+// cache gets an empty store in a temporary folder, so that every call is
+// a miss and the bundle is left as it was. Only recording writes into a
+// bundle, through reopenForWriting. The caller must call close.
 func openSession(env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
 	settings, err := parseSettings(sets)
 	if err != nil {
@@ -59,7 +63,7 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 	if err != nil {
 		return nil, err
 	}
-	s := &session{bundle: b, settings: settings, cleanup: cleanup}
+	s := &session{bundle: b, settings: settings, cleanup: cleanup, progress: progress}
 	if err := verifyOpened(env, b); err != nil {
 		s.close()
 		return nil, err
@@ -68,12 +72,50 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 		s.close()
 		return nil, err
 	}
-	if s.store, err = cache.Open(b.CachePath(), cache.Options{}); err != nil {
+	if s.store, err = openStore(s); err != nil {
 		s.close()
 		return nil, integrityErr(err)
 	}
-	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress})
+	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress, Unknown: customProvider()})
 	return s, nil
+}
+
+// reopenForWriting reopens s's store in the bundle's cache folder for
+// writing (creating it when the bundle has none), with a new offline
+// client over it.
+func (s *session) reopenForWriting() error {
+	s.store.Close() // read only: nothing to lose on a failed close
+	st, err := cache.Open(s.bundle.CachePath(), cache.Options{})
+	if err != nil {
+		s.store = nil
+		return integrityErr(err)
+	}
+	s.store = st
+	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: s.progress, Unknown: customProvider()})
+	return nil
+}
+
+// storeFormat is the file that marks a folder as a store (the cache's
+// FORMAT file); a bundle whose cache folder lacks it has no cache yet.
+const storeFormat = "FORMAT"
+
+// openStore opens the store of s's bundle read only or, when the bundle
+// has no cache yet, an empty store in a temporary folder that s's cleanup
+// removes.
+func openStore(s *session) (*cache.Store, error) {
+	dir := s.bundle.CachePath()
+	if _, err := os.Stat(filepath.Join(dir, storeFormat)); err == nil {
+		return cache.Open(dir, cache.Options{ReadOnly: true})
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "finrepro-empty-cache-")
+	if err != nil {
+		return nil, err
+	}
+	prev := s.cleanup
+	s.cleanup = func() { os.RemoveAll(tmp); prev() }
+	return cache.Open(tmp, cache.Options{})
 }
 
 func (s *session) close() {
@@ -106,7 +148,13 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 	if misses := s.client.Misses(); len(misses) > 0 {
 		return nil, reportMisses(env.Stderr, misses)
 	}
+	if err := reportFailures(env.Stderr, s.client.Failures(), "answered"); err != nil {
+		return nil, err
+	}
 	a := &analysisRun{res: res, replayed: s.client.Counts().Hits, avoided: s.client.AvoidedUSD()}
+	if err := itemsAll(s.benches, colls, res, s.settings); err != nil {
+		return nil, err
+	}
 	if a.comps, err = compareAll(s.bundle, res, tol); err != nil {
 		return nil, err
 	}
@@ -275,6 +323,23 @@ func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Bench
 	return colls, res, nil
 }
 
+// itemsAll sets the item records of every result whose benchmark lists
+// them, from its collection under its settings.
+func itemsAll(benches []analysis.Benchmark, colls []analysis.Collection, res []*analysis.Result, settings map[string]analysis.Settings) error {
+	return eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+		l, ok := bm.(analysis.ItemLister)
+		if !ok {
+			return nil
+		}
+		items, err := l.Items(colls[i], settings[bm.Name()])
+		if err != nil {
+			return err
+		}
+		res[i].Items = items
+		return nil
+	})
+}
+
 // eachBenchmark calls f for every benchmark concurrently and returns the
 // error of the first benchmark (in the order of benches) that failed,
 // prefixed with its name.
@@ -312,7 +377,54 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 		fmt.Fprintf(w, "  ... and %d more\n", len(misses)-50)
 	}
 	fmt.Fprintf(w, "Recording them would cost about $%.2f (estimate from the price table); run with --mode record to record them.\n", cost)
+	for _, p := range customProviders(misses, nil) {
+		fmt.Fprintf(w, "Provider %q is not built in: recording its calls needs --base-url %s=URL (an OpenAI-compatible Chat Completions server).\n", p, p)
+	}
 	return missErr(fmt.Errorf("%d cache misses", len(misses)))
+}
+
+// reportFailures prints every request that could not be answered (how:
+// "answered", "recorded") with its cause and returns an error (exit 1),
+// or nil when there is none: a run never succeeds while calls it needed
+// had no reply.
+func reportFailures(w io.Writer, fails []replay.Failure, how string) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "%d requests could not be %s:\n", len(fails), how)
+	for i, f := range fails {
+		if i == 50 {
+			fmt.Fprintf(w, "  ... and %d more\n", len(fails)-50)
+			break
+		}
+		fmt.Fprintf(w, "  %v\n", f)
+	}
+	return fmt.Errorf("%d requests could not be %s", len(fails), how)
+}
+
+// customProvider is how a session takes a provider name that is not
+// built in: as OpenAI-compatible Chat Completions, the API every
+// --base-url NAME that is not built in is taken to speak, so that its
+// calls key, replay and miss as they were or would be recorded.
+func customProvider() *replay.ProviderConfig {
+	return &replay.ProviderConfig{Kind: replay.KindChat}
+}
+
+// customProviders returns, sorted, the providers of misses that are
+// neither built in nor configured in providers: their calls cannot be
+// recorded.
+func customProviders(misses []replay.Miss, providers map[string]replay.ProviderConfig) []string {
+	known := replay.DefaultProviders()
+	var out []string
+	for _, m := range misses {
+		_, builtin := known[m.Provider]
+		_, given := providers[m.Provider]
+		if !builtin && !given && !slices.Contains(out, m.Provider) {
+			out = append(out, m.Provider)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sweepAll runs the default sensitivity sweep of every benchmark, or,
@@ -432,7 +544,7 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
 		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
-			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all),
+			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
 		})
 	})
 	wg.Wait()

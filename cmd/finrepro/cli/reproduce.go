@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,15 +56,15 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if !*quiet && isTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
+	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
+		return usageErr("--mode record needs a bundle folder to record into")
+	}
 	s, err := openSession(env, fs.Arg(0), *sets, progress)
 	if err != nil {
 		return err
 	}
 	defer s.close()
 	if *mode == "record" {
-		if fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst") {
-			return usageErr("--mode record needs a bundle folder to record into")
-		}
 		providers, err := providerOverrides(*baseURLs)
 		if err != nil {
 			return err
@@ -149,13 +150,33 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // not yet recorded (a judge grading a report not yet written) appear only
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
-	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
+	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false); err != nil {
+		return err
+	}
+	if err := reportFailures(env.Stderr, dry.Failures(), "keyed"); err != nil {
 		return err
 	}
 	misses := dry.Misses()
 	if len(misses) == 0 {
 		return nil
+	}
+	if custom := customProviders(misses, providers); len(custom) > 0 {
+		for _, p := range custom {
+			var names []string
+			n := 0
+			for _, m := range misses {
+				if m.Provider == p {
+					n++
+					if !slices.Contains(names, m.Label.Name) {
+						names = append(names, m.Label.Name)
+					}
+				}
+			}
+			slices.Sort(names)
+			fmt.Fprintf(env.Stderr, "provider %q of %s is not built in and has no --base-url %s=URL: %d calls cannot be recorded\n", p, strings.Join(names, ", "), p, n)
+		}
+		return fmt.Errorf("nothing recorded: %d providers cannot be reached (%s)", len(custom), strings.Join(custom, ", "))
 	}
 	var cost float64
 	for _, m := range misses {
@@ -170,16 +191,16 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 			return errors.New("recording cancelled")
 		}
 	}
+	if err := s.reopenForWriting(); err != nil {
+		return err
+	}
 	// The wall clock is what recorded_at must say for a real recording.
-	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Getenv: env.Getenv, Progress: progress, Clock: time.Now})
+	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: progress, Clock: time.Now})
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
 		return err
 	}
-	if f := rec.Failures(); len(f) > 0 {
-		for _, x := range f {
-			fmt.Fprintf(env.Stderr, "  %v\n", x)
-		}
-		return fmt.Errorf("%d requests could not be recorded", len(f))
+	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
+		return err
 	}
 	// The bundle has grown: merge the new packs and list them in the
 	// manifest, so that it verifies again.

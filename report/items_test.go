@@ -1,0 +1,219 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+func testItems() *analysis.Items {
+	return &analysis.Items{Fields: []analysis.Field{
+		{Name: "system"}, {Name: "score", Kind: analysis.NumField}, {Name: "correct", Kind: analysis.BoolField},
+	}, Rows: analysis.RowsOf([][]string{
+		{"a <b> & \"c\"", analysis.NumText(0.1), analysis.BoolText(true)},
+		{"=cmd()", "", ""},
+		{"中文", analysis.NumText(-1e-9), analysis.BoolText(false)},
+	})}
+}
+
+// TestItemsJSONL checks the JSON Lines records by reading them back with
+// encoding/json: values, nulls, key order and the synthetic field.
+func TestItemsJSONL(t *testing.T) {
+	for _, synth := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := WriteItemsJSONL(&b, testItems(), synth); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines, want 3:\n%s", len(lines), b.String())
+		}
+		want := []map[string]any{
+			{"system": "a <b> & \"c\"", "score": 0.1, "correct": true},
+			{"system": "=cmd()", "score": nil, "correct": nil},
+			{"system": "中文", "score": -1e-9, "correct": false},
+		}
+		for i, l := range lines {
+			if strings.ContainsAny(l, "<>&") {
+				t.Errorf("line %d not HTML-safe: %s", i+1, l)
+			}
+			if !strings.HasPrefix(l, `{"system":`) {
+				t.Errorf("line %d: keys not in field order: %s", i+1, l)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(l), &got); err != nil {
+				t.Fatalf("line %d: %v: %s", i+1, err, l)
+			}
+			if synth {
+				if got["synthetic"] != true {
+					t.Errorf("line %d: no synthetic field: %s", i+1, l)
+				}
+				delete(got, "synthetic")
+			} else if strings.Contains(l, "synthetic") {
+				t.Errorf("line %d: synthetic field on real data: %s", i+1, l)
+			}
+			if len(got) != len(want[i]) {
+				t.Errorf("line %d: %v, want %v", i+1, got, want[i])
+			}
+			for k, v := range want[i] {
+				if got[k] != v {
+					t.Errorf("line %d: %s = %v, want %v", i+1, k, got[k], v)
+				}
+			}
+		}
+	}
+}
+
+// TestItemsCSV reads the CSV back: header, empty nulls, neutralised
+// formulas.
+func TestItemsCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteItemsCSV(&b, testItems()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"system", "score", "correct"}, {"a <b> & \"c\"", "0.1", "true"}, {"'=cmd()", "", ""}, {"中文", "-1e-09", "false"}}
+	if len(recs) != len(want) {
+		t.Fatalf("%q, want %q", recs, want)
+	}
+	for i := range want {
+		if strings.Join(recs[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("record %d: %q, want %q", i, recs[i], want[i])
+		}
+	}
+}
+
+// TestItemsRefused checks that values which would make invalid JSON are
+// refused, naming row and field.
+func TestItemsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		kind analysis.FieldKind
+		v    string
+	}{
+		{analysis.NumField, "NaN"}, {analysis.NumField, "1,5"}, {analysis.NumField, "01"}, {analysis.NumField, "1."},
+		{analysis.NumField, "1e"}, {analysis.NumField, "-"}, {analysis.NumField, "0x10"}, {analysis.BoolField, "yes"},
+	} {
+		it := &analysis.Items{Fields: []analysis.Field{{Name: "f", Kind: tc.kind}}, Rows: analysis.RowsOf([][]string{{tc.v}})}
+		err := WriteItemsJSONL(&bytes.Buffer{}, it, false)
+		if err == nil || !strings.Contains(err.Error(), "row 1: field f") {
+			t.Errorf("%q: error %v, want one naming row 1, field f", tc.v, err)
+		}
+	}
+	for _, v := range []string{"0", "-0.5", "1e-9", "12.5E+3", "100"} {
+		if !isJSONNumber(v) {
+			t.Errorf("isJSONNumber(%q) = false", v)
+		}
+	}
+}
+
+// FuzzNumText checks that every number's canonical text is a JSON number
+// that reads back to the same value.
+func FuzzNumText(f *testing.F) {
+	for _, x := range []float64{0, -0.0, 1, -1.5, 1e-300, 1e300, 0.1} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		s := analysis.NumText(x)
+		if s == "" {
+			return // NaN or an infinity: null
+		}
+		if !isJSONNumber(s) {
+			t.Fatalf("NumText(%v) = %q, not a JSON number", x, s)
+		}
+		var y float64
+		if err := json.Unmarshal([]byte(s), &y); err != nil || y != x {
+			t.Fatalf("NumText(%v) = %q reads back as %v, %v", x, s, y, err)
+		}
+	})
+}
+
+// TestSyntheticLabels checks that a synthetic result's JSON tables and
+// LaTeX files say so and that a README sits beside its CSV and LaTeX
+// files, and that real results carry no such label.
+func TestSyntheticLabels(t *testing.T) {
+	tb := &analysis.Table{Benchmark: "b", Name: "t", Columns: []analysis.Column{{Name: "x"}}}
+	tb.AddRow(analysis.Text("v"))
+	for _, synth := range []bool{false, true} {
+		out := t.TempDir()
+		res := []*analysis.Result{{Benchmark: "b", Title: "B", Tables: []*analysis.Table{tb}, Items: testItems()}}
+		files, err := WriteAll(out, res, Provenance{Synthetic: synth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := func(p string) bool {
+			for _, f := range files {
+				if f == p {
+					return true
+				}
+			}
+			return false
+		}
+		for _, p := range []string{"csv/b/README", "latex/b/README"} {
+			if has(p) != synth {
+				t.Errorf("synthetic %v: %s written %v", synth, p, has(p))
+			}
+		}
+		for _, p := range []string{"json/b/items.jsonl", "csv/b/items.csv"} {
+			if !has(p) {
+				t.Errorf("no %s", p)
+			}
+		}
+		js := readFile(t, out, "json/b/t.json")
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(js), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if (obj["synthetic"] == true) != synth || (obj["synthetic_note"] == SyntheticNote) != synth {
+			t.Errorf("synthetic %v: JSON %s", synth, js)
+		}
+		tex := readFile(t, out, "latex/b/t.tex")
+		if strings.Contains(tex, "\n% "+SyntheticNote+"\n") != synth {
+			t.Errorf("synthetic %v: LaTeX\n%s", synth, tex)
+		}
+		if synth && !strings.Contains(readFile(t, out, "csv/b/README"), SyntheticNote) {
+			t.Error("csv README does not say the data is synthetic")
+		}
+	}
+}
+
+// TestItemsNameTaken checks that a table cannot take the item records'
+// file name.
+func TestItemsNameTaken(t *testing.T) {
+	tb := &analysis.Table{Benchmark: "b", Name: "Items", Columns: []analysis.Column{{Name: "x"}}}
+	_, err := WriteAll(t.TempDir(), []*analysis.Result{{Benchmark: "b", Tables: []*analysis.Table{tb}}}, Provenance{})
+	if err == nil || !strings.Contains(err.Error(), "item records") {
+		t.Errorf("error %v, want the name refused", err)
+	}
+}
+
+func readFile(t *testing.T, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FuzzAppendJSONString checks the fast string quoting against
+// json.Marshal, which it must equal byte for byte.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "q001-r001", "a<b", "\x7f", "\u2028", "\xff", `"\`, "中文", "\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
