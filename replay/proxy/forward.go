@@ -26,7 +26,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		x.log.Outcome = outcomeFailed
 		return false
 	}
-	u := strings.TrimRight(pc.BaseURL, "/") + "/" + x.rt.endpoint
+	base := strings.TrimRight(pc.BaseURL, "/")
+	if v := x.rt.version; v != "" {
+		// Ask in the client's Gemini API version.
+		if b, ok := strings.CutSuffix(base, "/v1beta"); ok {
+			base = b + "/" + v
+		} else if b, ok := strings.CutSuffix(base, "/v1"); ok {
+			base = b + "/" + v
+		}
+	}
+	u := base + "/" + x.rt.endpoint
 	if r.URL.RawQuery != "" {
 		u += "?" + r.URL.RawQuery
 	}

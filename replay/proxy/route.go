@@ -33,6 +33,10 @@ type route struct {
 	get bool
 	// gemStream is a Gemini streamGenerateContent with alt=sse.
 	gemStream bool
+	// version is a Gemini path's API version, v1beta or v1; the key
+	// does not hold it (the two serve the same requests) but the upstream
+	// is asked in the client's version.
+	version string
 	// retrieve is the id of the stored response a GET /v1/responses/{id}
 	// asks for.
 	retrieve string
@@ -47,7 +51,7 @@ var errNoRoute = errors.New("not an endpoint finrepro proxy serves")
 
 // routeOf maps a request to its route. The path is
 // [/PROVIDER]/v1/ENDPOINT for the OpenAI-compatible APIs and Anthropic's
-// messages, and [/PROVIDER]/v1beta/models/MODEL:METHOD for Gemini, where
+// messages, and [/PROVIDER]/v1beta/models/MODEL:METHOD (or v1) for Gemini, where
 // PROVIDER, when present, is a name known to known. The query is ignored
 // except Gemini's alt=sse; key= is a credential and never kept.
 func routeOf(method string, u *url.URL, known func(string) bool) (route, error) {
@@ -59,9 +63,12 @@ func routeOf(method string, u *url.URL, known func(string) bool) (route, error) 
 		}
 		rt.provider, p = name, "/"+rest
 	}
+	version, after, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	geminiPath := method == http.MethodPost && strings.HasPrefix(after, "models/") && strings.Contains(after, ":")
 	switch {
-	case strings.HasPrefix(p, "/v1beta/"):
-		rest := strings.TrimPrefix(p, "/v1beta/")
+	case version == "v1beta" || version == "v1" && geminiPath:
+		rest := after
+		rt.version = version
 		model, verb, ok := strings.Cut(strings.TrimPrefix(rest, "models/"), ":")
 		if method != http.MethodPost || !strings.HasPrefix(rest, "models/") || !ok || model == "" || !plain(model) || !plain(verb) {
 			return rt, errNoRoute

@@ -216,6 +216,10 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		frames = append(frames, sse("content_block_stop", `{"type":"content_block_stop","index":0}`),
 			sse("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":8}}`, stop)))
 		u.stream(w, trigger, frames, sse("message_stop", `{"type":"message_stop"}`), sse("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	case strings.HasSuffix(p, ":embedContent"):
+		writeJSON(w, `{"embedding":{"values":[0.25,-0.5,0.125]}}`)
+	case strings.HasSuffix(p, ":batchEmbedContents"):
+		writeJSON(w, `{"embeddings":[{"values":[0.25,-0.5,0.125]}]}`)
 	case strings.HasSuffix(p, ":generateContent"):
 		writeJSON(w, geminiChunk(n, b.Model, geminiParts(tool, answer), "STOP"))
 	case strings.HasSuffix(p, ":streamGenerateContent") && r.URL.Query().Get("alt") == "sse":
