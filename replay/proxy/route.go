@@ -125,7 +125,7 @@ func routeOf(method string, u *url.URL, known func(string) bool) (route, error) 
 // plain reports whether a path segment is non-empty and has no slash,
 // dot-dot or character that could leave the endpoint.
 func plain(s string) bool {
-	return s != "" && !strings.ContainsAny(s, "/\\?# \t\r\n") && s != "." && s != ".."
+	return s != "" && !strings.ContainsAny(s, "/\\?# \t\r\n") && s != "." && !strings.Contains(s, "..")
 }
 
 // plainPath reports whether every segment of a relative path is plain.
