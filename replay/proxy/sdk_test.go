@@ -127,4 +127,3 @@ func lineDiff(a, b []byte) string {
 	}
 	return "(equal lines)"
 }
-

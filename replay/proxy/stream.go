@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // StreamVersion is the version of the stored stream format.
@@ -61,17 +63,22 @@ func (f *Frame) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
+	return f.set(j)
+}
+
+// set sets f from its JSON form.
+func (f *Frame) set(j frameJSON) error {
 	switch {
 	case (j.Data == nil) == (j.B64 == nil):
-		return errors.New("frame: want exactly one of data and b64")
+		return errors.New("want exactly one of data and b64")
 	case j.AtUS < 0:
-		return errors.New("frame: negative at_us")
+		return errors.New("negative at_us")
 	case j.Data != nil:
 		f.Bytes = []byte(*j.Data)
 	default:
 		raw, err := base64.StdEncoding.DecodeString(*j.B64)
 		if err != nil {
-			return fmt.Errorf("frame: b64: %w", err)
+			return fmt.Errorf("b64: %w", err)
 		}
 		f.Bytes = raw
 	}
@@ -87,24 +94,32 @@ var streamMarker = []byte(`{"finrepro_stream":`)
 func isStream(resp []byte) bool { return bytes.HasPrefix(resp, streamMarker) }
 
 // ParseStream parses a stored stream, accepting only the format's
-// version and at least one frame.
+// version and at least one frame. It decodes with go-json-experiment
+// into plain frame structs: replaying a 1 MB stream of 2,000 frames
+// spent three quarters of its time here with encoding/json and a
+// Frame.UnmarshalJSON per frame (BenchmarkStreamReplay).
 func ParseStream(b []byte) (*Stream, error) {
-	var s Stream
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&s); err != nil {
+	var j struct {
+		Version     int         `json:"finrepro_stream"`
+		ContentType string      `json:"content_type"`
+		Frames      []frameJSON `json:"frames"`
+	}
+	if err := jsonv2.Unmarshal(b, &j, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return nil, fmt.Errorf("proxy: stored stream: %w", err)
 	}
-	if d.More() {
-		return nil, errors.New("proxy: stored stream: trailing data")
+	if j.Version != StreamVersion {
+		return nil, fmt.Errorf("proxy: stored stream: version %d, want %d", j.Version, StreamVersion)
 	}
-	if s.Version != StreamVersion {
-		return nil, fmt.Errorf("proxy: stored stream: version %d, want %d", s.Version, StreamVersion)
-	}
-	if len(s.Frames) == 0 {
+	if len(j.Frames) == 0 {
 		return nil, errors.New("proxy: stored stream: no frames")
 	}
-	return &s, nil
+	s := &Stream{Version: j.Version, ContentType: j.ContentType, Frames: make([]Frame, len(j.Frames))}
+	for i, f := range j.Frames {
+		if err := s.Frames[i].set(f); err != nil {
+			return nil, fmt.Errorf("proxy: stored stream: frame %d: %w", i, err)
+		}
+	}
+	return s, nil
 }
 
 // Limits on what a stream reader accepts: a hostile upstream costs
