@@ -28,12 +28,12 @@ func TestCurlFramesOneByOne(t *testing.T) {
 	}
 	up := newUpstream(t)
 	step := make(chan struct{})
-	up.delay = func() {
+	up.setDelay(func() {
 		select {
 		case <-step:
 		case <-time.After(5 * time.Second):
 		}
-	}
+	})
 	dir := t.TempDir()
 	rec := newProxy(t, dir, replay.Record, up)
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"one by one"}]}`
@@ -134,10 +134,10 @@ func TestKillMidStream(t *testing.T) {
 	up := newUpstream(t)
 	hold := make(chan struct{})
 	frames := make(chan struct{}, 16)
-	up.delay = func() {
+	up.setDelay(func() {
 		frames <- struct{}{}
 		<-hold
-	}
+	})
 	dir := filepath.Join(t.TempDir(), "cache")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestProxyProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir, "FINREPRO_PROXY_HELPER_UPSTREAM="+up.URL)
@@ -184,7 +184,7 @@ func TestKillMidStream(t *testing.T) {
 		t.Fatalf("problems after the kill: %v", ps)
 	}
 	store.Close()
-	up.delay = nil
+	up.setDelay(nil)
 	rec := newProxy(t, dir, replay.Record, up)
 	st, h, b, err := call(t, "POST", rec.URL+"/v1/chat/completions", body, oaH)
 	if err != nil || st != 200 || h.Get(HeaderCache) != "recorded" || !strings.HasSuffix(string(b), "data: [DONE]\n\n") {

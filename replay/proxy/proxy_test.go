@@ -507,7 +507,7 @@ func TestFramesFlushedOneByOne(t *testing.T) {
 // the collapsed replay does not.
 func TestPaceRecorded(t *testing.T) {
 	up := newUpstream(t)
-	up.delay = func() { time.Sleep(30 * time.Millisecond) }
+	up.setDelay(func() { time.Sleep(30 * time.Millisecond) })
 	dir := t.TempDir()
 	rec := newProxy(t, dir, replay.Record, up)
 	body := exchangeCases[1].body

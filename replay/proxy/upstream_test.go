@@ -29,7 +29,7 @@ type upstream struct {
 	seen  map[string]int
 	once  map[string]bool
 	reqs  []upstreamReq
-	delay func() // called between stream frames, when set
+	delay func() // called after each stream frame, when set (setDelay)
 }
 
 type upstreamReq struct {
@@ -95,6 +95,8 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	u.mu.Lock()
 	u.reqs = append(u.reqs, upstreamReq{r.Method, r.URL.Path, r.Header.Clone()})
+	nreq := len(u.reqs)
+	delay := u.delay
 	u.mu.Unlock()
 	var b upBody
 	if r.Method == http.MethodPost && json.Unmarshal(raw, &b) != nil {
@@ -138,7 +140,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.mu.Unlock()
 	answer := fmt.Sprintf("Answer %d to %q.", n, text)
 	tool := len(b.Tools) > 0 && string(b.Tools) != "null"
-	w.Header().Set("X-Request-Id", fmt.Sprintf("req_%d", len(u.reqs)))
+	w.Header().Set("X-Request-Id", fmt.Sprintf("req_%d", nreq))
 	w.Header().Set("Openai-Organization", "org-secretorganisation")
 	w.Header().Set("X-Ratelimit-Remaining-Requests", "99")
 	switch {
@@ -177,7 +179,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		for _, f := range fr {
 			frames = append(frames, "data: "+f+"\n\n")
 		}
-		u.stream(w, trigger, frames, "data: [DONE]\n\n", `data: {"error":{"message":"stream failed","type":"server_error"}}`+"\n\n")
+		u.stream(w, delay, trigger, frames, "data: [DONE]\n\n", `data: {"error":{"message":"stream failed","type":"server_error"}}`+"\n\n")
 	case p == "/v1/responses" && !b.Stream:
 		writeJSON(w, responsesObject(n, b.Model, "completed", answer))
 	case p == "/v1/responses":
@@ -189,7 +191,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			frames = append(frames, sse("response.output_text.delta", fmt.Sprintf(`{"type":"response.output_text.delta","sequence_number":%d,"item_id":"msg_%d","output_index":0,"content_index":0,"delta":%s}`, i+2, n, js(piece))))
 		}
 		last := sse("response.completed", fmt.Sprintf(`{"type":"response.completed","sequence_number":%d,"response":%s}`, len(frames), responsesObject(n, b.Model, "completed", answer)))
-		u.stream(w, trigger, frames, last, sse("error", `{"type":"error","sequence_number":99,"code":"server_error","message":"stream failed","param":null}`))
+		u.stream(w, delay, trigger, frames, last, sse("error", `{"type":"error","sequence_number":99,"code":"server_error","message":"stream failed","param":null}`))
 	case p == "/v1/messages" && !b.Stream:
 		content, stop := fmt.Sprintf(`[{"type":"text","text":%s}]`, js(answer)), "end_turn"
 		if tool {
@@ -215,7 +217,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		frames = append(frames, sse("content_block_stop", `{"type":"content_block_stop","index":0}`),
 			sse("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":8}}`, stop)))
-		u.stream(w, trigger, frames, sse("message_stop", `{"type":"message_stop"}`), sse("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+		u.stream(w, delay, trigger, frames, sse("message_stop", `{"type":"message_stop"}`), sse("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	case strings.HasSuffix(p, ":embedContent"):
 		writeJSON(w, `{"embedding":{"values":[0.25,-0.5,0.125]}}`)
 	case strings.HasSuffix(p, ":batchEmbedContents"):
@@ -232,7 +234,7 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		last := "data: " + geminiChunk(n, "", `[{"text":""}]`, "STOP") + "\r\n\r\n"
-		u.stream(w, trigger, frames, last, `data: {"error":{"code":500,"message":"stream failed","status":"INTERNAL"}}`+"\r\n\r\n")
+		u.stream(w, delay, trigger, frames, last, `data: {"error":{"code":500,"message":"stream failed","status":"INTERNAL"}}`+"\r\n\r\n")
 	default:
 		upError(w, fam, http.StatusNotFound, "no such endpoint "+p)
 	}
@@ -240,15 +242,15 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 
 // stream writes frames, then the terminal frame; CUT_ONCE breaks off
 // before it, STREAM_ERROR_ONCE sends errFrame instead.
-func (u *upstream) stream(w http.ResponseWriter, trigger func(string) bool, frames []string, last, errFrame string) {
+func (u *upstream) stream(w http.ResponseWriter, delay func(), trigger func(string) bool, frames []string, last, errFrame string) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
 	for _, f := range frames {
 		io.WriteString(w, f)
 		fl.Flush()
-		if u.delay != nil {
-			u.delay()
+		if delay != nil {
+			delay()
 		}
 	}
 	switch {
@@ -346,4 +348,11 @@ func js(s string) string {
 func writeJSON(w http.ResponseWriter, s string) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, s)
+}
+
+// setDelay sets the function called after each stream frame.
+func (u *upstream) setDelay(f func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.delay = f
 }
