@@ -568,3 +568,41 @@ func TestBadRequests(t *testing.T) {
 }
 
 var regexpExplain = regexp.MustCompile(`finrepro cache explain --dir \S+ (\S+\.json)`)
+
+// TestTwoProxiesOneCache records through two proxies on one cache folder
+// at once (two stores, as two processes would open it), then replays
+// everything through a third, offline.
+func TestTwoProxiesOneCache(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	a, b := newProxy(t, dir, replay.Record, up), newProxy(t, dir, replay.Record, up)
+	body := func(i int) string {
+		return fmt.Sprintf(`{"model":"m","stream":%v,"messages":[{"role":"user","content":"q%d"}]}`, i%2 == 0, i)
+	}
+	want := make([][]byte, 16)
+	var wg sync.WaitGroup
+	for i := range want {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		wg.Go(func() {
+			st, _, got, err := call(t, "POST", p.URL+"/v1/chat/completions", body(i), oaH)
+			if st != 200 || err != nil {
+				t.Errorf("%d: %d %v", i, st, err)
+			}
+			want[i] = got
+		})
+	}
+	wg.Wait()
+	for _, p := range []*testProxy{a, b} {
+		p.Close()
+		p.store.Close()
+	}
+	off := newProxy(t, dir, replay.Offline, nil)
+	for i := range want {
+		if _, _, got, _ := call(t, "POST", off.URL+"/v1/chat/completions", body(i), oaH); !bytes.Equal(got, want[i]) {
+			t.Errorf("%d: offline %q, recorded %q", i, got, want[i])
+		}
+	}
+}
