@@ -101,6 +101,11 @@ func TestSDKs(t *testing.T) {
 		t.Errorf("the upstream saw %d requests offline", up.requests()-n)
 	}
 	assertNoSecrets(t, dir, openAIKey, anthropicKey, geminiKey, "org-secretorganisation")
+	for _, key := range []string{openAIKey, anthropicKey, geminiKey} {
+		if strings.Contains(rec.log.String()+off.log.String(), key) {
+			t.Error("an API key reached the request log")
+		}
+	}
 	for s, out := range recorded {
 		for _, want := range []string{"repeat.1", "repeat.2", "stream"} {
 			if !strings.Contains(string(out), want) {

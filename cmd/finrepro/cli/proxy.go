@@ -24,8 +24,8 @@ Point each SDK at it by base URL (docs/proxy.md):
 
   OPENAI_BASE_URL=http://127.0.0.1:8787/v1
   ANTHROPIC_BASE_URL=http://127.0.0.1:8787/anthropic
-  Gemini: httpOptions.baseUrl (JavaScript) or http_options.base_url (Python)
-          http://127.0.0.1:8787/gemini
+  GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787/gemini (or the Gen AI SDKs'
+          httpOptions.baseUrl / http_options.base_url)
 
 Paths: /v1/chat/completions, /v1/responses, /v1/embeddings, GET /v1/models,
 /v1/messages (Anthropic), /v1beta/models/MODEL:generateContent and
