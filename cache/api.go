@@ -46,6 +46,10 @@ type Meta struct {
 	RecordedAt    string  `json:"recorded_at,omitempty"` // RFC 3339, UTC
 	Attempts      int     `json:"attempts,omitempty"`
 	Source        string  `json:"source"` // "api", "import" or "sim"
+	// Headers are provenance response headers (request ids, processing
+	// time, rate limits) as "name: value" lines sorted by name; never
+	// credentials, and never part of the key.
+	Headers string `json:"headers,omitempty"`
 }
 
 // An Exchange is one request, its response and metadata.

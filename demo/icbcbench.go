@@ -298,10 +298,12 @@ func icbcConfig(opt Options, profiles []*icbcProfile) map[string]any {
 		return map[string]any{"name": name, "provider": "sim", "model": model, "params": map[string]any{"temperature": 0}}
 	}
 	cfg := map[string]any{
-		"format":          icbc.ConfigFormat,
-		"reference_date":  icbcRefDate,
-		"systems":         systems,
-		"objective_judge": judge("Objective judge (synthetic)", "sim-objective-judge"),
+		"format":         icbc.ConfigFormat,
+		"reference_date": icbcRefDate,
+		"systems":        systems,
+		// The objective judge is called as the authors' toolkit calls it
+		// (no params: icbc.ToolkitJudgeParams).
+		"objective_judge": map[string]any{"name": "Objective judge (synthetic)", "provider": "sim", "model": "sim-objective-judge"},
 		"rubric_judges": []any{
 			judge("Gemini-3.1-Pro-Preview judge (synthetic)", "sim-rubric-judge-gemini"),
 			judge("GPT-5.4 judge (synthetic)", "sim-rubric-judge-gpt"),
@@ -948,6 +950,10 @@ func (w *icbcWorld) judgeObjective(prompt string) string {
 	}
 	response := between(prompt, "\n\n[response]: ", "\n\n[correct_answer]: ")
 	truth := between(prompt, "\n\n[correct_answer]: ", end)
+	if strings.HasPrefix(truth, "['") && strings.HasSuffix(truth, "']") {
+		// A list of answers as the toolkit's prompt writes it: ['A', 'C'].
+		truth = strings.ReplaceAll(truth[2:len(truth)-2], "', '", ", ")
+	}
 	if strings.Contains(response, "Synthetic malformed output") {
 		return "I cannot grade this response: it is not an answer. (synthetic judge)"
 	}

@@ -383,3 +383,40 @@ func checkBody(kind Kind, body []byte) (*output, *CallError) {
 	}
 	return o, nil
 }
+
+// Acquire waits for a free request slot of provider and for its request
+// and token rate limits, as recording does, before a request with the
+// given body is sent; release frees the slot. Code that sends requests
+// itself (the proxy) shares the client's bounds through it.
+func (c *Client) Acquire(ctx context.Context, provider string, body []byte) (release func(), err error) {
+	pc := c.providers[provider]
+	sem := c.semaphore(provider, pc)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	in, out := estimateRequest(body)
+	if err := c.limiter(provider, pc).wait(ctx, in+out); err != nil {
+		<-sem
+		return nil, err
+	}
+	return func() { <-sem }, nil
+}
+
+// Cost prices an exchange as recording does: by the model the provider
+// reported, else by the requested one; 0 when neither has a price.
+func (c *Client) Cost(requested, reported string, in, out int) float64 {
+	return c.cost(requested, &output{Model: reported, InputTokens: in, OutputTokens: out})
+}
+
+// ResponseUsage reads the reported model and the token usage of a
+// successful response body of the given kind; ok is false when the body
+// is not of that kind's shape or carries an error object.
+func ResponseUsage(kind Kind, body []byte) (model string, in, out int, ok bool) {
+	o, err := parseOutput(kind, bytes.TrimSpace(body))
+	if err != nil || o.APIError != "" {
+		return "", 0, 0, false
+	}
+	return o.Model, o.InputTokens, o.OutputTokens, true
+}

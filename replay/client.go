@@ -148,6 +148,16 @@ func New(store *cache.Store, cfg Config) *Client {
 	return c
 }
 
+// Provider returns the configuration of the named provider: the defaults
+// overridden by Config.Providers.
+func (c *Client) Provider(name string) (ProviderConfig, bool) {
+	pc, ok := c.providers[name]
+	return pc, ok
+}
+
+// Store returns the cache the client answers from.
+func (c *Client) Store() *cache.Store { return c.store }
+
 // noRedirect refuses to follow redirects: a provider API does not
 // redirect a POST, and a client following one would send the key headers
 // (x-api-key, x-goog-api-key) to another host. A 3xx is an http_error.

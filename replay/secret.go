@@ -14,6 +14,14 @@ const Redacted = "[REDACTED]"
 // ("x", "none" for local servers) would redact ordinary text.
 const minSecret = 8
 
+// AddSecret adds a credential value (8 bytes or longer) to those the
+// client removes from every message it writes.
+func (c *Client) AddSecret(s string) { c.addSecret(s) }
+
+// Redact removes the known credential values and key= query parameters
+// from s.
+func (c *Client) Redact(s string) string { return c.redact(s) }
+
 func (c *Client) addSecret(s string) {
 	if len(s) < minSecret {
 		return

@@ -314,7 +314,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
 			judge[o.Language] = tmpl
 		}
-		calls = append(calls, call(cfg.ObjectiveJudge, tmpl.fill(judgeVars(o, rep.Text)), c.objTask(o), results.RoleJudge, cfg.ObjectiveJudge.Name))
+		calls = append(calls, judgeCall(cfg, tmpl, o, rep.Text, c.objTask(o)))
 		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
 	}
 	sample := c.humanSample()

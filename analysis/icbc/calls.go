@@ -24,9 +24,42 @@ func SolverPrompt(o *Objective, p *Prompts) string {
 	return o.Question + "\n\n" + Format(p.Answer[o.Language], nil)
 }
 
-// JudgePrompt is the authors' judge prompt for one response.
+// Shapes of the objective judge's requests (Config.JudgeRequest).
+const (
+	// JudgeToolkit sends what the authors' evaluation toolkit sends
+	// (evaluation_toolkit/objective_eval/judge.py, extract_answer): the
+	// model, max_completion_tokens 4096 unless the judge's params say
+	// otherwise, and one user message, the judge prompt with the correct
+	// answer as Python formats it (a list of answers as ['A', 'C']). A
+	// toolkit run recorded through finrepro proxy replays with no miss.
+	JudgeToolkit = "toolkit"
+	// JudgeJoined is finrepro's earlier shape: the judge's params alone,
+	// and a list of answers joined with ", ".
+	JudgeJoined = "joined"
+)
+
+// ToolkitJudgeParams are the parameters the authors' toolkit sends its
+// objective judge.
+func ToolkitJudgeParams() map[string]any { return map[string]any{"max_completion_tokens": 4096} }
+
+// JudgePrompt is the authors' judge prompt for one response, with the
+// correct answer formatted as the toolkit does.
 func JudgePrompt(o *Objective, p *Prompts, response string) string {
-	return judgeTemplate(p.Judge[o.Language]).fill(judgeVars(o, response))
+	return judgeTemplate(p.Judge[o.Language]).fill(judgeVars(o, response, true))
+}
+
+// JudgeCall is the objective judge's call for one response under cfg.
+func JudgeCall(cfg *Config, o *Objective, p *Prompts, response, task string) results.Call {
+	return judgeCall(cfg, judgeTemplate(p.Judge[o.Language]), o, response, task)
+}
+
+func judgeCall(cfg *Config, tmpl template, o *Objective, response, task string) results.Call {
+	toolkit := cfg.JudgeRequest != JudgeJoined
+	m := cfg.ObjectiveJudge
+	if toolkit && m.Params == nil {
+		m.Params = ToolkitJudgeParams()
+	}
+	return call(m, tmpl.fill(judgeVars(o, response, toolkit)), task, results.RoleJudge, m.Name)
 }
 
 // judgeTemplate parses a judge prompt template at its fields.
@@ -36,8 +69,57 @@ func judgeTemplate(tmpl string) template {
 	})
 }
 
-func judgeVars(o *Objective, response string) map[string]string {
-	return map[string]string{"question": o.Question, "response": response, "correct_answer": o.Answer.String()}
+// judgeVars are the fields of the judge prompt; toolkit formats a list
+// of correct answers as Python's str of a list, as the toolkit's format
+// call does.
+func judgeVars(o *Objective, response string, toolkit bool) map[string]string {
+	ans := o.Answer.String()
+	if toolkit && len(o.Answer) > 1 {
+		ans = pyList(o.Answer)
+	}
+	return map[string]string{"question": o.Question, "response": response, "correct_answer": ans}
+}
+
+// pyList is Python's str of a list of strings: ['A', 'C'], each string
+// as Python's repr (single quotes unless the string holds one and no
+// double quote; backslash escapes for the quote, backslash and ASCII
+// control characters). Python also escapes the non-ASCII characters it
+// deems unprintable (U+00A0, U+200B, ...); pyList keeps them, and the
+// public answers hold none. A one-element list reads as a plain string
+// (Answer cannot tell them apart); the public answers have none.
+func pyList(ss []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		q := byte('\'')
+		if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+			q = '"'
+		}
+		b.WriteByte(q)
+		for _, r := range s {
+			switch {
+			case r == '\\' || r == rune(q):
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r == '\r':
+				b.WriteString(`\r`)
+			case r == '\t':
+				b.WriteString(`\t`)
+			case r < 0x20 || r == 0x7f:
+				fmt.Fprintf(&b, `\x%02x`, r)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte(q)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // ReportPrompt is the user message of a subjective task.

@@ -127,6 +127,9 @@ type Config struct {
 	ReferenceDate  string   `json:"reference_date"`
 	Systems        []System `json:"systems"`
 	ObjectiveJudge Model    `json:"objective_judge"`
+	// JudgeRequest is the shape of the objective judge's requests:
+	// JudgeToolkit (the default) or JudgeJoined.
+	JudgeRequest string `json:"judge_request,omitempty"`
 	// RubricJudges score reports against the rubrics: the first scores
 	// every report; all of them score the reports of the human-consistency
 	// sample.
@@ -316,6 +319,11 @@ func (in *Inputs) check() error {
 	}
 	if err := checkModel(c.ObjectiveJudge, "objective_judge"); err != nil {
 		return err
+	}
+	switch c.JudgeRequest {
+	case "", JudgeToolkit, JudgeJoined:
+	default:
+		return results.Errorf(ConfigFile, 0, "judge_request", "got %q, want %q or %q", c.JudgeRequest, JudgeToolkit, JudgeJoined)
 	}
 	if len(c.RubricJudges) == 0 {
 		return results.Errorf(ConfigFile, 0, "rubric_judges", "empty")

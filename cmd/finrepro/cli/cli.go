@@ -56,6 +56,7 @@ func init() {
 		{"site", "write the static leaderboard site of a bundle", runSite},
 		{"record", "record requests through a provider into a cache", runRecord},
 		{"replay", "answer requests from a cache, offline", runReplay},
+		{"proxy", "record and replay unmodified OpenAI, Anthropic and Gemini clients, streams included", runProxy},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
 		{"bundle", "check a bundle (verify)", runBundle},
 		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},
