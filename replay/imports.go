@@ -14,8 +14,8 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
-// BatchDiscount is the share of the list price the OpenAI Batch API
-// charges.
+// BatchDiscount is the share of the list price the OpenAI Batch API and
+// Anthropic's Message Batches charge (both document 50 %).
 const BatchDiscount = 0.5
 
 // batchIDPrefix starts the custom_id of exported batch lines:
@@ -59,7 +59,7 @@ func WriteBatch(w io.Writer, misses []Miss, providers ...map[string]ProviderConf
 			continue
 		}
 		line, err := json.Marshal(batchInput{
-			CustomID: fmt.Sprintf("%s%d-%s", batchIDPrefix, r.Sample, m.Key),
+			CustomID: batchIDPrefix + strconv.Itoa(r.Sample) + "-" + m.Key,
 			Method:   "POST", URL: "/v1/" + r.Endpoint, Body: r.Body,
 		})
 		if err != nil {
