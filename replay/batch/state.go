@@ -160,12 +160,11 @@ func cmpLocal(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-
 // stateDir is the state folder inside the folder given to the commands.
 const stateDir = "batch"
 
-func statePath(dir string) string    { return filepath.Join(dir, stateDir, "state.json") }
-func requestsDir(dir string) string  { return filepath.Join(dir, stateDir, "requests") }
+func statePath(dir string) string   { return filepath.Join(dir, stateDir, "state.json") }
+func requestsDir(dir string) string { return filepath.Join(dir, stateDir, "requests") }
 func requestsPath(dir, local string) string {
 	return filepath.Join(requestsDir(dir), local+".jsonl")
 }
