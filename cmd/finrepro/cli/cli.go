@@ -56,6 +56,7 @@ func init() {
 		{"site", "write the static leaderboard site of a bundle", runSite},
 		{"record", "record requests through a provider into a cache", runRecord},
 		{"replay", "answer requests from a cache, offline", runReplay},
+		{"batch", "record through the providers' batch APIs (submit, status, collect, cancel)", runBatch},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
 		{"bundle", "check a bundle (verify)", runBundle},
 		{"version", "print the finrepro version", runVersion},

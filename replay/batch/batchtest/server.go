@@ -44,6 +44,12 @@ type Options struct {
 	Hold      chan struct{}
 	// Held, when not nil, is closed once a download is held.
 	Held chan struct{}
+	// HoldCreate, with CreateHold, makes the HoldCreate-th batch create
+	// request (1-based) wait until CreateHold is closed or the client
+	// goes away, and then fail without creating anything; CreateHeld,
+	// when not nil, is closed once it waits.
+	HoldCreate             int
+	CreateHold, CreateHeld chan struct{}
 }
 
 // A Server is the stand-in. Its base URL for both providers is URL+"/v1".
@@ -56,6 +62,7 @@ type Server struct {
 	batches  []*fakeBatch
 	byID     map[string]*fakeBatch
 	held     bool
+	creates  int
 	Requests int // requests submitted, over every batch
 }
 
@@ -211,6 +218,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.mu.Unlock()
 		}
 	}()
+	if (p == "/v1/batches" || p == "/v1/messages/batches") && r.Method == "POST" {
+		s.creates++
+		if s.creates == s.opt.HoldCreate && s.opt.CreateHold != nil {
+			s.mu.Unlock()
+			if s.opt.CreateHeld != nil {
+				close(s.opt.CreateHeld)
+			}
+			select {
+			case <-s.opt.CreateHold:
+			case <-r.Context().Done():
+			}
+			s.mu.Lock()
+			httpError(w, 500, "synthetic: the create request was interrupted")
+			return
+		}
+	}
 	switch {
 	case p == "/v1/files" && r.Method == "POST":
 		s.upload(w, r)
@@ -524,7 +547,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request, b *fakeBatch, 
 	if b != nil {
 		b.downloads++
 	}
-	hold := s.opt.Hold != nil && !s.held && bytes.Count(data, []byte("\n")) > s.opt.HoldAfter
+	hold := !cut && s.opt.Hold != nil && !s.held && bytes.Count(data, []byte("\n")) > s.opt.HoldAfter
 	if hold {
 		s.held = true
 	}

@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/replay/batch/batchtest"
+	"github.com/finrepro/finrepro/results"
+)
+
+// childEnv makes the test binary run finrepro with the JSON argument
+// list it holds, with the real environment, and exit with its code.
+const childEnv = "FINREPRO_CLI_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if a := os.Getenv(childEnv); a != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(Main(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// batchKey is the synthetic API key of the batch tests.
+const batchKey = "sk-batch-FAKEKEY-0123456789abcdefghij"
+
+// runBatchCLI runs finrepro in-process with OPENAI_API_KEY set.
+func runBatchCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return batchKey
+		}
+		return ""
+	}}
+	code := env.main(context.Background(), args)
+	return code, o.String(), e.String()
+}
+
+// child starts finrepro in a child process, kills it with SIGKILL once
+// held is closed and a line of its standard error has held killWhen (when
+// not empty), and waits for it.
+func child(t *testing.T, held chan struct{}, killWhen string, args ...string) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(a), "OPENAI_API_KEY="+batchKey)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan struct{})
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		found := false
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if !found && killWhen != "" && strings.Contains(sc.Text(), killWhen) {
+				found = true
+				close(seen)
+			}
+		}
+	}()
+	if killWhen == "" {
+		close(seen)
+	}
+	timeout := time.After(15 * time.Second)
+	for _, ch := range []chan struct{}{held, seen} {
+		select {
+		case <-ch:
+		case <-timeout:
+			cmd.Process.Kill()
+			t.Fatalf("the child never reached the kill point; its log:\n%s", log.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("the child was not killed: %v\n%s", err, log.String())
+	}
+}
+
+var collectLine = regexp.MustCompile(`(\d+) submitted requests: (\d+) stored \((\d+) by this run\), (\d+) failed, (\d+) in (\d+) batches still running`)
+
+// TestBatchCLIKilled records 5,000 synthetic requests through the
+// stand-in OpenAI Batch API, in batches of at most 1,000 (one model per
+// file): one request in ten errors and one in ten answers an empty
+// completion, server batch 2 expires half done, batch 3's first download
+// is cut in the middle, and later batches end first. A submit is killed
+// with SIGKILL while it creates its third batch, and a collect while it
+// downloads, after it stored a chunk. The store must end with exactly
+// the requests the server answered, each once, a rerun must submit
+// nothing already covered, offline replay must answer every stored
+// request, and no byte under the folder may hold the key.
+func TestBatchCLIKilled(t *testing.T) {
+	const n = 5000
+	hold, held := make(chan struct{}), make(chan struct{})
+	createHold, createHeld := make(chan struct{}), make(chan struct{})
+	srv := batchtest.New(batchtest.Options{
+		Key: batchKey, ErrorEvery: 10, Expire: 2, Cut: 3,
+		HoldAfter: 600, Hold: hold, Held: held,
+		HoldCreate: 3, CreateHold: createHold, CreateHeld: createHeld,
+	})
+	defer srv.Close()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "cache")
+	var lines strings.Builder
+	for i := range n {
+		model := []string{"gpt-4o-mini", "gpt-4o"}[i%2]
+		fmt.Fprintf(&lines, `{"body":{"model":%q,"messages":[{"role":"user","content":"question %d"}]}}`+"\n", model, i)
+	}
+	reqFile := writeFile(t, tmp, "reqs.jsonl", lines.String())
+	common := []string{"--dir", dir, "--provider", "openai", "--base-url", srv.BaseURL()}
+	submit := append([]string{"batch", "submit", "--requests", reqFile, "--max-requests-per-batch", "1000"}, common...)
+
+	// A submit killed while it creates its third batch.
+	child(t, createHeld, "", submit...)
+	close(createHold)
+	if srv.Batches() != 2 {
+		t.Fatalf("%d batches created before the kill, want 2", srv.Batches())
+	}
+	code, out, errOut := runBatchCLI(t, submit...)
+	if code != ExitFailure || !strings.Contains(errOut, "0003") || !strings.Contains(errOut, "--resubmit") {
+		t.Fatalf("submit after the kill: exit %d, %s%s", code, out, errOut)
+	}
+	code, out, errOut = runBatchCLI(t, append(submit, "--resubmit")...)
+	// 2,500 requests per model make batches of 1,000, 1,000 and 500: six,
+	// two of which were created before the kill.
+	if code != ExitOK || srv.Requests != n || srv.Batches() != 6 || !strings.Contains(out, "2000 in open batches, 3000 submitted in 4 batches") {
+		t.Fatalf("resubmit: exit %d, server %d requests in %d batches\n%s%s", code, srv.Requests, srv.Batches(), out, errOut)
+	}
+	code, out, _ = runBatchCLI(t, submit...)
+	if code != ExitOK || srv.Requests != n || !strings.Contains(out, "5000 in open batches, 0 submitted") {
+		t.Fatalf("rerun: exit %d, server %d requests\n%s", code, srv.Requests, out)
+	}
+
+	// Poll until batches 3 to 6 have ended, then kill a collect in the
+	// middle of a download (held after 600 lines), once it has stored
+	// results (the first, cut download of batch 3 stores some).
+	for range 4 {
+		if code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...); code != ExitOK {
+			t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	child(t, held, " results", append([]string{"batch", "collect"}, common...)...)
+	close(hold)
+	if st, err := cache.Open(dir, cache.Options{}); err != nil {
+		t.Fatal(err)
+	} else {
+		stats, err := st.Stats()
+		st.Close()
+		// The killed collect stored part of the results, not all.
+		if err != nil || stats.Exchanges == 0 || stats.Exchanges >= len(srv.Answered()) {
+			t.Fatalf("after the killed collect: %d exchanges stored (%v)", stats.Exchanges, err)
+		}
+	}
+
+	var m []string
+	for round := 0; ; round++ {
+		if round > 10 {
+			t.Fatalf("batches never ended:\n%s%s", out, errOut)
+		}
+		code, out, errOut = runBatchCLI(t, append([]string{"batch", "collect", "--quiet"}, common...)...)
+		if m = collectLine.FindStringSubmatch(out); m == nil {
+			t.Fatalf("collect: exit %d\n%s%s", code, out, errOut)
+		}
+		if m[5] == "0" && !strings.Contains("\n"+out, "\nerror: ") {
+			break
+		}
+	}
+	answered := srv.Answered()
+	stored, _ := strconv.Atoi(m[2])
+	failed, _ := strconv.Atoi(m[4])
+	if m[1] != "5000" || stored != len(answered) || failed != n-len(answered) || code != ExitFailure {
+		t.Fatalf("collect: exit %d, %v; the server answered %d\n%s", code, m, len(answered), out)
+	}
+	for _, cause := range []string{"http_error", "empty_completion", "batch_expired"} {
+		if !strings.Contains(out, cause) {
+			t.Errorf("collect lists no %s failure:\n%.2000s", cause, out)
+		}
+	}
+	if d := srv.Downloads(3); d < 2 {
+		t.Errorf("batch 3 was downloaded %d times, want at least 2", d)
+	}
+
+	// Exactly the answered requests are stored, once, and replay offline
+	// with the server's text.
+	st, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := readRequests(reqFile, "openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := replay.New(st, replay.Config{})
+	replies := c.AnswerRequests(context.Background(), reqs)
+	got := 0
+	for i, r := range replies {
+		q := fmt.Sprintf("question %d", i)
+		_, want := slices.BinarySearch(answered, q)
+		if (r.Err == nil) != want {
+			t.Fatalf("request %d: replay error %v, answered by the server %v", i, r.Err, want)
+		}
+		if r.Err == nil {
+			got++
+			if r.Text != "reply to: "+q || r.Source != results.SourceBatch {
+				t.Fatalf("request %d: %+v", i, r)
+			}
+		}
+	}
+	stats, err := st.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != len(answered) || stats.Exchanges != len(answered) || stats.Conflicts != 0 {
+		t.Errorf("%d replayed, %d stored (%d conflicts), want %d", got, stats.Exchanges, stats.Conflicts, len(answered))
+	}
+	if err := st.Each(func(k cache.Key, x *cache.Exchange) error {
+		if bytes.Contains(x.Request, []byte(batchKey)) || bytes.Contains(x.Response, []byte(batchKey)) || x.Meta.BatchID == "" {
+			t.Errorf("exchange %s: key in it, or no batch id (%+v)", k.Str(), x.Meta)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(batchKey)) {
+				t.Errorf("%s holds the API key", p)
+			}
+		}
+		return nil
+	})
+
+	// A rerun submits the failures and nothing else.
+	before := srv.Requests
+	code, out, _ = runBatchCLI(t, submit...)
+	if code != ExitOK || srv.Requests-before != failed || !strings.Contains(out, fmt.Sprintf("%d already stored, 0 in open batches, %d submitted", stored, failed)) {
+		t.Fatalf("resubmit of the failures: exit %d, %d sent, want %d\n%s", code, srv.Requests-before, failed, out)
+	}
+}
