@@ -239,3 +239,24 @@ func statusCause(st int) replay.Cause {
 	}
 	return replay.CauseHTTP
 }
+
+// Estimate prices missing requests both ways: synchronously, as their
+// CostUSD says, and with every request whose provider has a batch API at
+// BatchDiscount of it. providers override the defaults, as in replay.
+// Batchable counts the requests a batch API takes.
+func Estimate(ms []replay.Miss, providers map[string]replay.ProviderConfig) (syncUSD, batchUSD float64, batchable int) {
+	pcs := replay.DefaultProviders()
+	for n, pc := range providers {
+		pcs[n] = pc
+	}
+	for _, m := range ms {
+		syncUSD += m.CostUSD
+		if _, ok := APIOf(pcs[m.Provider].Kind); ok {
+			batchUSD += m.CostUSD * replay.BatchDiscount
+			batchable++
+		} else {
+			batchUSD += m.CostUSD
+		}
+	}
+	return syncUSD, batchUSD, batchable
+}

@@ -285,4 +285,3 @@ func collectSummary(w io.Writer, rep *batch.CollectReport) error {
 	}
 	return fmt.Errorf("%d of %d submitted requests are not stored", rep.Submitted-rep.Stored, rep.Submitted)
 }
-

@@ -267,3 +267,58 @@ func TestBatchCLIKilled(t *testing.T) {
 		t.Fatalf("resubmit of the failures: exit %d, %d sent, want %d\n%s", code, srv.Requests-before, failed, out)
 	}
 }
+
+// TestDryRunBatchPrice checks the batch price beside the synchronous one.
+// With an input price of 0 and an output price of $1,000 per million
+// tokens, a request with a limit of 1,000 output tokens is estimated at
+// exactly $1.00: three OpenAI requests cost $3.00 synchronously and $1.50
+// through the Batch API; a Gemini request, which has no batch API here,
+// adds $1.00 to both.
+func TestDryRunBatchPrice(t *testing.T) {
+	tmp := t.TempDir()
+	prices := writeFile(t, tmp, "prices.json", `{"date":"2026-01-01","models":{"m":{"input":0,"output":1000}}}`)
+	var lines strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&lines, `{"provider":"openai","body":{"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"q%d"}]}}`+"\n", i)
+	}
+	reqs := writeFile(t, tmp, "reqs.jsonl", lines.String())
+	gem := writeFile(t, tmp, "gem.jsonl", lines.String()+
+		`{"provider":"gemini","endpoint":"models/m:generateContent","body":{"contents":[{"parts":[{"text":"q"}]}],"generationConfig":{"maxOutputTokens":1000}}}`+"\n")
+	for _, c := range []struct {
+		file, sync, batch string
+	}{
+		{reqs, "$3.00 at the prices", "$1.50 through the batch APIs"},
+		{gem, "$4.00 at the prices", "$2.50 through the batch APIs"},
+	} {
+		code, out, errOut := run(t, "record", "--requests", c.file, "--dir", filepath.Join(tmp, "cache"), "--prices", prices, "--dry-run")
+		if code != ExitOK || !strings.Contains(out, c.sync) || !strings.Contains(out, c.batch) {
+			t.Errorf("dry run of %s: exit %d, want %q and %q\n%s%s", filepath.Base(c.file), code, c.sync, c.batch, out, errOut)
+		}
+	}
+}
+
+func TestBatchUsageCLI(t *testing.T) {
+	tmp := t.TempDir()
+	reqs := writeFile(t, tmp, "reqs.jsonl", reqLine("one")+"\n")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"batch"}, ExitUsage, "subcommand"},
+		{[]string{"batch", "frobnicate"}, ExitUsage, "unknown subcommand"},
+		{[]string{"batch", "submit", "--dir", tmp}, ExitUsage, "--requests and --provider"},
+		{[]string{"batch", "status"}, ExitUsage, "--dir is required"},
+		{[]string{"batch", "submit", "--requests", reqs, "--provider", "gemini", "--dir", tmp}, ExitFailure, "no batch API"},
+		{[]string{"batch", "submit", "--requests", reqs, "--provider", "openai", "--dir", tmp}, ExitFailure, "OPENAI_API_KEY is not set"},
+		{[]string{"batch", "cancel", "--dir", tmp, "--batch", "batch_x"}, ExitFailure, "no open batch"},
+	} {
+		code, out, errOut := run(t, c.args...)
+		if code != c.code || !strings.Contains(out+errOut, c.want) {
+			t.Errorf("%q: exit %d, want %d and %q\n%s%s", c.args, code, c.code, c.want, out, errOut)
+		}
+	}
+	if code, out, _ := run(t, "batch", "--help"); code != ExitOK || !strings.Contains(out, "docs/batch.md") {
+		t.Errorf("batch --help: exit %d\n%s", code, out)
+	}
+}
