@@ -181,6 +181,8 @@ func parseOpenAILine(b []byte) (result, error) {
 	case l.Response.StatusCode != 200:
 		st := l.Response.StatusCode
 		r.err = &replay.CallError{Cause: statusCause(st), Status: st, Msg: snippet(l.Response.Body)}
+	case len(l.Response.Body) == 0:
+		r.err = &replay.CallError{Cause: replay.CauseMalformed, Status: 200, Msg: "response without a body"}
 	default:
 		r.body = l.Response.Body
 	}
