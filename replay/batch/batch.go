@@ -100,6 +100,9 @@ type SubmitOptions struct {
 	// Resubmit forgets batches whose creation was never confirmed and
 	// submits their requests again.
 	Resubmit bool
+	// Bundle, when set, is the bundle folder the requests come from; it
+	// is recorded in the state (one bundle per state folder).
+	Bundle string
 }
 
 // A SubmitReport says what Submit did.
@@ -143,7 +146,13 @@ func (r *Runner) Submit(ctx context.Context, reqs []replay.Request, opt SubmitOp
 	if len(unconfirmed) > 0 && !opt.Resubmit {
 		return nil, fmt.Errorf("batch: batches %s were being created when a run stopped and may exist at the provider: check its console (or cancel them there), then rerun with --resubmit", strings.Join(unconfirmed, ", "))
 	}
+	if opt.Bundle != "" && r.state.Bundle != "" && r.state.Bundle != opt.Bundle {
+		return nil, fmt.Errorf("batch: %s holds the batches of bundle %s; use another --dir for %s", r.cfg.Dir, r.state.Bundle, opt.Bundle)
+	}
 	r.state.Batches = kept
+	if opt.Bundle != "" {
+		r.state.Bundle = opt.Bundle
+	}
 	pc, ok := r.cfg.Client.Provider(opt.Provider)
 	if !ok {
 		return nil, fmt.Errorf("batch: unknown provider %q", opt.Provider)

@@ -14,7 +14,9 @@
 //
 // state.json (version 1) is one JSON object:
 //
-//	{"version": 1, "batches": [{
+//	{"version": 1,
+//	 "bundle": "/abs/bundle",      with submit --bundle: where collect copies results
+//	 "batches": [{
 //	  "local": "0001",              the batch's local name (its requests file)
 //	  "provider": "openai",         the provider name of its requests
 //	  "api": "openai",              "openai" or "anthropic"

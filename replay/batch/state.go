@@ -26,7 +26,10 @@ const maxState = 256 << 20
 // A State is what Submit, Status, Collect and Cancel know of the batches
 // of a folder.
 type State struct {
-	Version int      `json:"version"`
+	Version int `json:"version"`
+	// Bundle, when set, is the bundle folder whose requests were
+	// submitted: collect copies the stored results into its cache.
+	Bundle  string   `json:"bundle,omitempty"`
 	Batches []*Batch `json:"batches"`
 }
 

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/replay/batch"
+	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
 )
 
@@ -18,7 +21,8 @@ Record requests through the providers' batch APIs: OpenAI's Batch API (for
 providers speaking chat completions or responses) and Anthropic's Message
 Batches. Batches run within 24 hours at half the synchronous price.
 
-  batch submit  --requests FILE --provider NAME --dir D [--max-requests-per-batch N]
+  batch submit  (--requests FILE | --bundle B [--benchmark N] [--system S])
+                --provider NAME --dir D [--max-requests-per-batch N]
   batch status  --dir D
   batch collect --dir D
   batch cancel  --dir D [--batch ID]
@@ -34,6 +38,13 @@ source "batch" with the batch id and the reported model, lists the
 failures by cause, and exits 0 only when every submitted request is stored.
 A rerun of any of them resumes where the last one stopped; the failures of
 a collected batch are submitted again by the next submit.
+
+--bundle submits the requests a bundle folder's benchmarks make that its
+cache does not hold (--benchmark and --system keep those of one benchmark
+or one system or judge name); collect then also copies the stored results
+into the bundle's cache and reseals its manifest. Calls that depend on
+replies not yet stored (a judge grading a report not yet written) appear
+in the next round: submit again after collecting.
 
 API keys are read from the provider's environment variable only
 (OPENAI_API_KEY, ANTHROPIC_API_KEY, or --key-env) and never written. See
@@ -126,6 +137,9 @@ func (f *batchFlags) open(env *Env) (*batch.Runner, *replay.Client, *cache.Store
 func batchSubmit(ctx context.Context, env *Env, args []string) error {
 	fs := env.newFlags("batch submit", "batch submit --requests FILE --provider NAME --dir D [flags]", batchDoc)
 	requests := fs.String("requests", "", "request objects, one JSON object per line (as record takes them)")
+	bundleDir := fs.String("bundle", "", "submit the missing requests of this bundle folder")
+	bench := fs.String("benchmark", "", "with --bundle, only the requests of this benchmark")
+	system := fs.String("system", "", "with --bundle, only the requests of this system or judge name")
 	bf := addBatchFlags(fs)
 	maxReq := fs.Int("max-requests-per-batch", 0, "at most N requests per batch (default: the provider's limit)")
 	resubmit := fs.Bool("resubmit", false, "submit again the requests of batches whose creation a stopped run left unconfirmed")
@@ -135,13 +149,25 @@ func batchSubmit(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected arguments %q", fs.Args())
 	}
-	if *requests == "" || *bf.provider == "" {
-		return usageErr("--requests and --provider are required")
+	if (*requests == "") == (*bundleDir == "") || *bf.provider == "" {
+		return usageErr("give --provider and one of --requests or --bundle")
+	}
+	if (*bench != "" || *system != "") && *bundleDir == "" {
+		return usageErr("--benchmark and --system need --bundle")
 	}
 	if *maxReq < 0 {
 		return usageErr("negative --max-requests-per-batch")
 	}
-	reqs, err := readRequests(*requests, *bf.provider)
+	var reqs []replay.Request
+	var err error
+	abs := ""
+	if *requests != "" {
+		reqs, err = readRequests(*requests, *bf.provider)
+	} else {
+		if abs, err = filepath.Abs(*bundleDir); err == nil {
+			reqs, err = bundleRequests(ctx, env, abs, *bench, *system)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -150,7 +176,7 @@ func batchSubmit(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := r.Submit(ctx, reqs, batch.SubmitOptions{Provider: *bf.provider, MaxRequests: *maxReq, Resubmit: *resubmit})
+	rep, err := r.Submit(ctx, reqs, batch.SubmitOptions{Provider: *bf.provider, MaxRequests: *maxReq, Resubmit: *resubmit, Bundle: abs})
 	if rep != nil {
 		for _, b := range rep.Batches {
 			fmt.Fprintf(env.Stdout, "batch %s: %s %d requests, status %s\n", b.Local, b.ID, len(b.Keys), b.Status)
@@ -208,8 +234,97 @@ func batchPoll(ctx context.Context, env *Env, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if b := r.State().Bundle; b != "" {
+		n, err := copyToBundle(store, b)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintf(env.Stdout, "copied %d exchanges into bundle %s and resealed its manifest\n", n, b)
+		}
+	}
 	return collectSummary(env.Stdout, rep)
 }
+
+// bundleRequests returns the requests a bundle folder's benchmarks make
+// that its cache does not hold, those of benchmark bench and of system or
+// judge name only when they are set. It runs every benchmark offline, as
+// reproduce --mode record's estimate does.
+func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]replay.Request, error) {
+	if strings.HasSuffix(dir, ".tar.zst") {
+		return nil, usageErr("--bundle needs a bundle folder to record into, not an archive")
+	}
+	s, err := openSession(env, dir, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, false); err != nil {
+		return nil, err
+	}
+	var out []replay.Request
+	for _, m := range s.client.Misses() {
+		if bench != "" && m.Label.Benchmark != bench || name != "" && m.Label.Name != name {
+			continue
+		}
+		var q replay.Request
+		if err := json.Unmarshal(m.Request, &q); err != nil { // a request object the client encoded
+			return nil, fmt.Errorf("bundle %s: request %.8s: %w", dir, m.Key, err)
+		}
+		q.Label = m.Label
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// copyToBundle copies the exchanges of source batch in store that the
+// bundle's cache lacks into it, merges its packs and reseals the
+// manifest, and returns how many it copied.
+func copyToBundle(store *cache.Store, dir string) (int, error) {
+	b, err := results.OpenBundle(dir)
+	if err != nil {
+		return 0, err
+	}
+	bs, err := cache.Open(b.CachePath(), cache.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer bs.Close()
+	nb := bs.NewBatch()
+	n := 0
+	err = store.Each(func(k cache.Key, x *cache.Exchange) error {
+		if x.Meta.Source != cache.SourceBatch {
+			return nil
+		}
+		if has, err := bs.Has(k); err != nil || has {
+			return err
+		}
+		if _, _, err := nb.Add(x); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err == nil {
+		err = nb.Flush()
+	}
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	if _, err := bs.GC(); err != nil {
+		return n, err
+	}
+	m := *b.Manifest
+	if !strings.Contains(m.Producer, batchNote) {
+		m.Producer += batchNote
+	}
+	_, err = results.Seal(b.Dir, m)
+	return n, err
+}
+
+// batchNote marks a bundle's producer line once batch collect has
+// recorded into it.
+const batchNote = "; grown by finrepro batch"
 
 // printBatches prints one line per batch and the totals by state.
 func printBatches(w io.Writer, bs []*batch.Batch) {

@@ -322,3 +322,57 @@ func TestBatchUsageCLI(t *testing.T) {
 		t.Errorf("batch --help: exit %d\n%s", code, out)
 	}
 }
+
+// TestBatchBundleCLI records the judge calls of one FinResearchBench II
+// judge of the demo bundle, switched from the simulator to openai, through
+// the stand-in Batch API: submit --bundle, collect until done, and the
+// bundle then reproduces offline and verifies.
+func TestBatchBundleCLI(t *testing.T) {
+	srv := batchtest.New(batchtest.Options{Key: batchKey})
+	defer srv.Close()
+	dir := unpackDemo(t)
+	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
+	b, err := os.ReadFile(panel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"provider": "sim",
+      "model": "gpt-5.4"`), []byte(`"provider": "openai",
+      "model": "gpt-5.4"`), 1)
+	if err := os.WriteFile(panel, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "batches")
+	common := []string{"--dir", state, "--provider", "openai", "--base-url", srv.BaseURL()}
+	code, out, errOut := runBatchCLI(t, append([]string{"batch", "submit", "--bundle", dir, "--benchmark", "finresearchbench2"}, common...)...)
+	if code != ExitOK || srv.Requests == 0 || !strings.Contains(out, fmt.Sprintf("%d submitted", srv.Requests)) {
+		t.Fatalf("submit --bundle: exit %d, server %d requests\n%s%s", code, srv.Requests, out, errOut)
+	}
+	for round := 0; ; round++ {
+		if round > 5 {
+			t.Fatalf("collect never completed:\n%s%s", out, errOut)
+		}
+		code, out, errOut = runBatchCLI(t, append([]string{"batch", "collect", "--quiet"}, common...)...)
+		if code == ExitOK {
+			break
+		}
+	}
+	if !strings.Contains(out, fmt.Sprintf("copied %d exchanges into bundle", srv.Requests)) {
+		t.Fatalf("collect did not copy every result into the bundle:\n%s", out)
+	}
+	// Nothing is left to submit, and the bundle reproduces offline.
+	code, out, _ = runBatchCLI(t, append([]string{"batch", "submit", "--bundle", dir}, common...)...)
+	if code != ExitOK || !strings.Contains(out, "0 requests of openai") {
+		t.Fatalf("second submit: exit %d\n%s", code, out)
+	}
+	if code, _, stderr := run(t, "reproduce", dir, "--out", filepath.Join(t.TempDir(), "out"), "--no-sweep", "--quiet"); code != ExitOK {
+		t.Fatalf("offline reproduce after the batch: exit %d\n%s", code, stderr)
+	}
+}
