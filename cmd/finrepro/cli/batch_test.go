@@ -351,7 +351,7 @@ func TestBatchBundleCLI(t *testing.T) {
 	}
 	state := filepath.Join(t.TempDir(), "batches")
 	common := []string{"--dir", state, "--provider", "openai", "--base-url", srv.BaseURL()}
-	code, out, errOut := runBatchCLI(t, append([]string{"batch", "submit", "--bundle", dir, "--benchmark", "finresearchbench2"}, common...)...)
+	code, out, errOut := runBatchCLI(t, append([]string{"batch", "submit", "--bundle", dir, "--benchmark", "finresearchbench2", "--system", "gpt-5.4"}, common...)...)
 	if code != ExitOK || srv.Requests == 0 || !strings.Contains(out, fmt.Sprintf("%d submitted", srv.Requests)) {
 		t.Fatalf("submit --bundle: exit %d, server %d requests\n%s%s", code, srv.Requests, out, errOut)
 	}
