@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/finrepro/finrepro/replay"
 )
@@ -104,8 +105,14 @@ type endpoint struct {
 // maxControl caps a control response (a batch or file object).
 const maxControl = 4 << 20
 
+// controlTimeout bounds one control call (an upload of up to 256 MB
+// included).
+const controlTimeout = 10 * time.Minute
+
 // call sends one control request and decodes a 200 JSON answer into v.
 func (e *endpoint) call(ctx context.Context, method, path, contentType string, body []byte, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	defer cancel()
 	resp, err := e.send(ctx, method, path, contentType, body)
 	if err != nil {
 		return err

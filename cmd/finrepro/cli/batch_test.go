@@ -307,7 +307,7 @@ func TestBatchUsageCLI(t *testing.T) {
 	}{
 		{[]string{"batch"}, ExitUsage, "subcommand"},
 		{[]string{"batch", "frobnicate"}, ExitUsage, "unknown subcommand"},
-		{[]string{"batch", "submit", "--dir", tmp}, ExitUsage, "--requests and --provider"},
+		{[]string{"batch", "submit", "--dir", tmp}, ExitUsage, "one of --requests or --bundle"},
 		{[]string{"batch", "status"}, ExitUsage, "--dir is required"},
 		{[]string{"batch", "submit", "--requests", reqs, "--provider", "gemini", "--dir", tmp}, ExitFailure, "no batch API"},
 		{[]string{"batch", "submit", "--requests", reqs, "--provider", "openai", "--dir", tmp}, ExitFailure, "OPENAI_API_KEY is not set"},

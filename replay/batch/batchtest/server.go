@@ -450,11 +450,11 @@ func (s *Server) finish(b *fakeBatch, how string) {
 			outcome = how
 		}
 		if b.anthropic {
-			out.Write(anthropicResult(l, outcome))
+			out.Write(anthropicResult(l, outcome, s.opt.Key))
 		} else if outcome == "ok" || outcome == "empty" {
-			out.Write(openaiResult(l, outcome, b.n))
+			out.Write(openaiResult(l, outcome, b.n, s.opt.Key))
 		} else {
-			errs.Write(openaiResult(l, outcome, b.n))
+			errs.Write(openaiResult(l, outcome, b.n, s.opt.Key))
 		}
 	}
 	b.output = out.Bytes()
@@ -486,7 +486,9 @@ func reply(body json.RawMessage) (text, model string) {
 	return "reply to: " + content, b.Model + "-2025-01-01"
 }
 
-func openaiResult(l inLine, outcome string, n int) []byte {
+// An error line echoes the caller's key, as some gateways do, so that
+// tests see it redacted.
+func openaiResult(l inLine, outcome string, n int, key string) []byte {
 	text, model := reply(l.body)
 	var v map[string]any
 	switch outcome {
@@ -503,7 +505,7 @@ func openaiResult(l inLine, outcome string, n int) []byte {
 	case "error":
 		v = map[string]any{"id": "batch_req_" + l.id, "custom_id": l.id, "error": nil, "response": map[string]any{
 			"status_code": 400, "request_id": "req_x",
-			"body": map[string]any{"error": map[string]any{"message": "synthetic invalid request", "type": "invalid_request_error"}},
+			"body": map[string]any{"error": map[string]any{"message": "synthetic invalid request for key " + key, "type": "invalid_request_error"}},
 		}}
 	default: // expired, cancelled
 		code := "batch_expired"
@@ -517,7 +519,7 @@ func openaiResult(l inLine, outcome string, n int) []byte {
 	return append(b, '\n')
 }
 
-func anthropicResult(l inLine, outcome string) []byte {
+func anthropicResult(l inLine, outcome, key string) []byte {
 	text, model := reply(l.body)
 	var res map[string]any
 	switch outcome {
@@ -531,7 +533,7 @@ func anthropicResult(l inLine, outcome string) []byte {
 			"usage": map[string]any{"input_tokens": 12, "output_tokens": 4}}}
 	case "error":
 		res = map[string]any{"type": "errored", "error": map[string]any{"type": "error",
-			"error": map[string]any{"type": "invalid_request_error", "message": "synthetic invalid request"}}}
+			"error": map[string]any{"type": "invalid_request_error", "message": "synthetic invalid request for key " + key}}}
 	case "cancelled":
 		res = map[string]any{"type": "canceled"}
 	default:
