@@ -65,16 +65,12 @@ type Result struct {
 // good ones in one pack, durable when it returns. The i-th error says why
 // rs[i] was not stored (its Err, or the failed check), nil when it was
 // stored or its key already was; every such failure is also a failure of
-// c (see Failures). The error returned beside them is the store's: then
-// nothing of this call is durable.
+// c (see Failures). The exchanges were not sent by c, so Counts and
+// SpentUSD leave them out. The error returned beside them is the store's:
+// then nothing of this call is durable.
 func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 	b := c.store.NewBatch()
 	errs := make([]*CallError, len(rs))
-	type added struct {
-		j    *job
-		cost float64
-	}
-	var done []added
 	for i := range rs {
 		r := &rs[i]
 		j, err := c.newJob(r.Request)
@@ -109,17 +105,10 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 			continue
 		}
 		c.checkDrift(j, o.Model)
-		done = append(done, added{j, cost})
 	}
 	if err := b.Flush(); err != nil {
 		return errs, fmt.Errorf("replay: store results: %w", err)
 	}
-	c.mu.Lock()
-	for _, a := range done {
-		c.spent += a.cost
-		c.counts.Recorded++
-	}
-	c.mu.Unlock()
 	return errs, nil
 }
 

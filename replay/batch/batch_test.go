@@ -154,6 +154,10 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("resubmit: %v, submitted %d stored %d, want %d, %d", err, rep.Submitted(), rep.Stored, len(cr.Failed), len(answered))
 			}
 			noSecret(t, e.dir)
+			// The error lines echo the key: the state keeps them redacted.
+			if b, err := os.ReadFile(statePath(e.dir)); err != nil || !bytes.Contains(b, []byte(replay.Redacted)) {
+				t.Errorf("state: no redacted error message (%v)", err)
+			}
 		})
 	}
 }
