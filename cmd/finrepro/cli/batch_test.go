@@ -48,7 +48,7 @@ func runBatchCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var o, e bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
-		if k == "OPENAI_API_KEY" {
+		if k == "OPENAI_API_KEY" || k == "ANTHROPIC_API_KEY" {
 			return batchKey
 		}
 		return ""
@@ -64,7 +64,7 @@ func child(t *testing.T, held chan struct{}, killWhen string, args ...string) {
 	t.Helper()
 	a, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(a), "OPENAI_API_KEY="+batchKey)
+	cmd.Env = append(os.Environ(), childEnv+"="+string(a), "OPENAI_API_KEY="+batchKey, "ANTHROPIC_API_KEY="+batchKey)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +109,8 @@ func child(t *testing.T, held chan struct{}, killWhen string, args ...string) {
 var collectLine = regexp.MustCompile(`(\d+) submitted requests: (\d+) stored \((\d+) by this run\), (\d+) failed, (\d+) in (\d+) batches still running`)
 
 // TestBatchCLIKilled records 5,000 synthetic requests through the
-// stand-in OpenAI Batch API, in batches of at most 1,000 (one model per
-// file): one request in ten errors and one in ten answers an empty
+// stand-in OpenAI Batch API and Anthropic Message Batches, in batches of
+// at most 1,000 (for OpenAI, one model per file): one request in ten errors and one in ten answers an empty
 // completion, server batch 2 expires half done, batch 3's first download
 // is cut in the middle, and later batches end first. A submit is killed
 // with SIGKILL while it creates its third batch, and a collect while it
@@ -119,6 +119,22 @@ var collectLine = regexp.MustCompile(`(\d+) submitted requests: (\d+) stored \((
 // nothing already covered, offline replay must answer every stored
 // request, and no byte under the folder may hold the key.
 func TestBatchCLIKilled(t *testing.T) {
+	for _, c := range []struct {
+		provider string
+		// batches is the number of batches: OpenAI puts 2,500 requests
+		// per model in batches of 1,000, 1,000 and 500; Anthropic mixes
+		// models in five of 1,000.
+		batches  int
+		errCause string
+	}{
+		{"openai", 6, "http_error"},
+		{"anthropic", 5, "api_error"},
+	} {
+		t.Run(c.provider, func(t *testing.T) { testBatchKilled(t, c.provider, c.batches, c.errCause) })
+	}
+}
+
+func testBatchKilled(t *testing.T, provider string, batches int, errCause string) {
 	const n = 5000
 	hold, held := make(chan struct{}), make(chan struct{})
 	createHold, createHeld := make(chan struct{}), make(chan struct{})
@@ -133,10 +149,13 @@ func TestBatchCLIKilled(t *testing.T) {
 	var lines strings.Builder
 	for i := range n {
 		model := []string{"gpt-4o-mini", "gpt-4o"}[i%2]
-		fmt.Fprintf(&lines, `{"body":{"model":%q,"messages":[{"role":"user","content":"question %d"}]}}`+"\n", model, i)
+		if provider == "anthropic" {
+			model = []string{"claude-haiku-4-5", "claude-sonnet-4-5"}[i%2]
+		}
+		fmt.Fprintf(&lines, `{"body":{"model":%q,"max_tokens":64,"messages":[{"role":"user","content":"question %d"}]}}`+"\n", model, i)
 	}
 	reqFile := writeFile(t, tmp, "reqs.jsonl", lines.String())
-	common := []string{"--dir", dir, "--provider", "openai", "--base-url", srv.BaseURL()}
+	common := []string{"--dir", dir, "--provider", provider, "--base-url", srv.BaseURL()}
 	submit := append([]string{"batch", "submit", "--requests", reqFile, "--max-requests-per-batch", "1000"}, common...)
 
 	// A submit killed while it creates its third batch.
@@ -150,9 +169,8 @@ func TestBatchCLIKilled(t *testing.T) {
 		t.Fatalf("submit after the kill: exit %d, %s%s", code, out, errOut)
 	}
 	code, out, errOut = runBatchCLI(t, append(submit, "--resubmit")...)
-	// 2,500 requests per model make batches of 1,000, 1,000 and 500: six,
-	// two of which were created before the kill.
-	if code != ExitOK || srv.Requests != n || srv.Batches() != 6 || !strings.Contains(out, "2000 in open batches, 3000 submitted in 4 batches") {
+	// Two batches were created before the kill.
+	if code != ExitOK || srv.Requests != n || srv.Batches() != batches || !strings.Contains(out, fmt.Sprintf("2000 in open batches, 3000 submitted in %d batches", batches-2)) {
 		t.Fatalf("resubmit: exit %d, server %d requests in %d batches\n%s%s", code, srv.Requests, srv.Batches(), out, errOut)
 	}
 	code, out, _ = runBatchCLI(t, submit...)
@@ -160,10 +178,10 @@ func TestBatchCLIKilled(t *testing.T) {
 		t.Fatalf("rerun: exit %d, server %d requests\n%s", code, srv.Requests, out)
 	}
 
-	// Poll until batches 3 to 6 have ended, then kill a collect in the
+	// Poll until batches 3 and later have ended, then kill a collect in the
 	// middle of a download (held after 600 lines), once it has stored
 	// results (the first, cut download of batch 3 stores some).
-	for range 4 {
+	for range batches - 2 {
 		if code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...); code != ExitOK {
 			t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 		}
@@ -200,7 +218,7 @@ func TestBatchCLIKilled(t *testing.T) {
 	if m[1] != "5000" || stored != len(answered) || failed != n-len(answered) || code != ExitFailure {
 		t.Fatalf("collect: exit %d, %v; the server answered %d\n%s", code, m, len(answered), out)
 	}
-	for _, cause := range []string{"http_error", "empty_completion", "batch_expired"} {
+	for _, cause := range []string{errCause, "empty_completion", "batch_expired"} {
 		if !strings.Contains(out, cause) {
 			t.Errorf("collect lists no %s failure:\n%.2000s", cause, out)
 		}
@@ -215,7 +233,7 @@ func TestBatchCLIKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs, err := readRequests(reqFile, "openai")
+	reqs, err := readRequests(reqFile, provider)
 	if err != nil {
 		t.Fatal(err)
 	}
