@@ -13,7 +13,8 @@ import (
 
 // anthropicID is the custom_id of a request in a Message Batch, which
 // allows 64 characters of [a-zA-Z0-9_-]: "s<sample>-" and as much of the
-// key as fits (at least 54 hex digits, unique among a folder's keys; the
+// key as fits (at least 43 of its 64 hex digits, whatever the sample;
+// create refuses two requests of a batch with one custom_id, and the
 // state maps it back to the whole key).
 func anthropicID(sample int, key cache.Key) string {
 	p := "s" + strconv.Itoa(sample) + "-"
