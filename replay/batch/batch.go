@@ -153,6 +153,12 @@ func (r *Runner) Submit(ctx context.Context, reqs []replay.Request, opt SubmitOp
 	if opt.Bundle != "" {
 		r.state.Bundle = opt.Bundle
 	}
+	if len(unconfirmed) > 0 {
+		// Forgotten now, even when nothing is left to submit.
+		if err := r.state.save(r.cfg.Dir); err != nil {
+			return nil, err
+		}
+	}
 	pc, ok := r.cfg.Client.Provider(opt.Provider)
 	if !ok {
 		return nil, fmt.Errorf("batch: unknown provider %q", opt.Provider)
@@ -647,7 +653,9 @@ func (r *Runner) download(ctx context.Context, e *endpoint, b *Batch, reqs map[s
 	return nil
 }
 
-// tally counts the submitted requests, the stored ones and the failures.
+// tally counts the submitted requests, the stored ones and the
+// failures: of a request that failed in several collected batches, the
+// latest failure.
 func (r *Runner) tally(rep *CollectReport) error {
 	open := map[string]bool{}
 	for _, b := range r.state.Batches {
@@ -657,44 +665,42 @@ func (r *Runner) tally(rep *CollectReport) error {
 			}
 		}
 	}
-	seen := map[string]bool{}
-	for _, b := range r.state.Batches {
+	stored := map[string]bool{}
+	failed := map[string]Missing{}
+	for _, b := range r.state.Batches { // in local order: later batches last
 		fails := map[string]Failure{}
 		for _, f := range b.Failures {
 			fails[f.Key] = f
 		}
 		for _, key := range b.Keys {
-			if seen[key] {
-				continue
+			if _, ok := stored[key]; !ok {
+				k, _ := cache.ParseKey(key) // ParseState checked every key
+				has, err := r.cfg.Store.Has(k)
+				if err != nil {
+					return err
+				}
+				stored[key] = has
 			}
-			k, _ := cache.ParseKey(key) // ParseState checked every key
-			has, err := r.cfg.Store.Has(k)
-			if err != nil {
-				return err
-			}
-			if has {
-				seen[key] = true
-				rep.Stored++
-				continue
-			}
-			if f, ok := fails[key]; ok && b.Collected && !open[key] {
-				rep.Failed = append(rep.Failed, Missing{Batch: b.Local, BatchID: b.ID, Key: key, Cause: f.Cause, Msg: f.Msg})
+			if f, ok := fails[key]; ok && b.Collected && !open[key] && !stored[key] {
+				failed[key] = Missing{Batch: b.Local, BatchID: b.ID, Key: key, Cause: f.Cause, Msg: f.Msg}
 			}
 		}
 	}
-	for _, b := range r.state.Batches {
-		for _, key := range b.Keys {
-			seen[key] = true
+	rep.Submitted = len(stored)
+	for _, has := range stored {
+		if has {
+			rep.Stored++
 		}
 	}
-	rep.Submitted = len(seen)
+	for _, m := range failed {
+		rep.Failed = append(rep.Failed, m)
+	}
 	slices.SortFunc(rep.Failed, func(a, b Missing) int {
 		if c := strings.Compare(a.Cause, b.Cause); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Key, b.Key)
 	})
-	rep.Failed = slices.CompactFunc(rep.Failed, func(a, b Missing) bool { return a.Key == b.Key })
 	return nil
 }
 

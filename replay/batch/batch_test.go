@@ -153,6 +153,30 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil || rep.Submitted() != len(cr.Failed) || rep.Stored != len(answered) {
 				t.Fatalf("resubmit: %v, submitted %d stored %d, want %d, %d", err, rep.Submitted(), rep.Stored, len(cr.Failed), len(answered))
 			}
+			// Collecting the second round stores the requests that
+			// expired; the ones the server always fails are listed once.
+			for round := 0; ; round++ {
+				if round > 10 {
+					t.Fatal("second round never ended")
+				}
+				if cr, err = e.open(t).Collect(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if len(cr.Pending) == 0 && len(cr.Errors) == 0 {
+					break
+				}
+			}
+			answered = e.srv.Answered()
+			keys := map[string]bool{}
+			for _, f := range cr.Failed {
+				if keys[f.Key] || f.Cause == string(CauseExpired) {
+					t.Errorf("second round: failure %+v listed twice or expired", f)
+				}
+				keys[f.Key] = true
+			}
+			if cr.Submitted != 300 || cr.Stored != len(answered) || cr.Stored+len(cr.Failed) != 300 {
+				t.Errorf("second round: submitted %d stored %d failed %d; the server answered %d", cr.Submitted, cr.Stored, len(cr.Failed), len(answered))
+			}
 			noSecret(t, e.dir)
 			// The error lines echo the key: the state keeps them redacted.
 			if b, err := os.ReadFile(statePath(e.dir)); err != nil || !bytes.Contains(b, []byte(replay.Redacted)) {

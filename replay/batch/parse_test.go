@@ -17,6 +17,9 @@ import (
 const key1 = "1111111111111111111111111111111111111111111111111111111111111111"
 const key2 = "2222222222222222222222222222222222222222222222222222222222222222"
 
+// open1 is an open batch holding key1.
+const open1 = `{"local":"0002","provider":"openai","api":"openai","base_url":"","id":"batch_2","status":"in_progress","counts":{},"collected":false,"keys":["` + key1 + `"]}`
+
 func TestParseState(t *testing.T) {
 	ok := `{"version":1,"batches":[{"local":"0001","provider":"openai","api":"openai","base_url":"","id":"batch_1","status":"completed","counts":{},"collected":true,"keys":["` + key1 + `"],"failures":[{"key":"` + key1 + `","cause":"api_error"}]}]}`
 	for _, c := range []struct {
@@ -32,7 +35,9 @@ func TestParseState(t *testing.T) {
 		{"no id", strings.Replace(ok, `"id":"batch_1"`, `"id":""`, 1), "batches[0].id"},
 		{"submitting", strings.Replace(strings.Replace(ok, `"id":"batch_1"`, `"id":""`, 1), `"completed"`, `"submitting"`, 1), ""},
 		{"failure key", strings.Replace(ok, `"failures":[{"key":"`+key1, `"failures":[{"key":"`+key2, 1), "failures[0].key"},
-		{"repeated key", strings.Replace(ok, `"keys":["`+key1+`"]`, `"keys":["`+key1+`","`+key1+`"]`, 1), "also in batch"},
+		{"repeated key", strings.Replace(ok, `"keys":["`+key1+`"]`, `"keys":["`+key1+`","`+key1+`"]`, 1), "repeated"},
+		{"resubmitted key", strings.Replace(ok, `]}]}`, `]},`+open1+`]}`, 1), ""},
+		{"key in two open batches", strings.Replace(strings.Replace(ok, `"collected":true`, `"collected":false`, 1), `]}]}`, `]},`+open1+`]}`, 1), "also in open batch 0001"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseState(strings.NewReader(c.in), "state.json")

@@ -80,7 +80,8 @@ var (
 
 // ParseState reads a state.json, naming file in errors. It accepts only
 // version 1 with known fields, local names of four to nine digits, hex
-// keys, each key in one batch only, and known APIs.
+// keys, each key in at most one batch that is not collected (a collected
+// batch's failures are submitted again in a new one), and known APIs.
 func ParseState(r io.Reader, file string) (*State, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxState+1))
 	if err != nil {
@@ -102,7 +103,7 @@ func ParseState(r io.Reader, file string) (*State, error) {
 		return nil, fmt.Errorf("%s: version: got %d, want %d", file, s.Version, StateVersion)
 	}
 	locals := map[string]bool{}
-	keys := map[string]string{}
+	open := map[string]string{} // key -> the uncollected batch holding it
 	for i, bt := range s.Batches {
 		at := func(field, format string, args ...any) error {
 			return fmt.Errorf("%s: batches[%d].%s: %s", file, i, field, fmt.Sprintf(format, args...))
@@ -126,17 +127,25 @@ func ParseState(r io.Reader, file string) (*State, error) {
 			return nil, at("keys", "empty")
 		}
 		locals[bt.Local] = true
+		mine := make(map[string]bool, len(bt.Keys))
 		for k, key := range bt.Keys {
 			if !keyHex.MatchString(key) {
 				return nil, at(fmt.Sprintf("keys[%d]", k), "%q is not a 64-digit lower-case hex key", key)
 			}
-			if prev, dup := keys[key]; dup {
-				return nil, at(fmt.Sprintf("keys[%d]", k), "key %.8s is also in batch %s", key, prev)
+			if mine[key] {
+				return nil, at(fmt.Sprintf("keys[%d]", k), "key %.8s repeated", key)
 			}
-			keys[key] = bt.Local
+			mine[key] = true
+			if bt.Collected {
+				continue
+			}
+			if prev, dup := open[key]; dup {
+				return nil, at(fmt.Sprintf("keys[%d]", k), "key %.8s is also in open batch %s", key, prev)
+			}
+			open[key] = bt.Local
 		}
 		for k, f := range bt.Failures {
-			if _, ok := keys[f.Key]; !ok || keys[f.Key] != bt.Local {
+			if !mine[f.Key] {
 				return nil, at(fmt.Sprintf("failures[%d].key", k), "%.8s is not a key of this batch", f.Key)
 			}
 		}

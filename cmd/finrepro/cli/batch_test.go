@@ -284,6 +284,9 @@ func testBatchKilled(t *testing.T, provider string, batches int, errCause string
 	if code != ExitOK || srv.Requests-before != failed || !strings.Contains(out, fmt.Sprintf("%d already stored, 0 in open batches, %d submitted", stored, failed)) {
 		t.Fatalf("resubmit of the failures: exit %d, %d sent, want %d\n%s", code, srv.Requests-before, failed, out)
 	}
+	if code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...); code != ExitOK {
+		t.Fatalf("status after the resubmit: exit %d\n%s%s", code, out, errOut)
+	}
 }
 
 // TestDryRunBatchPrice checks the batch price beside the synchronous one.
