@@ -221,3 +221,32 @@ func TestAnthropicID(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedBatch checks an OpenAI batch rejected as a whole: each of its
+// requests is a batch_failed failure carrying the provider's reason, and
+// a stray result line is counted, not stored.
+func TestFailedBatch(t *testing.T) {
+	e := newEnv(t, batchtest.Options{Fail: 1, Stray: true})
+	reqs := requests("openai", 20) // two models: two batches of 10
+	ctx := context.Background()
+	if _, err := e.open(t).Submit(ctx, reqs, SubmitOptions{Provider: "openai"}); err != nil {
+		t.Fatal(err)
+	}
+	var cr *CollectReport
+	stray := 0
+	for round := 0; round < 5; round++ {
+		var err error
+		if cr, err = e.open(t).Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		stray += cr.Unknown
+	}
+	if len(cr.Pending) != 0 || cr.Stored != 10 || len(cr.Failed) != 10 || stray != 1 {
+		t.Fatalf("collect: %+v", cr)
+	}
+	for _, f := range cr.Failed {
+		if f.Cause != string(CauseFailed) || !strings.Contains(f.Msg, "the input file was rejected") {
+			t.Fatalf("failure %+v", f)
+		}
+	}
+}

@@ -182,7 +182,8 @@ func testBatchKilled(t *testing.T, provider string, batches int, errCause string
 	// middle of a download (held after 600 lines), once it has stored
 	// results (the first, cut download of batch 3 stores some).
 	for range batches - 2 {
-		if code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...); code != ExitOK {
+		code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...)
+		if code != ExitOK || !strings.Contains(out, fmt.Sprintf("%d batches: ", batches)) {
 			t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 		}
 	}

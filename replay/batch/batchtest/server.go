@@ -34,6 +34,13 @@ type Options struct {
 	// Expire makes the n-th batch created (1-based) expire with the
 	// first half of its requests done; 0 never.
 	Expire int
+	// Fail makes the n-th batch created fail as a whole (OpenAI's
+	// status "failed", with an error list, and no results; Anthropic has
+	// no such status and ignores it); 0 never.
+	Fail int
+	// Stray adds a result line with a custom_id no request has to every
+	// batch's results.
+	Stray bool
 	// Cut makes the first results download of the n-th batch created end
 	// after half its bytes; 0 never.
 	Cut int
@@ -125,6 +132,7 @@ func (s *Server) Answered() []string {
 				continue
 			}
 			var x struct {
+				CustomID string `json:"custom_id"`
 				Response *struct {
 					Body struct {
 						Choices []struct {
@@ -143,6 +151,9 @@ func (s *Server) Answered() []string {
 				} `json:"result"`
 			}
 			json.Unmarshal(l, &x)
+			if x.CustomID == "stray" {
+				continue
+			}
 			text := ""
 			if x.Response != nil && len(x.Response.Body.Choices) > 0 {
 				text = x.Response.Body.Choices[0].Message.Content
@@ -412,7 +423,7 @@ func (s *Server) add(b *fakeBatch, id string) {
 // advance moves a batch on at each poll: batch n of N ends at its
 // (N-n+2)-th poll, so that later batches end first.
 func (s *Server) advance(b *fakeBatch) {
-	if b.output != nil || b.errors != nil || b.status == "ended" || b.status == "completed" || b.status == "expired" || b.status == "cancelled" {
+	if b.output != nil || b.errors != nil || b.status == "ended" || b.status == "failed" || b.status == "completed" || b.status == "expired" || b.status == "cancelled" {
 		return
 	}
 	b.polls++
@@ -420,6 +431,11 @@ func (s *Server) advance(b *fakeBatch) {
 	case b.cancelled:
 		s.finish(b, "cancelled")
 	case b.polls >= len(s.batches)-b.n+2:
+		if b.n == s.opt.Fail && !b.anthropic {
+			b.status = "failed"
+			b.output = []byte{}
+			return
+		}
 		if b.n == s.opt.Expire {
 			s.finish(b, "expired")
 		} else {
@@ -455,6 +471,14 @@ func (s *Server) finish(b *fakeBatch, how string) {
 			out.Write(openaiResult(l, outcome, b.n, s.opt.Key))
 		} else {
 			errs.Write(openaiResult(l, outcome, b.n, s.opt.Key))
+		}
+	}
+	if s.opt.Stray {
+		stray := inLine{id: "stray", body: lines[0].body}
+		if b.anthropic {
+			out.Write(anthropicResult(stray, "ok", s.opt.Key))
+		} else {
+			out.Write(openaiResult(stray, "ok", b.n, s.opt.Key))
 		}
 	}
 	b.output = out.Bytes()
@@ -588,6 +612,11 @@ func (s *Server) openaiObject(b *fakeBatch) map[string]any {
 	v := map[string]any{"id": b.id, "object": "batch", "endpoint": b.endpoint, "status": b.status,
 		"completion_window": "24h", "input_file_id": "file-in", "output_file_id": nil, "error_file_id": nil,
 		"request_counts": map[string]int{"total": total, "completed": done, "failed": failed}}
+	if b.status == "failed" {
+		v["errors"] = map[string]any{"object": "list", "data": []any{map[string]any{
+			"code": "invalid_request", "message": "synthetic: the input file was rejected", "line": 1}}}
+		return v
+	}
 	if b.output != nil {
 		v["output_file_id"] = "out-" + b.id
 		if len(b.errors) > 0 {
