@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/finrepro/finrepro/cache"
 )
@@ -117,3 +118,7 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 func BatchCustomID(sample int, key cache.Key) string {
 	return fmt.Sprintf("%s%d-%s", batchIDPrefix, sample, key)
 }
+
+// RetryAfter reads a response's Retry-After (seconds or an HTTP date
+// relative to now) or retry-after-ms header; 0 when it has none.
+func RetryAfter(h http.Header, now time.Time) time.Duration { return parseRetryAfter(h, now) }

@@ -100,7 +100,21 @@ type endpoint struct {
 	key     string
 	http    *http.Client
 	redact  func(string) string
+	sleep   func(context.Context, time.Duration) error
 }
+
+// Retries of requests that are safe to repeat (GETs and file uploads;
+// never a batch create or cancel): attempts in all, and the first wait,
+// doubled each time, a Retry-After header replacing it up to maxWait.
+const (
+	attempts  = 4
+	firstWait = time.Second
+	maxWait   = time.Minute
+)
+
+// retryable reports whether a request may be sent again after a 429, a
+// 5xx or a connection error: repeating it creates nothing twice.
+func retryable(method, path string) bool { return method == "GET" || path == "/files" }
 
 // maxControl caps a control response (a batch or file object).
 const maxControl = 4 << 20
@@ -132,8 +146,33 @@ func (e *endpoint) call(ctx context.Context, method, path, contentType string, b
 }
 
 // send sends a request and returns a 200 response; any other status is
-// an error carrying the start of the body.
+// an error carrying the start of the body. A request that is safe to
+// repeat is retried after a 429, a 5xx or a connection error.
 func (e *endpoint) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	wait := firstWait
+	for n := 1; ; n++ {
+		resp, retryAfter, err := e.sendOnce(ctx, method, path, contentType, body)
+		if err == nil || n == attempts || !retryable(method, path) || ctx.Err() != nil {
+			return resp, err
+		}
+		var he *httpStatusError
+		if errors.As(err, &he) && he.status != http.StatusTooManyRequests && he.status < 500 {
+			return nil, err
+		}
+		d := wait
+		if retryAfter > 0 {
+			d = min(retryAfter, maxWait)
+		}
+		if serr := e.sleep(ctx, d); serr != nil {
+			return nil, err
+		}
+		wait = min(2*wait, maxWait)
+	}
+}
+
+// sendOnce makes one attempt of send, returning the Retry-After of a
+// refused one.
+func (e *endpoint) sendOnce(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, time.Duration, error) {
 	url := strings.TrimRight(e.baseURL, "/") + path
 	var rd io.Reader
 	if body != nil {
@@ -141,7 +180,7 @@ func (e *endpoint) send(ctx context.Context, method, path, contentType string, b
 	}
 	hr, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return nil, fmt.Errorf("batch: %s %s: %w", method, path, err)
+		return nil, 0, fmt.Errorf("batch: %s %s: %w", method, path, err)
 	}
 	if contentType != "" {
 		hr.Header.Set("Content-Type", contentType)
@@ -149,14 +188,16 @@ func (e *endpoint) send(ctx context.Context, method, path, contentType string, b
 	replay.SetAuth(hr.Header, e.kind, e.key)
 	resp, err := e.http.Do(hr)
 	if err != nil {
-		return nil, errors.New(e.redact(fmt.Sprintf("batch: %s %s: %v", method, path, err)))
+		return nil, 0, errors.New(e.redact(fmt.Sprintf("batch: %s %s: %v", method, path, err)))
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096)) // only for the message
 		resp.Body.Close()
-		return nil, &httpStatusError{fmt.Sprintf("batch: %s %s: HTTP %d: %s", method, path, resp.StatusCode, e.snippet(b))}
+		// An HTTP-date Retry-After is relative to the wall clock.
+		return nil, replay.RetryAfter(resp.Header, time.Now()), &httpStatusError{resp.StatusCode,
+			fmt.Sprintf("batch: %s %s: HTTP %d: %s", method, path, resp.StatusCode, e.snippet(b))}
 	}
-	return resp, nil
+	return resp, 0, nil
 }
 
 func (e *endpoint) snippet(b []byte) string {

@@ -40,6 +40,8 @@ type Config struct {
 	Progress io.Writer
 	// Clock gives the recorded_at of stored exchanges; nil leaves it empty.
 	Clock func() time.Time
+	// Sleep waits between retries; nil waits for real. Tests inject it.
+	Sleep func(context.Context, time.Duration) error
 }
 
 // A Runner submits, polls, collects and cancels the batches of a folder.
@@ -53,6 +55,18 @@ type Runner struct {
 func Open(cfg Config) (*Runner, error) {
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -87,7 +101,7 @@ func (r *Runner) endpoint(b *Batch) (*endpoint, error) {
 		}
 		r.cfg.Client.AddSecret(key)
 	}
-	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact}, nil
+	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact, sleep: r.cfg.Sleep}, nil
 }
 
 // SubmitOptions say what Submit sends.
@@ -288,7 +302,10 @@ func lineSize(api API, l line) (int64, error) {
 
 // An httpStatusError is a provider answer with a status other than 200:
 // the call was refused, so nothing was created.
-type httpStatusError struct{ msg string }
+type httpStatusError struct {
+	status int
+	msg    string
+}
 
 func (e *httpStatusError) Error() string { return e.msg }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
@@ -22,6 +23,7 @@ import (
 const testKey = "sk-test-batch-0123456789abcdefghijklmnop"
 
 type env struct {
+	sleeps int // retry waits asked for
 	srv    *batchtest.Server
 	dir    string
 	store  *cache.Store
@@ -56,7 +58,8 @@ func (e *env) open(t *testing.T) *Runner {
 		return ""
 	}
 	e.client = replay.New(st, replay.Config{Getenv: getenv})
-	r, err := Open(Config{Dir: e.dir, Store: st, Client: e.client, Getenv: getenv, BaseURL: e.srv.BaseURL()})
+	sleep := func(context.Context, time.Duration) error { e.sleeps++; return nil }
+	r, err := Open(Config{Dir: e.dir, Store: st, Client: e.client, Getenv: getenv, BaseURL: e.srv.BaseURL(), Sleep: sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,13 +86,14 @@ func requests(provider string, n int) []replay.Request {
 // TestRoundTrip submits 300 requests per provider in batches of 100 to
 // the stand-in, where one request in ten errors and one in ten answers
 // an empty completion, batch 2 expires half done, batch 3's first
-// download is cut in the middle and later batches end first; it polls
+// download is cut in the middle, one GET or upload in seven answers 429
+// or 503, and later batches end first; it polls
 // and collects until nothing is pending and checks the store against
 // what the server answered.
 func TestRoundTrip(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
-			e := newEnv(t, batchtest.Options{ErrorEvery: 10, Expire: 2, Cut: 3})
+			e := newEnv(t, batchtest.Options{ErrorEvery: 10, Expire: 2, Cut: 3, Flaky: 7})
 			reqs := requests(provider, 300)
 			ctx := context.Background()
 			rep, err := e.open(t).Submit(ctx, reqs, SubmitOptions{Provider: provider, MaxRequests: 100})
@@ -143,6 +147,9 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 			t.Logf("causes %v", causes)
+			if e.sleeps == 0 {
+				t.Error("no retry after the 429s and 503s")
+			}
 			if d := e.srv.Downloads(3); d != 2 {
 				t.Errorf("batch 3 was downloaded %d times, want 2 (one cut, one whole)", d)
 			}

@@ -38,6 +38,9 @@ type Options struct {
 	// status "failed", with an error list, and no results; Anthropic has
 	// no such status and ignores it); 0 never.
 	Fail int
+	// Flaky makes every Flaky-th GET and file upload answer 429 (with
+	// Retry-After) or 503 instead; 0 never.
+	Flaky int
 	// Stray adds a result line with a custom_id no request has to every
 	// batch's results.
 	Stray bool
@@ -70,6 +73,7 @@ type Server struct {
 	byID     map[string]*fakeBatch
 	held     bool
 	creates  int
+	retried  int // GETs and uploads counted for Flaky
 	Requests int // requests submitted, over every batch
 }
 
@@ -229,6 +233,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.mu.Unlock()
 		}
 	}()
+	if s.opt.Flaky > 0 && (r.Method == "GET" || p == "/v1/files") {
+		s.retried++
+		if s.retried%s.opt.Flaky == 0 {
+			if s.retried/s.opt.Flaky%2 == 0 {
+				w.Header().Set("Retry-After", "1")
+				httpError(w, 429, "synthetic rate limit")
+			} else {
+				httpError(w, 503, "synthetic overload")
+			}
+			return
+		}
+	}
 	if (p == "/v1/batches" || p == "/v1/messages/batches") && r.Method == "POST" {
 		s.creates++
 		if s.creates == s.opt.HoldCreate && s.opt.CreateHold != nil {
