@@ -288,6 +288,12 @@ func testBatchKilled(t *testing.T, provider string, batches int, errCause string
 	if code, out, errOut := runBatchCLI(t, append([]string{"batch", "status"}, common...)...); code != ExitOK {
 		t.Fatalf("status after the resubmit: exit %d\n%s%s", code, out, errOut)
 	}
+	// The cache beside the state folder verifies and collects garbage.
+	for _, sub := range []string{"verify", "gc", "verify"} {
+		if code, out, errOut := run(t, "cache", sub, "--dir", dir); code != ExitOK {
+			t.Fatalf("cache %s: exit %d\n%s%s", sub, code, out, errOut)
+		}
+	}
 }
 
 // TestDryRunBatchPrice checks the batch price beside the synchronous one.
