@@ -24,20 +24,25 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
-// childEnv makes the test binary run finrepro with the JSON argument
-// list it holds, with the real environment, and exit with its code.
+// childEnv makes TestBatchChildProcess run finrepro with the JSON
+// argument list it holds, with the real environment, and exit with its
+// code.
 const childEnv = "FINREPRO_CLI_TEST_CHILD"
 
-func TestMain(m *testing.M) {
-	if a := os.Getenv(childEnv); a != "" {
-		var args []string
-		if err := json.Unmarshal([]byte(a), &args); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		os.Exit(Main(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
+// TestBatchChildProcess is not a test: it is the child process that child
+// starts (the helper-process pattern of os/exec's tests), and returns at
+// once without childEnv.
+func TestBatchChildProcess(t *testing.T) {
+	a := os.Getenv(childEnv)
+	if a == "" {
+		return
 	}
-	os.Exit(m.Run())
+	var args []string
+	if err := json.Unmarshal([]byte(a), &args); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(Main(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // batchKey is the synthetic API key of the batch tests.
@@ -63,7 +68,7 @@ func runBatchCLI(t *testing.T, args ...string) (int, string, string) {
 func child(t *testing.T, held chan struct{}, killWhen string, args ...string) {
 	t.Helper()
 	a, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBatchChildProcess$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(a), "OPENAI_API_KEY="+batchKey, "ANTHROPIC_API_KEY="+batchKey)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
