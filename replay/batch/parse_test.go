@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -248,5 +249,33 @@ func TestFailedBatch(t *testing.T) {
 		if f.Cause != string(CauseFailed) || !strings.Contains(f.Msg, "the input file was rejected") {
 			t.Fatalf("failure %+v", f)
 		}
+	}
+}
+
+// TestTamperedRequests checks that collect refuses a requests file that
+// no longer matches the state's keys, naming the file and line, and
+// stores nothing from that batch.
+func TestTamperedRequests(t *testing.T) {
+	e := newEnv(t, batchtest.Options{})
+	ctx := context.Background()
+	if _, err := e.open(t).Submit(ctx, requests("anthropic", 3), SubmitOptions{Provider: "anthropic"}); err != nil {
+		t.Fatal(err)
+	}
+	p := requestsPath(e.dir, "0001")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(b, []byte("question 1"), []byte("question X"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cr *CollectReport
+	for range 3 {
+		if cr, err = e.open(t).Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cr.Errors) != 1 || !strings.Contains(cr.Errors[0].Error(), p+":2:") || cr.Stored != 0 || cr.Complete() {
+		t.Fatalf("collect of a tampered batch: %+v", cr)
 	}
 }
