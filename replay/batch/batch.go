@@ -38,10 +38,12 @@ type Config struct {
 }
 
 // A Runner submits, polls, collects and cancels the batches of a folder.
-// It is not safe for concurrent use, nor are two runners on one folder.
+// It is not safe for concurrent use; a second runner on the same folder
+// cannot open until the first is closed (or its process has ended).
 type Runner struct {
-	cfg   Config
-	state *State
+	cfg    Config
+	state  *State
+	unlock func()
 }
 
 // Open loads the state of cfg.Dir.
@@ -64,11 +66,24 @@ func Open(cfg Config) (*Runner, error) {
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	s, err := LoadState(cfg.Dir)
+	unlock, err := lockState(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, state: s}, nil
+	s, err := LoadState(cfg.Dir)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return &Runner{cfg: cfg, state: s, unlock: unlock}, nil
+}
+
+// Close releases the folder for other runners.
+func (r *Runner) Close() {
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
+	}
 }
 
 // State returns the runner's state.

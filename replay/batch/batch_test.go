@@ -23,6 +23,7 @@ import (
 const testKey = "sk-test-batch-0123456789abcdefghijklmnop"
 
 type env struct {
+	runner *Runner
 	sleeps int // retry waits asked for
 	srv    *batchtest.Server
 	dir    string
@@ -42,6 +43,9 @@ func newEnv(t *testing.T, opt batchtest.Options) *env {
 // open opens the store and a runner, as each command does.
 func (e *env) open(t *testing.T) *Runner {
 	t.Helper()
+	if e.runner != nil {
+		e.runner.Close()
+	}
 	if e.store != nil {
 		e.store.Close()
 	}
@@ -63,6 +67,8 @@ func (e *env) open(t *testing.T) *Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.runner = r
+	t.Cleanup(r.Close)
 	return r
 }
 

@@ -10,6 +10,7 @@
 // Everything a later run needs is in a state folder, Dir/batch:
 //
 //	batch/state.json           the state, rewritten atomically
+//	batch/lock                 held (flock) by the command running on the folder
 //	batch/requests/NNNN.jsonl  the request objects of batch NNNN, one per line
 //
 // state.json (version 1) is one JSON object:

@@ -279,3 +279,19 @@ func TestTamperedRequests(t *testing.T) {
 		t.Fatalf("collect of a tampered batch: %+v", cr)
 	}
 }
+
+// TestLock checks that a second runner cannot open a folder while the
+// first holds it, and can once it is closed.
+func TestLock(t *testing.T) {
+	e := newEnv(t, batchtest.Options{})
+	first := e.open(t)
+	if _, err := Open(Config{Dir: e.dir, Store: e.store, Client: e.client}); err == nil || !strings.Contains(err.Error(), "another finrepro batch command") {
+		t.Fatalf("second runner: %v", err)
+	}
+	first.Close()
+	second, err := Open(Config{Dir: e.dir, Store: e.store, Client: e.client})
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	second.Close()
+}

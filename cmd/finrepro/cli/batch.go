@@ -176,6 +176,7 @@ func batchSubmit(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	defer r.Close()
 	rep, err := r.Submit(ctx, reqs, batch.SubmitOptions{Provider: *bf.provider, MaxRequests: *maxReq, Resubmit: *resubmit, Bundle: abs})
 	if rep != nil {
 		for _, b := range rep.Batches {
@@ -218,6 +219,7 @@ func batchPoll(ctx context.Context, env *Env, sub string, args []string) error {
 		return err
 	}
 	defer store.Close()
+	defer r.Close()
 	switch sub {
 	case "status":
 		bs, err := r.Status(ctx)
