@@ -295,3 +295,29 @@ func TestLock(t *testing.T) {
 	}
 	second.Close()
 }
+
+// TestSplitBySize checks the byte limit: every batch's requests fit in
+// it, and a request larger than it is listed, not submitted.
+func TestSplitBySize(t *testing.T) {
+	e := newEnv(t, batchtest.Options{})
+	reqs := requests("anthropic", 30)
+	one, err := anthropicLineSize(line{id: anthropicID(0, cache.Key{}), body: reqs[0].Body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := 4*one + 2 // four requests of about this size fit, five do not
+	rep, err := e.open(t).Submit(context.Background(), reqs, SubmitOptions{Provider: "anthropic", MaxBytes: limit})
+	if err != nil || rep.Submitted() != 30 || len(rep.Batches) < 30/4 || len(rep.TooLarge) != 0 {
+		t.Fatalf("split: %v, %d submitted in %d batches", err, rep.Submitted(), len(rep.Batches))
+	}
+	for _, b := range rep.Batches {
+		if len(b.Keys) > 4 {
+			t.Errorf("batch %s holds %d requests, over the byte limit", b.Local, len(b.Keys))
+		}
+	}
+	e2 := newEnv(t, batchtest.Options{})
+	rep, err = e2.open(t).Submit(context.Background(), reqs, SubmitOptions{Provider: "anthropic", MaxBytes: one / 2})
+	if err != nil || rep.Submitted() != 0 || len(rep.TooLarge) != 30 || e2.srv.Batches() != 0 {
+		t.Fatalf("too large: %v, %d submitted, %d too large", err, rep.Submitted(), len(rep.TooLarge))
+	}
+}
