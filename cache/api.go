@@ -45,11 +45,14 @@ type Meta struct {
 	LatencyMS     int64   `json:"latency_ms,omitempty"`
 	RecordedAt    string  `json:"recorded_at,omitempty"` // RFC 3339, UTC
 	Attempts      int     `json:"attempts,omitempty"`
-	Source        string  `json:"source"` // "api", "import" or "sim"
+	Source        string  `json:"source"` // "api", "batch", "import" or "sim"
 	// Headers are provenance response headers (request ids, processing
 	// time, rate limits) as "name: value" lines sorted by name; never
 	// credentials, and never part of the key.
 	Headers string `json:"headers,omitempty"`
+	// BatchID is the provider's id of the batch an exchange of source
+	// "batch" was recorded in.
+	BatchID string `json:"batch_id,omitempty"`
 }
 
 // An Exchange is one request, its response and metadata.

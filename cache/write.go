@@ -16,6 +16,7 @@ import (
 // Sources of an exchange (Meta.Source).
 const (
 	SourceAPI    = "api"    // recorded from a provider
+	SourceBatch  = "batch"  // recorded through a provider's batch API
 	SourceImport = "import" // loaded from a file
 	SourceSim    = "sim"    // simulated
 )
@@ -204,9 +205,9 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 	m := x.Meta
 	switch m.Source {
-	case SourceAPI, SourceImport, SourceSim:
+	case SourceAPI, SourceBatch, SourceImport, SourceSim:
 	default:
-		return nil, fmt.Errorf("meta.source: got %q, want api, import or sim", m.Source)
+		return nil, fmt.Errorf("meta.source: got %q, want api, batch, import or sim", m.Source)
 	}
 	if m.Provider == "" || m.Model == "" {
 		js, _ := canonicalJSON(canon)

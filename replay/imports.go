@@ -14,8 +14,8 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
-// BatchDiscount is the share of the list price the OpenAI Batch API
-// charges.
+// BatchDiscount is the share of the list price the OpenAI Batch API and
+// Anthropic's Message Batches charge (both document 50 %).
 const BatchDiscount = 0.5
 
 // batchIDPrefix starts the custom_id of exported batch lines:
@@ -59,7 +59,7 @@ func WriteBatch(w io.Writer, misses []Miss, providers ...map[string]ProviderConf
 			continue
 		}
 		line, err := json.Marshal(batchInput{
-			CustomID: fmt.Sprintf("%s%d-%s", batchIDPrefix, r.Sample, m.Key),
+			CustomID: batchIDPrefix + strconv.Itoa(r.Sample) + "-" + m.Key,
 			Method:   "POST", URL: "/v1/" + r.Endpoint, Body: r.Body,
 		})
 		if err != nil {
@@ -86,7 +86,7 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 	if pc.Kind != KindChat && pc.Kind != KindResponses {
 		return 0, fmt.Errorf("replay: batch import: provider %q speaks %s, not an OpenAI API", provider, pc.Kind)
 	}
-	reqs := map[string]*job{}
+	reqs := map[string]Request{}
 	err := results.EachJSONL(input, inputName, func(line int, b *batchInput) error {
 		if b.CustomID == "" {
 			return results.Errorf(inputName, line, "custom_id", "empty")
@@ -100,50 +100,57 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 		}
 		r := Request{Provider: provider, Endpoint: ep, Body: b.Body, Sample: sampleOfID(b.CustomID)}
 		r.Label = results.Label{Benchmark: inputName, Task: strconv.Itoa(line), Role: RoleRequest, Name: b.CustomID}
-		j, err := c.newJob(r)
-		if err != nil {
+		if _, err := c.newJob(r); err != nil {
 			return results.Errorf(inputName, line, "", "%v", err)
 		}
-		reqs[b.CustomID] = j
+		reqs[b.CustomID] = r
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
+	// Results are stored a chunk at a time, so that memory holds a chunk
+	// of responses, not the whole output file.
+	var rs []Result
 	n := 0
+	store := func() error {
+		errs, err := c.StoreResults(rs)
+		for _, e := range errs {
+			if e == nil && err == nil {
+				n++
+			}
+		}
+		rs = rs[:0]
+		return err
+	}
 	err = results.EachJSONL(output, outputName, func(line int, b *batchOutput) error {
-		j, ok := reqs[b.CustomID]
+		r, ok := reqs[b.CustomID]
 		if !ok {
 			return results.Errorf(outputName, line, "custom_id", "%q is not in %s", b.CustomID, inputName)
 		}
+		res := Result{Request: r, Source: results.SourceImport, CostFactor: BatchDiscount}
 		switch {
 		case b.Response == nil:
-			c.fail(j, &CallError{Cause: CauseAPIError, Msg: "batch error: " + snippet(b.Error)}, 1)
-			return nil
+			res.Err = &CallError{Cause: CauseAPIError, Msg: "batch error: " + snippet(b.Error)}
 		case b.Response.StatusCode != 200:
-			c.fail(j, &CallError{Cause: statusCause(b.Response.StatusCode), Status: b.Response.StatusCode, Msg: snippet(b.Response.Body)}, 1)
-			return nil
+			res.Err = &CallError{Cause: statusCause(b.Response.StatusCode), Status: b.Response.StatusCode, Msg: snippet(b.Response.Body)}
+		default:
+			res.Body = b.Response.Body
 		}
-		o, ce := checkBody(pc.Kind, b.Response.Body)
-		if ce != nil {
-			c.fail(j, ce, 1)
-			return nil
+		rs = append(rs, res)
+		if len(rs) == importChunk {
+			return store()
 		}
-		cost := c.cost(j.model, o)
-		meta := cache.Meta{
-			Provider: provider, Model: j.model, ReportedModel: o.Model,
-			InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: cost * BatchDiscount,
-			Attempts: 1, Source: results.SourceImport,
-		}
-		if err := c.put(j, b.Response.Body, meta); err != nil {
-			return nil
-		}
-		c.checkDrift(j, o.Model)
-		n++
 		return nil
 	})
+	if err == nil {
+		err = store()
+	}
 	return n, err
 }
+
+// importChunk is how many results ImportBatch stores per pack.
+const importChunk = 500
 
 func statusCause(st int) Cause {
 	switch {

@@ -58,6 +58,7 @@ type Call struct {
 // Sources of an exchange.
 const (
 	SourceAPI    = "api"    // recorded from a provider's API
+	SourceBatch  = "batch"  // recorded through a provider's batch API
 	SourceImport = "import" // imported from results produced elsewhere
 	SourceSim    = "sim"    // produced by the built-in simulator: synthetic
 )
@@ -68,7 +69,7 @@ type Reply struct {
 	Text string
 	// Model is the model name the provider reported.
 	Model string
-	// Source is SourceAPI, SourceImport or SourceSim.
+	// Source is SourceAPI, SourceBatch, SourceImport or SourceSim.
 	Source string
 	// Key is the hex cache key of the exchange.
 	Key string

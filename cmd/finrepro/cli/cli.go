@@ -57,6 +57,7 @@ func init() {
 		{"record", "record requests through a provider into a cache", runRecord},
 		{"replay", "answer requests from a cache, offline", runReplay},
 		{"proxy", "record and replay unmodified OpenAI, Anthropic and Gemini clients, streams included", runProxy},
+		{"batch", "record through the providers' batch APIs (submit, status, collect, cancel)", runBatch},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
 		{"bundle", "check a bundle (verify)", runBundle},
 		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},

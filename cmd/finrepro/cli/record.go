@@ -12,6 +12,7 @@ import (
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/replay/batch"
 	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
 )
@@ -214,7 +215,7 @@ func runRecord(ctx context.Context, env *Env, args []string) error {
 	replies := c.AnswerRequests(ctx, reqs)
 	if mode == replay.Offline {
 		if *dry {
-			printMisses(env.Stdout, c.Misses(), prices, len(reqs), "to record")
+			printMisses(env.Stdout, c.Misses(), pcs, prices, len(reqs), "to record")
 		} else if err := exportMisses(env, c.Misses(), pcs, *exportBatch); err != nil {
 			return err
 		}
@@ -264,7 +265,7 @@ func printFailures(w io.Writer, fs []replay.Failure) {
 }
 
 // printMisses lists missing requests with their estimated tokens and cost.
-func printMisses(w io.Writer, ms []replay.Miss, prices *replay.Prices, total int, what string) {
+func printMisses(w io.Writer, ms []replay.Miss, pcs map[string]replay.ProviderConfig, prices *replay.Prices, total int, what string) {
 	in, out, unpriced := 0, 0, 0
 	cost := 0.0
 	for _, m := range ms {
@@ -280,10 +281,16 @@ func printMisses(w io.Writer, ms []replay.Miss, prices *replay.Prices, total int
 	if unpriced > 0 {
 		fmt.Fprintf(w, " (%d without a price)", unpriced)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "; %s\n", batchPrice(ms, pcs))
 	for _, m := range ms {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
+}
+
+// batchPrice says what the misses cost through the batch APIs.
+func batchPrice(ms []replay.Miss, pcs map[string]replay.ProviderConfig) string {
+	_, b, n := batch.Estimate(ms, pcs)
+	return fmt.Sprintf("$%.2f through the batch APIs (finrepro batch; half price for the %d requests of providers that have one)", b, n)
 }
 
 func exportMisses(env *Env, ms []replay.Miss, pcs map[string]replay.ProviderConfig, file string) error {

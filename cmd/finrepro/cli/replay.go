@@ -93,7 +93,7 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "note: %d of the responses are synthetic (simulator output, not a real model)\n", synthetic)
 	}
 	if ms := c.Misses(); len(ms) > 0 {
-		printMisses(env.Stderr, ms, prices, len(reqs), "record them with finrepro record")
+		printMisses(env.Stderr, ms, pcs, prices, len(reqs), "record them with finrepro record")
 		return missErr(fmt.Errorf("requests not in the cache: %d", len(ms)))
 	}
 	if failed > 0 {

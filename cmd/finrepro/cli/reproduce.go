@@ -182,7 +182,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	for _, m := range misses {
 		cost += m.CostUSD
 	}
-	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs about $%.2f (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), cost)
+	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs about $%.2f, or %s (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), cost, batchPrice(misses, providers))
 	if !yes {
 		if !isTerminal(env.Stdin) {
 			return usageErr("refusing to record without --yes when standard input is not a terminal")

@@ -1,0 +1,111 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/finrepro/finrepro/cache"
+)
+
+// This file holds the seams through which code that obtains responses
+// by other channels than Client's own calls (replay/batch, which records
+// through the providers' batch APIs) keys requests and stores their
+// results with the client's checks.
+
+// Keyed returns the key and encoded request object of r, its endpoint
+// defaulted to the provider's, and the requested model. It fails as
+// AnswerRequests would on a request it cannot key.
+func (c *Client) Keyed(r Request) (cache.Key, []byte, string, error) {
+	j, err := c.newJob(r)
+	if err != nil {
+		return cache.Key{}, nil, "", err
+	}
+	return j.key, j.raw, j.model, nil
+}
+
+// SetAuth sets the authentication headers a provider of the given kind
+// expects for key (and Anthropic's version header).
+func SetAuth(h http.Header, kind Kind, key string) { setAuth(h, kind, key) }
+
+// A Result is the outcome of one request obtained outside the client,
+// for StoreResults.
+type Result struct {
+	// Request is the request object as Keyed takes it.
+	Request Request
+	// Body is the provider's 200 response body; nil when Err is set.
+	Body []byte
+	// Err says why the request has no response.
+	Err *CallError
+	// Source is the exchange's source ("batch").
+	Source string
+	// BatchID names the provider's batch the result came from.
+	BatchID string
+	// CostFactor multiplies the list price (BatchDiscount for batches).
+	CostFactor float64
+	// RecordedAt is the exchange's recorded_at (RFC 3339), or empty.
+	RecordedAt string
+}
+
+// StoreResults checks every result as a recording checks a response
+// (shape, error object, refusal, empty output, API keys) and stores the
+// good ones in one pack, durable when it returns. The i-th error says why
+// rs[i] was not stored (its Err, or the failed check), nil when it was
+// stored or its key already was; every such failure is also a failure of
+// c (see Failures). The exchanges were not sent by c, so Counts and
+// SpentUSD leave them out. The error returned beside them is the store's:
+// then nothing of this call is durable.
+func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
+	b := c.store.NewBatch()
+	errs := make([]*CallError, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		j, err := c.newJob(r.Request)
+		if err != nil {
+			errs[i] = c.badRequest(r.Request, err).(*CallError)
+			continue
+		}
+		ce := r.Err
+		var o *output
+		if ce == nil {
+			o, ce = checkBody(j.pc.Kind, r.Body)
+		}
+		body := bytes.TrimSpace(r.Body)
+		if ce == nil && c.findSecret(j.raw, body) {
+			ce = &CallError{Cause: CauseSecret, Msg: "an API key appears in the exchange; not stored"}
+		}
+		if ce != nil {
+			c.fail(j, ce, 1)
+			errs[i] = ce
+			continue
+		}
+		cost := c.cost(j.model, o) * r.CostFactor
+		meta := cache.Meta{
+			Provider: j.req.Provider, Model: j.model, ReportedModel: o.Model,
+			InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: cost,
+			Attempts: 1, Source: r.Source, BatchID: r.BatchID, RecordedAt: r.RecordedAt,
+		}
+		if _, _, err := b.Add(&cache.Exchange{Request: j.raw, Response: body, Meta: meta}); err != nil {
+			ce := &CallError{Cause: CauseStore, Msg: err.Error()}
+			c.fail(j, ce, 1)
+			errs[i] = ce
+			continue
+		}
+		c.checkDrift(j, o.Model)
+	}
+	if err := b.Flush(); err != nil {
+		return errs, fmt.Errorf("replay: store results: %w", err)
+	}
+	return errs, nil
+}
+
+// BatchCustomID is the custom_id of a request in an OpenAI Batch API
+// input file: "finrepro-s<sample>-<key hex>", which ImportBatch reads.
+func BatchCustomID(sample int, key cache.Key) string {
+	return fmt.Sprintf("%s%d-%s", batchIDPrefix, sample, key)
+}
+
+// RetryAfter reads a response's Retry-After (seconds or an HTTP date
+// relative to now) or retry-after-ms header; 0 when it has none.
+func RetryAfter(h http.Header, now time.Time) time.Duration { return parseRetryAfter(h, now) }
