@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -277,8 +278,11 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	timeout := cmpOr64(j.pc.Timeout, DefaultTimeout)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := strings.TrimRight(j.pc.BaseURL, "/") + "/" + j.req.Endpoint
-	hr, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(j.req.Body))
+	target, err := endpointURL(j.pc.BaseURL, j.req.Endpoint)
+	if err != nil {
+		return nil, &CallError{Cause: CauseRequest, Msg: err.Error()}
+	}
+	hr, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(j.req.Body))
 	if err != nil {
 		return nil, &CallError{Cause: CauseRequest, Msg: err.Error()}
 	}
@@ -379,4 +383,21 @@ func checkBody(kind Kind, body []byte) (*output, *CallError) {
 		return nil, &CallError{Cause: CauseEmpty, Msg: "the response has no output text"}
 	}
 	return o, nil
+}
+
+// endpointURL appends endpoint (a plain relative path, see checkEndpoint)
+// to the path of base, keeping base's query: "http://h/v1?key=K" and
+// "chat/completions" give "http://h/v1/chat/completions?key=K".
+func endpointURL(base, endpoint string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("base URL: %w", err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: want scheme://host[/path]", base)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/" + endpoint
+	u.RawPath = ""
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
 }
