@@ -173,10 +173,10 @@ func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("cache: read archive: %w", err)
+			return corruptf("cache: read archive: %v", err)
 		}
 		name := hdr.Name
-		bad := func(msg string) error { return fmt.Errorf("cache: read archive: member %q: %s", name, msg) }
+		bad := func(msg string) error { return corruptf("cache: read archive: member %q: %s", name, msg) }
 		if n >= lim.MaxFiles+1 {
 			return bad(fmt.Sprintf("more than %d files", lim.MaxFiles))
 		}
@@ -214,7 +214,7 @@ func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
 		}
 	}
 	if sums == nil {
-		return errors.New("cache: read archive: empty archive")
+		return corruptf("cache: read archive: empty archive")
 	}
 	var missing []string
 	for name := range sums {
@@ -224,7 +224,7 @@ func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return fmt.Errorf("cache: read archive: %d files listed in %s are missing, first %s", len(missing), SumsName, missing[0])
+		return corruptf("cache: read archive: %d files listed in %s are missing, first %s", len(missing), SumsName, missing[0])
 	}
 	return nil
 }
@@ -360,4 +360,15 @@ func Merge(src, dst string) (moved, same int, err error) {
 		}
 	}
 	return moved, same, nil
+}
+
+// A corruptError is an archive (or other data) that fails its own checks;
+// it wraps ErrCorrupt without repeating its text.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string        { return e.msg }
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+
+func corruptf(format string, args ...any) error {
+	return &corruptError{fmt.Sprintf(format, args...)}
 }

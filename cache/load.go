@@ -151,10 +151,18 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		}
 	}
 	if _, err := metaJSON(&x, canon); err != nil {
-		f, msg, _ := strings.Cut(err.Error(), ": ")
-		return nil, nil, &LineError{Field: f, Msg: msg}
+		return nil, nil, metaLineError(err)
 	}
 	return &x, canon, nil
+}
+
+// metaLineError turns metaJSON's error into a *LineError.
+func metaLineError(err error) error {
+	var me *MetaError
+	if errors.As(err, &me) {
+		return &LineError{Field: me.Field, Msg: me.Msg}
+	}
+	return &LineError{Msg: err.Error()}
 }
 
 func joinField(a, b string) string {
@@ -297,8 +305,7 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			case l.p.err != nil && l.p.x == nil:
 				lerr = l.p.err
 			case l.p.err != nil:
-				f, msg, _ := strings.Cut(l.p.err.Error(), ": ")
-				lerr = &LineError{Field: f, Msg: msg}
+				lerr = metaLineError(l.p.err)
 			default:
 				_, added, err := b.addPrepared(l.p)
 				var ce *ConflictError

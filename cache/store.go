@@ -41,6 +41,23 @@ const VerifyEnv = "FINREPRO_CACHE_VERIFY"
 // never served.
 var ErrCorrupt = errors.New("cache: corrupt data")
 
+// A CorruptError is a store file that cannot be read: a pack whose index,
+// trailer or dictionary is damaged, or a dictionary that does not match
+// its name. It wraps ErrCorrupt. Path is slash-separated, relative to the
+// store.
+type CorruptError struct {
+	Dir  string // the store's folder
+	Path string
+	Msg  string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("cache %s: %s: %s (run finrepro cache verify --dir %s for every problem)", e.Dir, e.Path, e.Msg, e.Dir)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
 // A ConflictError is a Put, in verify mode, of a response that differs
 // from the one stored under the same key.
 type ConflictError struct {
@@ -63,6 +80,12 @@ type Options struct {
 	// ReadOnly opens an existing store without creating or changing any
 	// file (as bundle checks need); writes then fail.
 	ReadOnly bool
+	// AllowCorrupt opens a store some of whose packs cannot be read, so
+	// that Verify lists every problem; their exchanges are then missing.
+	// Otherwise Open, and every later read that finds such a pack, fails
+	// with a *CorruptError: a damaged store is never taken for an empty
+	// or incomplete one.
+	AllowCorrupt bool
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -82,6 +105,7 @@ type Store struct {
 	dicts     map[Digest]*dict
 	writeDict *dict // nil: no dictionary yet
 	problems  []Problem
+	broken    *CorruptError // the first unreadable pack, unless AllowCorrupt
 	closed    bool
 }
 
@@ -241,8 +265,22 @@ func (s *Store) Problems() []Problem {
 }
 
 // refresh reads the indexes of packs written since the last refresh (by
-// this or another process).
+// this or another process). Unless Options.AllowCorrupt, it fails once
+// any pack has been found unreadable.
 func (s *Store) refresh() error {
+	if err := s.readIndexes(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.broken != nil {
+		return s.broken
+	}
+	return nil
+}
+
+// readIndexes is refresh without the check of broken packs.
+func (s *Store) readIndexes() error {
 	names, err := s.listPacks()
 	if err != nil {
 		return fmt.Errorf("cache: read index: %w", err)
@@ -280,13 +318,13 @@ func (s *Store) refresh() error {
 			if os.IsNotExist(err) {
 				continue // removed by a concurrent gc
 			}
-			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+			s.packProblem(p, err)
 			s.packs[name] = p // do not retry it
 			continue
 		}
 		p.size = size
 		if err := s.addIndex(p, ix); err != nil {
-			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+			s.packProblem(p, err)
 		}
 		s.packs[name] = p
 	}
@@ -294,6 +332,14 @@ func (s *Store) refresh() error {
 		s.writeDict = s.dicts[slices.MinFunc(keysOf(s.dicts), cmpDigest)]
 	}
 	return nil
+}
+
+// packProblem records that pack p cannot be read; s.mu is held.
+func (s *Store) packProblem(p *pack, err error) {
+	s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+	if s.broken == nil && !s.opt.AllowCorrupt {
+		s.broken = &CorruptError{Dir: s.dir, Path: s.rel(p.path), Msg: err.Error()}
+	}
 }
 
 func keysOf[K comparable, V any](m map[K]V) []K {

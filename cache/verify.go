@@ -22,7 +22,7 @@ import (
 func (s *Store) Verify(report func(Problem)) (int, error) {
 	n := 0
 	rep := func(p Problem) { n++; report(p) }
-	if err := s.refresh(); err != nil {
+	if err := s.readIndexes(); err != nil {
 		return n, err
 	}
 	// Dictionaries.

@@ -199,6 +199,15 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	return k, true, nil
 }
 
+// A MetaError is a meta that cannot be stored; Field names the value
+// ("meta.source").
+type MetaError struct {
+	Field string
+	Msg   string
+}
+
+func (e *MetaError) Error() string { return e.Field + ": " + e.Msg }
+
 // metaJSON fills in what the meta leaves out from the request and encodes
 // it.
 func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
@@ -206,7 +215,7 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 	switch m.Source {
 	case SourceAPI, SourceImport, SourceSim:
 	default:
-		return nil, fmt.Errorf("meta.source: got %q, want api, import or sim", m.Source)
+		return nil, &MetaError{"meta.source", fmt.Sprintf("got %q, want api, import or sim", m.Source)}
 	}
 	if m.Provider == "" || m.Model == "" {
 		js, _ := canonicalJSON(canon)
@@ -225,7 +234,11 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 			m.Model = s
 		}
 	}
-	return json.Marshal(&m)
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return nil, &MetaError{"meta", err.Error()}
+	}
+	return b, nil
 }
 
 // Len returns the number of exchanges queued.

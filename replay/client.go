@@ -92,6 +92,7 @@ type Client struct {
 	spent    float64
 	avoided  float64
 	counts   Counts
+	corrupt  error // the first corrupt entry met offline
 	// simPending are simulated exchanges recorded but not yet stored.
 	simPending []simPut
 }
@@ -160,6 +161,14 @@ func (c *Client) Misses() []Miss {
 		return cmpOr(strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
 	})
 	return out
+}
+
+// Corrupt returns the first cache entry found corrupt offline (an error
+// wrapping cache.ErrCorrupt), nil when there was none.
+func (c *Client) Corrupt() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.corrupt
 }
 
 // Failures returns the requests that could not be recorded, sorted by

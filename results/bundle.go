@@ -104,15 +104,20 @@ type Bundle struct {
 
 // OpenBundle reads the manifest of the bundle folder dir. It does not hash
 // the files; call Verify for that.
+// A folder that does not exist is an error; a manifest that is missing or
+// cannot be parsed is an *IntegrityError.
 func OpenBundle(dir string) (*Bundle, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
 	file := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("bundle: %w", err)
+		return nil, &IntegrityError{fmt.Errorf("bundle: %w", err)}
 	}
 	m, err := ParseManifest(b, file)
 	if err != nil {
-		return nil, err
+		return nil, &IntegrityError{err}
 	}
 	return &Bundle{Dir: dir, Manifest: m}, nil
 }

@@ -35,11 +35,10 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 	}
 	n, err := checkBundle(env, fs.Arg(0))
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
 	if n > 0 {
-		fmt.Fprintf(env.Stderr, "finrepro bundle verify: %s: %d problems\n", fs.Arg(0), n)
-		return integrityErr(errReported)
+		return &problemsError{fs.Arg(0), n}
 	}
 	fmt.Fprintf(env.Stdout, "ok: %s\n", fs.Arg(0))
 	return nil
@@ -85,7 +84,7 @@ func checkBundle(env *Env, path string) (int, error) {
 		fmt.Fprintf(env.Stderr, "%s: %s: no exchange cache\n", path, results.CacheDir)
 		return n + 1, nil
 	}
-	s, err := cache.Open(cdir, cache.Options{ReadOnly: true})
+	s, err := cache.Open(cdir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
 		return n + 1, nil

@@ -153,7 +153,7 @@ func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 	if len(args) > 0 {
 		return usageErr("cache verify: unexpected arguments")
 	}
-	s, err := openCache(dir, cache.Options{ReadOnly: true})
+	s, err := openCache(dir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
 		return err
 	}
@@ -163,8 +163,7 @@ func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 		return err
 	}
 	if n > 0 {
-		fmt.Fprintf(env.Stderr, "finrepro cache verify: %d problems\n", n)
-		return integrityErr(errReported)
+		return &problemsError{dir, n}
 	}
 	st, err := s.Stats()
 	if err != nil {
@@ -277,13 +276,7 @@ func runCacheDump(env *Env, fs *pflag.FlagSet, dir string, args []string) error 
 	return f.Close()
 }
 
-func dumpTo(s *cache.Store, w io.Writer) error {
-	err := s.Dump(w)
-	if errors.Is(err, cache.ErrCorrupt) {
-		return integrityErr(err)
-	}
-	return err
-}
+func dumpTo(s *cache.Store, w io.Writer) error { return s.Dump(w) }
 
 // SecretEnvVars are the environment variables whose values cache export
 // treats as secrets.
@@ -377,11 +370,11 @@ func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 	}
 	defer os.RemoveAll(stage)
 	if err := cache.ReadArchive(f, stage, cache.ArchiveLimits{}); err != nil {
-		return integrityErr(err)
+		return err
 	}
-	staged, err := cache.Open(stage, cache.Options{ReadOnly: true})
+	staged, err := cache.Open(stage, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
 	n, err := verifyStore(env, staged, args[0]+": ")
 	staged.Close()
@@ -389,11 +382,11 @@ func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 		return err
 	}
 	if n > 0 {
-		return integrityErr(fmt.Errorf("%s: %d problems; nothing imported", args[0], n))
+		return &problemsError{args[0] + " (nothing imported)", n}
 	}
 	moved, same, err := cache.Merge(stage, dir)
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "imported %d files (%d already present)\n", moved, same)
 	return nil

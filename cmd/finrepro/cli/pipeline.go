@@ -70,7 +70,7 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 	}
 	if s.store, err = cache.Open(b.CachePath(), cache.Options{}); err != nil {
 		s.close()
-		return nil, integrityErr(err)
+		return nil, &results.IntegrityError{Err: err}
 	}
 	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress})
 	return s, nil
@@ -100,6 +100,9 @@ type analysisRun struct {
 // are also appended to their benchmark's result.
 func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
 	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	if cerr := s.client.Corrupt(); cerr != nil {
+		return nil, cerr // whatever a benchmark made of it, the store is damaged
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +165,7 @@ func openBundle(arg string) (*results.Bundle, func(), error) {
 	cleanup := func() { os.RemoveAll(tmp) }
 	if err := cache.ReadArchive(archive, tmp, cache.ArchiveLimits{}); err != nil {
 		cleanup()
-		return nil, noop, integrityErr(fmt.Errorf("bundle %s: %w", bundleName(arg), err))
+		return nil, noop, fmt.Errorf("bundle %s: %w", bundleName(arg), err)
 	}
 	b, err := results.OpenBundle(tmp)
 	if err != nil {
@@ -186,13 +189,13 @@ func bundleName(arg string) string {
 func verifyOpened(env *Env, b *results.Bundle) error {
 	probs, err := b.Verify()
 	if err != nil {
-		return integrityErr(err)
+		return &results.IntegrityError{Err: err}
 	}
 	for _, p := range probs {
 		fmt.Fprintf(env.Stderr, "bundle: %s\n", p)
 	}
 	if len(probs) > 0 {
-		return integrityErr(fmt.Errorf("bundle %s: %d problems", b.Manifest.Name, len(probs)))
+		return &problemsError{"bundle " + b.Manifest.Name, len(probs)}
 	}
 	return nil
 }
@@ -312,7 +315,7 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 		fmt.Fprintf(w, "  ... and %d more\n", len(misses)-50)
 	}
 	fmt.Fprintf(w, "Recording them would cost about $%.2f (estimate from the price table); run with --mode record to record them.\n", cost)
-	return missErr(fmt.Errorf("%d cache misses", len(misses)))
+	return &missesError{len(misses)}
 }
 
 // sweepAll runs the default sensitivity sweep of every benchmark, or,

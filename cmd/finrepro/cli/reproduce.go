@@ -150,7 +150,11 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false); err != nil {
+	_, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false)
+	if cerr := dry.Corrupt(); cerr != nil {
+		return cerr
+	}
+	if err != nil {
 		return err
 	}
 	misses := dry.Misses()

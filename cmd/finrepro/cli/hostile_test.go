@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/results"
+)
+
+// recordEach records each user message with its own run, so that each
+// exchange has its own pack, and returns the request file of all of them,
+// the cache folder and the packs in recording order.
+func recordEach(t *testing.T, users ...string) (reqs, dir string, packs []string) {
+	t.Helper()
+	srv := newChatServer(t)
+	tmp := t.TempDir()
+	dir = filepath.Join(tmp, "cache")
+	var all []string
+	for i, u := range users {
+		f := writeFile(t, tmp, "r"+string(rune('a'+i))+".jsonl", reqLine(u)+"\n")
+		all = append(all, reqLine(u))
+		code, out, errOut := run(t, "record", "--requests", f, "--provider", "local", "--base-url", srv.URL+"/v1", "--key-env", "FAKE_KEY", "--dir", dir, "--quiet")
+		if code != ExitOK {
+			t.Fatalf("record %q: %d\n%s%s", u, code, out, errOut)
+		}
+		ps, _ := filepath.Glob(filepath.Join(dir, "packs", "*", "*.pack"))
+		for _, p := range ps {
+			if !slices.Contains(packs, p) {
+				packs = append(packs, p)
+			}
+		}
+		if len(packs) != i+1 {
+			t.Fatalf("%d packs after %d recordings", len(packs), i+1)
+		}
+	}
+	return writeFile(t, tmp, "all.jsonl", strings.Join(all, "\n")+"\n"), dir, packs
+}
+
+func rel(t *testing.T, dir, p string) string {
+	r, err := filepath.Rel(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(r)
+}
+
+// TestCorruptPackEveryCommand damages a pack's trailer: every command that
+// reads the store exits 4 naming the pack, where it used to report an
+// empty store or cache misses; cache verify lists it and exits 4.
+func TestCorruptPackEveryCommand(t *testing.T) {
+	reqs, dir, packs := recordEach(t, "one", "two")
+	b, err := os.ReadFile(packs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(packs[1], b[:len(b)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name := rel(t, dir, packs[1])
+	for _, args := range [][]string{
+		{"cache", "dump", "--dir", dir},
+		{"cache", "stats", "--dir", dir},
+		{"cache", "stats", "--json", "--dir", dir},
+		{"cache", "gc", "--dir", dir},
+		{"cache", "verify", "--dir", dir},
+		{"replay", "--requests", reqs, "--provider", "local", "--dir", dir},
+	} {
+		code, out, errOut := run(t, args...)
+		if code != ExitIntegrity || !strings.Contains(errOut, name) {
+			t.Errorf("%s: exit %d, want %d naming %s\nstdout %s\nstderr %s", strings.Join(args[:2], " "), code, ExitIntegrity, name, out, errOut)
+		}
+	}
+}
+
+// TestReproduceCorruptPack truncates a pack of the demo bundle and reseals
+// the manifest: reproduce exits 4 naming the pack, not 3 with misses.
+func TestReproduceCorruptPack(t *testing.T) {
+	dir := unpackDemo(t)
+	packs, _ := filepath.Glob(filepath.Join(dir, "cache", "packs", "*", "*.pack"))
+	if len(packs) == 0 {
+		t.Fatal("no pack in the demo")
+	}
+	b, _ := os.ReadFile(packs[0])
+	if err := os.WriteFile(packs[0], b[:len(b)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "reproduce", dir, "--quiet", "--out", filepath.Join(t.TempDir(), "out"))
+	if name := rel(t, filepath.Join(dir, "cache"), packs[0]); code != ExitIntegrity || !strings.Contains(stderr, name) || strings.Contains(stderr, "--mode record") {
+		t.Fatalf("exit %d, want %d naming %s\n%s", code, ExitIntegrity, name, stderr)
+	}
+}
+
+// TestReplayCorruptEntry damages the second of three stored exchanges:
+// replay writes the first reply in full, then exits 4.
+func TestReplayCorruptEntry(t *testing.T) {
+	reqs, dir, packs := recordEach(t, "one", "two", "three")
+	b, err := os.ReadFile(packs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[12] ^= 0x40 // inside the first object frame, which starts at byte 8
+	if err := os.WriteFile(packs[1], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "replay", "--requests", reqs, "--provider", "local", "--dir", dir)
+	if code != ExitIntegrity {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitIntegrity, errOut)
+	}
+	if !strings.HasSuffix(out, "\n") || strings.Count(out, "\n") != 1 || !strings.Contains(out, "echo one") {
+		t.Errorf("stdout %q, want the first reply as one whole line", out)
+	}
+}
+
+// TestMalformedManifestExitCode gives every command that opens a bundle a
+// manifest that does not parse: all exit 4.
+func TestMalformedManifestExitCode(t *testing.T) {
+	dir := makeBundle(t)
+	if err := os.WriteFile(filepath.Join(dir, results.ManifestName), []byte(`{"format":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bundle", "verify", dir},
+		{"reproduce", dir, "--quiet", "--out", filepath.Join(t.TempDir(), "out")},
+		{"site", dir, "--out", filepath.Join(t.TempDir(), "site")},
+		{"sweep", dir},
+	} {
+		code, _, errOut := run(t, args...)
+		if code != ExitIntegrity || !strings.Contains(errOut, results.ManifestName) {
+			t.Errorf("%s: exit %d, want %d\n%s", args[0], code, ExitIntegrity, errOut)
+		}
+	}
+	// A bundle folder that does not exist is not an integrity failure.
+	missing := filepath.Join(t.TempDir(), "nothing")
+	for _, args := range [][]string{{"bundle", "verify", missing}, {"reproduce", missing, "--quiet"}} {
+		if code, _, errOut := run(t, args...); code != ExitFailure {
+			t.Errorf("%s of a missing folder: exit %d, want %d\n%s", args[0], code, ExitFailure, errOut)
+		}
+	}
+}
