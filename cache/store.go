@@ -195,7 +195,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
-	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
+	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}

@@ -428,8 +428,8 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-func FuzzPackIndex(f *testing.F) {
-	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 10, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
+func FuzzParsePackIndex(f *testing.F) {
+	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 1<<20 - 8, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
 	f.Add(ix.marshal())
 	f.Add([]byte(indexHeader))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -238,6 +238,9 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 	if err != nil {
 		return nil, &MetaError{"meta", err.Error()}
 	}
+	if len(b) > MaxMetaBytes {
+		return nil, &MetaError{"meta", fmt.Sprintf("%d bytes as JSON exceed the limit of %d", len(b), MaxMetaBytes)}
+	}
 	return b, nil
 }
 
