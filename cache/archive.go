@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -60,7 +61,7 @@ func WriteArchive(w io.Writer, dir string) error {
 	}
 	var sums bytes.Buffer
 	for _, f := range files {
-		sum, _, err := hashFile(filepath.Join(dir, filepath.FromSlash(f)))
+		sum, _, err := hashFile(context.Background(), filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return fmt.Errorf("cache: archive: %w", err)
 		}
@@ -141,7 +142,7 @@ func archiveFiles(dir string) ([]string, error) {
 }
 
 func isStore(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, formatFile))
+	b, err := readRegular(filepath.Join(dir, formatFile), maxFormatBytes)
 	return err == nil && string(b) == StoreFormat
 }
 
@@ -268,7 +269,7 @@ func extract(r io.Reader, size int64, dir, name, want string) error {
 		if !st.Mode().IsRegular() {
 			return errors.New("exists in the destination and is not a regular file")
 		}
-		sum, _, err := hashFile(dst)
+		sum, _, err := hashFile(context.Background(), dst)
 		if err != nil {
 			return err
 		}
@@ -339,8 +340,8 @@ func Merge(src, dst string) (moved, same int, err error) {
 			rel, _ := filepath.Rel(src, p) // p is under src
 			to := filepath.Join(dst, rel)
 			if _, err := os.Lstat(to); err == nil {
-				a, _, err1 := hashFile(p)
-				b, _, err2 := hashFile(to)
+				a, _, err1 := hashFile(context.Background(), p)
+				b, _, err2 := hashFile(context.Background(), to)
 				if err1 != nil || err2 != nil || a != b {
 					return moved, same, fmt.Errorf("cache: merge: %s differs from the file already stored; not replaced", filepath.ToSlash(rel))
 				}

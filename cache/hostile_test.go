@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -211,4 +213,23 @@ func FuzzReadPackIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVerifyInterrupt plants an 8 GiB sparse pack: a Verify whose context
+// is cancelled returns within a second with the context's error.
+func TestVerifyInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	openTest(t, dir, Options{}).Close()
+	p := plantPack(t, dir, []byte("placeholder"))
+	if err := os.Truncate(p, 8<<30); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, dir, Options{ReadOnly: true, AllowCorrupt: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := s.Verify(ctx, func(Problem) {})
+	if d := time.Since(start); d > 1100*time.Millisecond || !errors.Is(err, context.Canceled) {
+		t.Errorf("verify returned %v after %v, want context.Canceled within a second", err, d)
+	}
 }

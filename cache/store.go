@@ -211,18 +211,21 @@ func Open(dir string, opt Options) (*Store, error) {
 
 func (s *Store) checkFormat() error {
 	p := filepath.Join(s.dir, formatFile)
-	b, err := os.ReadFile(p)
+	b, err := readRegular(p, maxFormatBytes)
 	if os.IsNotExist(err) && !s.opt.ReadOnly {
 		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
 			return fmt.Errorf("cache: open: %w", err)
 		}
 		return nil
 	}
-	if err != nil {
+	if os.IsNotExist(err) {
 		return fmt.Errorf("cache: open: %w", err)
 	}
+	if err != nil {
+		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: err.Error()}
+	}
 	if string(b) != StoreFormat {
-		return fmt.Errorf("cache: open: %s: got format %q, want %q", p, strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))
+		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: fmt.Sprintf("got format %q, want %q", strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))}
 	}
 	return nil
 }
@@ -397,15 +400,11 @@ func isHexName(s string) bool {
 
 // loadPack reads the index of the pack at path.
 func (s *Store) loadPack(path string) (*packIndex, int64, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
 	ix, err := s.readPackIndex(f, st.Size())
 	return ix, st.Size(), err
 }
@@ -448,7 +447,7 @@ func (s *Store) loadDict(d Digest) (*dict, error) {
 		return x, nil
 	}
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxDictBytes)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %s: %w", d.Str(), err)
 	}
@@ -683,7 +682,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	if p.size >= largePack {
 		s.mu.Lock()
 		if p.f == nil {
-			f, err := os.Open(p.path)
+			f, _, err := openRegular(p.path)
 			if err != nil {
 				s.mu.Unlock()
 				return err
@@ -695,7 +694,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 		_, err := f.ReadAt(b, off)
 		return err
 	}
-	f, err := os.Open(p.path)
+	f, _, err := openRegular(p.path)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -300,7 +301,7 @@ func TestCorruption(t *testing.T) {
 				t.Fatalf("open: %v, want a *CorruptError naming %s", err, rel)
 			}
 			v := openTest(t, dir, Options{AllowCorrupt: true})
-			n, err := v.Verify(func(Problem) {})
+			n, err := v.Verify(context.Background(), func(Problem) {})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +389,7 @@ func TestGC(t *testing.T) {
 	if st.PacksRemoved == 0 || st.BytesAfter >= st.BytesBefore {
 		t.Errorf("gc stats %+v", st)
 	}
-	if n, _ := c.Verify(func(p Problem) { t.Error(p) }); n > 0 {
+	if n, _ := c.Verify(context.Background(), func(p Problem) { t.Error(p) }); n > 0 {
 		t.Fatal("verify after gc")
 	}
 	var after bytes.Buffer

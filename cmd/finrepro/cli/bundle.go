@@ -33,7 +33,7 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("bundle verify: want one PATH")
 	}
-	n, err := checkBundle(env, fs.Arg(0))
+	n, err := checkBundle(ctx, env, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 // checkBundle prints every problem of the bundle at path (a folder or a
 // .tar.zst, extracted first into a temporary folder) and returns how many
 // there were. An error means the bundle could not be checked at all.
-func checkBundle(env *Env, path string) (int, error) {
+func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	dir := path
 	if strings.HasSuffix(path, ".tar.zst") {
 		tmp, err := os.MkdirTemp("", "finrepro-bundle-")
@@ -70,7 +70,7 @@ func checkBundle(env *Env, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	probs, err := b.Verify()
+	probs, err := b.Verify(ctx)
 	for _, p := range probs {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", path, p)
 	}
@@ -90,7 +90,7 @@ func checkBundle(env *Env, path string) (int, error) {
 		return n + 1, nil
 	}
 	defer s.Close()
-	m, err := verifyStore(env, s, path+": "+results.CacheDir+"/")
+	m, err := verifyStore(ctx, env, s, path+": "+results.CacheDir+"/")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
 		m++

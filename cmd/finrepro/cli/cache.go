@@ -36,7 +36,7 @@ Every subcommand takes --dir D, the cache folder.`
 
 type cacheSub struct {
 	name, usage, doc string
-	run              func(env *Env, fs *pflag.FlagSet, dir string, args []string) error
+	run              func(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error
 	flags            func(fs *pflag.FlagSet)
 }
 
@@ -86,7 +86,7 @@ func runCache(ctx context.Context, env *Env, args []string) error {
 		if *dir == "" {
 			return usageErr("cache %s: --dir is required", sc.name)
 		}
-		return sc.run(env, fs, *dir, fs.Args())
+		return sc.run(ctx, env, fs, *dir, fs.Args())
 	}
 	return usageErr("unknown cache subcommand %q", args[0])
 }
@@ -100,7 +100,7 @@ func openCache(dir string, opt cache.Options) (*cache.Store, error) {
 	return cache.Open(dir, opt)
 }
 
-func runCacheStats(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheStats(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache stats: unexpected arguments")
 	}
@@ -149,7 +149,7 @@ func runCacheStats(env *Env, fs *pflag.FlagSet, dir string, args []string) error
 	return nil
 }
 
-func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheVerify(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache verify: unexpected arguments")
 	}
@@ -158,7 +158,7 @@ func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 		return err
 	}
 	defer s.Close()
-	n, err := verifyStore(env, s, "")
+	n, err := verifyStore(ctx, env, s, "")
 	if err != nil {
 		return err
 	}
@@ -175,14 +175,14 @@ func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 
 // verifyStore prints every problem of s (paths prefixed) to stderr and
 // returns how many there were.
-func verifyStore(env *Env, s *cache.Store, prefix string) (int, error) {
-	return s.Verify(func(p cache.Problem) {
+func verifyStore(ctx context.Context, env *Env, s *cache.Store, prefix string) (int, error) {
+	return s.Verify(ctx, func(p cache.Problem) {
 		p.Path = prefix + p.Path
 		fmt.Fprintln(env.Stderr, p)
 	})
 }
 
-func runCacheGC(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheGC(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache gc: unexpected arguments")
 	}
@@ -200,7 +200,7 @@ func runCacheGC(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	return s.Close()
 }
 
-func runCacheLoad(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	strict, _ := fs.GetBool("strict")
 	s, err := cache.Open(dir, cache.Options{})
 	if err != nil {
@@ -252,7 +252,7 @@ func lineErr(file string, err error) error {
 	return err
 }
 
-func runCacheDump(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheDump(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache dump: unexpected arguments")
 	}
@@ -298,7 +298,7 @@ func secretValues(env *Env, extra []string) []string {
 	return out
 }
 
-func runCacheExport(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheExport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	out, _ := fs.GetString("out")
 	extra, _ := fs.GetStringSlice("secret-env")
 	if out == "" || len(args) > 0 {
@@ -350,7 +350,7 @@ func writeArchiveFile(path, dir string) error {
 	return err
 }
 
-func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheImport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) != 1 {
 		return usageErr("cache import: want one archive FILE")
 	}
@@ -376,7 +376,7 @@ func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 	if err != nil {
 		return err
 	}
-	n, err := verifyStore(env, staged, args[0]+": ")
+	n, err := verifyStore(ctx, env, staged, args[0]+": ")
 	staged.Close()
 	if err != nil {
 		return err
@@ -392,7 +392,7 @@ func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 	return nil
 }
 
-func runCacheExplain(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheExplain(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) != 1 {
 		return usageErr("cache explain: want one REQUEST.json")
 	}

@@ -50,7 +50,7 @@ type session struct {
 
 // openSession parses the settings, opens and verifies the bundle at arg
 // (see openBundle) and opens its store. The caller must call close.
-func openSession(env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
+func openSession(ctx context.Context, env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
 	settings, err := parseSettings(sets)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 		return nil, err
 	}
 	s := &session{bundle: b, settings: settings, cleanup: cleanup}
-	if err := verifyOpened(env, b); err != nil {
+	if err := verifyOpened(ctx, env, b); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -186,9 +186,12 @@ func bundleName(arg string) string {
 // and reports every problem; any problem is an integrity failure. The
 // manifest hashes cover the cache's files, so a changed object is caught
 // here too.
-func verifyOpened(env *Env, b *results.Bundle) error {
-	probs, err := b.Verify()
+func verifyOpened(ctx context.Context, env *Env, b *results.Bundle) error {
+	probs, err := b.Verify(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // interrupted, not damaged
+		}
 		return &results.IntegrityError{Err: err}
 	}
 	for _, p := range probs {

@@ -55,7 +55,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if !*quiet && isTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, progress)
+	s, err := openSession(ctx, env, fs.Arg(0), *sets, progress)
 	if err != nil {
 		return err
 	}

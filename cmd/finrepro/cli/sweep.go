@@ -58,7 +58,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		}
 		only[name] = splitValues(vals)
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, nil)
+	s, err := openSession(ctx, env, fs.Arg(0), *sets, nil)
 	if err != nil {
 		return err
 	}
