@@ -72,11 +72,11 @@ func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	}
 	probs, err := b.Verify(ctx)
 	for _, p := range probs {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", path, p)
+		sayf(env.Stderr, "%s: %s", path, p)
 	}
 	n := len(probs)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		n++
 	}
 	cdir := b.CachePath()
@@ -86,13 +86,13 @@ func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	}
 	s, err := cache.Open(cdir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		return n + 1, nil
 	}
 	defer s.Close()
 	m, err := verifyStore(ctx, env, s, path+": "+results.CacheDir+"/")
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		m++
 	}
 	return n + m, nil

@@ -143,7 +143,7 @@ func runCacheStats(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string,
 			if g.name == "source" && name == results.SourceSim {
 				name += " (synthetic: simulated, not a real model)"
 			}
-			fmt.Fprintf(w, "  %-40s %8d  %12.4f USD\n", name, c.Exchanges, c.CostUSD)
+			sayf(w, "  %-40s %8d  %12.4f USD", name, c.Exchanges, c.CostUSD)
 		}
 	}
 	return nil
@@ -178,7 +178,7 @@ func runCacheVerify(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 func verifyStore(ctx context.Context, env *Env, s *cache.Store, prefix string) (int, error) {
 	return s.Verify(ctx, func(p cache.Problem) {
 		p.Path = prefix + p.Path
-		fmt.Fprintln(env.Stderr, p)
+		sayf(env.Stderr, "%s", p)
 	})
 }
 
@@ -227,7 +227,7 @@ func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, 
 	for _, in := range ins {
 		st, err := s.Load(in.r, cache.LoadOptions{
 			Strict: strict,
-			Report: func(err error) { fmt.Fprintln(env.Stderr, lineErr(in.name, err)) },
+			Report: func(err error) { sayf(env.Stderr, "%v", lineErr(in.name, err)) },
 		})
 		total.Lines += st.Lines
 		total.Added += st.Added
@@ -315,7 +315,7 @@ func runCacheExport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 	}
 	if len(found) > 0 {
 		for _, f := range found {
-			fmt.Fprintln(env.Stderr, f)
+			sayf(env.Stderr, "%s", f)
 		}
 		return fmt.Errorf("refusing to export: %d possible secrets found", len(found))
 	}
@@ -429,6 +429,10 @@ func runCacheExplain(ctx context.Context, env *Env, fs *pflag.FlagSet, dir strin
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(env.Stdout, rep)
-	return err
+	for _, l := range strings.SplitAfter(rep, "\n") {
+		if l != "" {
+			sayf(env.Stdout, "%s", strings.TrimSuffix(l, "\n"))
+		}
+	}
+	return nil
 }

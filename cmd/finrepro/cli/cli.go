@@ -93,7 +93,7 @@ func (env *Env) main(ctx context.Context, args []string) int {
 			err := c.run(ctx, env, args[1:])
 			code := exitCode(err)
 			if err != nil && !errors.Is(err, pflag.ErrHelp) {
-				fmt.Fprintf(env.Stderr, "finrepro %s: %v\n", c.name, err)
+				sayf(env.Stderr, "finrepro %s: %v", c.name, err)
 			}
 			return code
 		}
@@ -159,6 +159,13 @@ func exitCode(err error) int {
 		return ExitMiss
 	}
 	return ExitFailure
+}
+
+// sayf prints one line that may hold strings from a bundle, a cache or a
+// provider: through results.Printable, so that none reaches the terminal
+// as a control sequence.
+func sayf(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, results.Printable(fmt.Sprintf(format, args...)))
 }
 
 // newFlags returns a flag set for a subcommand whose --help prints the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,4 +147,64 @@ func TestMalformedManifestExitCode(t *testing.T) {
 			t.Errorf("%s of a missing folder: exit %d, want %d\n%s", args[0], code, ExitFailure, errOut)
 		}
 	}
+}
+
+// TestControlSequencesShown plants a terminal control sequence (one that
+// sets the terminal's title) in a published table, a model name and a
+// file name: reproduce --quiet, the miss list, cache stats and bundle
+// verify show it as \x1b...\x07 and never write the ESC byte.
+func TestControlSequencesShown(t *testing.T) {
+	const evil = "\x1b]0;title\x07"
+	const shown = `\x1b]0;title\x07`
+	check := func(what, out string) {
+		t.Helper()
+		if strings.Contains(out, "\x1b") || !strings.Contains(out, shown) {
+			t.Errorf("%s: raw ESC written or sequence not shown:\n%q", what, out)
+		}
+	}
+	reseal := func(dir string) {
+		m, err := results.OpenBundle(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := results.Seal(dir, *m.Manifest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := unpackDemo(t)
+	pub := filepath.Join(dir, "published", "findeepforecast", "headline.csv")
+	b, err := os.ReadFile(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub, bytes.Replace(b, []byte("39.5"), []byte("39.5"+evil), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reseal(dir)
+	_, out, _ := run(t, "reproduce", dir, "--quiet", "--no-sweep", "--out", filepath.Join(t.TempDir(), "out"))
+	check("published verdicts", out)
+
+	dir = unpackDemo(t)
+	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
+	b, _ = os.ReadFile(panel)
+	os.WriteFile(panel, bytes.Replace(b, []byte(`"model": "gpt-5.4"`), []byte(`"model": "gpt-5.4\u001b]0;title\u0007"`), 1), 0o644)
+	reseal(dir)
+	code, _, errOut := run(t, "reproduce", dir, "--quiet", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != ExitMiss {
+		t.Fatalf("reproduce with a renamed model: exit %d\n%s", code, errOut)
+	}
+	check("miss list", errOut)
+
+	cdir := filepath.Join(t.TempDir(), "c")
+	line := strings.Replace(exchangeLines(1), `"meta":{"source":"sim"`, `"meta":{"source":"sim","model":"m\u001b]0;title\u0007"`, 1)
+	if code, _, errOut := cacheCLI(t, line, nil, "cache", "load", "--dir", cdir); code != 0 {
+		t.Fatalf("load: %d %s", code, errOut)
+	}
+	_, out, _ = run(t, "cache", "stats", "--dir", cdir)
+	check("cache stats", out)
+
+	bdir := makeBundle(t)
+	os.WriteFile(filepath.Join(bdir, "inputs", "x"+evil), []byte("x"), 0o644)
+	_, _, errOut = run(t, "bundle", "verify", bdir)
+	check("bundle verify", errOut)
 }

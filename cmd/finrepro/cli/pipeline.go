@@ -195,7 +195,7 @@ func verifyOpened(ctx context.Context, env *Env, b *results.Bundle) error {
 		return &results.IntegrityError{Err: err}
 	}
 	for _, p := range probs {
-		fmt.Fprintf(env.Stderr, "bundle: %s\n", p)
+		sayf(env.Stderr, "bundle: %s", p)
 	}
 	if len(probs) > 0 {
 		return &problemsError{"bundle " + b.Manifest.Name, len(probs)}
@@ -310,7 +310,7 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 	var cost float64
 	for i, m := range misses {
 		if i < 50 {
-			fmt.Fprintf(w, "  %s\n", m)
+			sayf(w, "  %s", m)
 		}
 		cost += m.CostUSD
 	}

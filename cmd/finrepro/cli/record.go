@@ -259,7 +259,7 @@ func printFailures(w io.Writer, fs []replay.Failure) {
 	}
 	fmt.Fprintf(w, "failures by cause: %s\n", strings.Join(parts, ", "))
 	for _, f := range fs {
-		fmt.Fprintf(w, "  %s\n", f)
+		sayf(w, "  %s", f)
 	}
 }
 
@@ -282,7 +282,7 @@ func printMisses(w io.Writer, ms []replay.Miss, prices *replay.Prices, total int
 	}
 	fmt.Fprintln(w)
 	for _, m := range ms {
-		fmt.Fprintf(w, "  %s\n", m)
+		sayf(w, "  %s", m)
 	}
 }
 
@@ -363,7 +363,7 @@ func importReports(env *Env, c *replay.Client, list string) error {
 		if err != nil {
 			return results.Errorf(list, line, "", "%v", err)
 		}
-		fmt.Fprintf(env.Stdout, "imported %s as %s\n", l.File, key.Str())
+		sayf(env.Stdout, "imported %s as %s", l.File, key.Str())
 		n++
 		return nil
 	})

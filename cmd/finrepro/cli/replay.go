@@ -94,7 +94,7 @@ func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.R
 		case errors.Is(r.Err, cache.ErrCorrupt):
 			return failed, synthetic, r.Err
 		case r.Err != nil:
-			fmt.Fprintf(env.Stderr, "%v\n", r.Err)
+			sayf(env.Stderr, "%v", r.Err)
 			failed++
 			continue
 		}

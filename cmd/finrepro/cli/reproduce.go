@@ -138,7 +138,7 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 		case analysis.Reproduced:
 			line += fmt.Sprintf(" (%d cells)", c.Compared)
 		}
-		fmt.Fprintln(w, line)
+		sayf(w, "%s", line)
 	}
 	fmt.Fprintln(w)
 }
@@ -181,7 +181,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	if f := rec.Failures(); len(f) > 0 {
 		for _, x := range f {
-			fmt.Fprintf(env.Stderr, "  %v\n", x)
+			sayf(env.Stderr, "  %v", x)
 		}
 		return fmt.Errorf("%d requests could not be recorded", len(f))
 	}
