@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,5 +232,22 @@ func TestVerifyInterrupt(t *testing.T) {
 	_, err := s.Verify(ctx, func(Problem) {})
 	if d := time.Since(start); d > 1100*time.Millisecond || !errors.Is(err, context.Canceled) {
 		t.Errorf("verify returned %v after %v, want context.Canceled within a second", err, d)
+	}
+}
+
+// TestPutRefusesInvalidUTF8 stores a response that is JSON but not UTF-8:
+// refused, so that every stored exchange dumps to a line Load reads.
+func TestPutRefusesInvalidUTF8(t *testing.T) {
+	s := openTest(t, t.TempDir(), Options{})
+	x := &Exchange{
+		Request:  []byte(`{"provider":"p","endpoint":"e","body":{"model":"m"}}`),
+		Response: []byte("{\"text\":\"caf\xe9\"}"),
+		Meta:     Meta{Source: SourceImport},
+	}
+	if _, err := s.Put(x); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("put: %v, want a refusal", err)
+	}
+	if keys, _ := s.Keys(); len(keys) != 0 {
+		t.Errorf("%d exchanges stored", len(keys))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -81,6 +82,9 @@ func (s *Store) NewBatch() *Batch {
 func (b *Batch) Add(x *Exchange) (Key, bool, error) {
 	if !json.Valid(x.Response) {
 		return Key{}, false, fmt.Errorf("cache: put: response: not valid JSON")
+	}
+	if !utf8.Valid(x.Response) {
+		return Key{}, false, fmt.Errorf("cache: put: response: not valid UTF-8")
 	}
 	y := *x
 	y.Response = bytes.Clone(x.Response) // the batch keeps it until Flush

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
@@ -369,6 +370,11 @@ func (c *Client) check(j *job, body []byte, res *attemptResult) *CallError {
 // be stored: an error object, invalid JSON, another shape, a refusal or
 // an empty completion.
 func checkBody(kind Kind, body []byte) (*output, *CallError) {
+	if !utf8.Valid(body) {
+		// The store keeps UTF-8 JSON only (docs/cache.md), so that a dump
+		// loads back to the same exchanges.
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid UTF-8: " + snippet(body)}
+	}
 	o, err := parseOutput(kind, bytes.TrimSpace(body))
 	if err != nil {
 		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error() + ": " + snippet(body)}

@@ -25,7 +25,8 @@ const cacheDoc = `Inspect and maintain an exchange cache (see docs/cache.md). Su
                           model and source, total recorded cost
   verify                  re-hash everything and report every problem (exit 4 on any)
   gc                      remove what no exchange references, merge small packs
-  load [--strict] [FILE]  bulk insert JSONL exchanges (standard input without FILE)
+  load [--strict] [FILE]  bulk insert JSONL exchanges (standard input without FILE);
+                          exit 1 when a bad line was skipped, unless --allow-bad
   dump [--out FILE]       every exchange as JSONL, sorted by key
   export --out FILE       write the store as one .tar.zst (refused if it holds a secret)
   import FILE             add a .tar.zst export, verifying every object first
@@ -48,8 +49,11 @@ func init() {
 			func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON") }},
 		{"verify", "cache verify --dir D", "Re-hash every pack, dictionary and object and report every problem with its key. Exit 4 on any problem.", runCacheVerify, nil},
 		{"gc", "cache gc --dir D", "Remove records, objects and copies no exchange needs and merge small packs. Do not run it while another process writes the cache.", runCacheGC, nil},
-		{"load", "cache load --dir D [--strict] [FILE...]", "Load JSONL exchanges {\"request\": ..., \"response\": ..., \"meta\": ...} (meta optional) from the files or standard input. A bad line is reported with its line and field and skipped; --strict stops at it (lines before it stay stored) and exits 1.", runCacheLoad,
-			func(fs *pflag.FlagSet) { fs.Bool("strict", false, "fail on the first bad line") }},
+		{"load", "cache load --dir D [--strict | --allow-bad] [FILE...]", "Load JSONL exchanges {\"request\": ..., \"response\": ..., \"meta\": ...} (meta optional) from the files or standard input. A bad line is reported with its line and field and skipped, and the exit code is 1 when any line was skipped (0 with --allow-bad); --strict stops at the first (lines before it stay stored).", runCacheLoad,
+			func(fs *pflag.FlagSet) {
+				fs.Bool("strict", false, "stop at the first bad line")
+				fs.Bool("allow-bad", false, "exit 0 even when bad lines were skipped")
+			}},
 		{"dump", "cache dump --dir D [--out FILE]", "Write every exchange as JSONL sorted by key (the form load reads).", runCacheDump,
 			func(fs *pflag.FlagSet) { fs.String("out", "", "write to `FILE` instead of standard output") }},
 		{"export", "cache export --dir D --out FILE.tar.zst", "Write the cache as one deterministic .tar.zst with a SHA-256 manifest. The exchanges are scanned for secrets first (the values of the API-key variables of the environment and common key shapes); on any finding nothing is written and the findings are listed.", runCacheExport,
@@ -202,6 +206,10 @@ func runCacheGC(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, ar
 
 func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	strict, _ := fs.GetBool("strict")
+	allowBad, _ := fs.GetBool("allow-bad")
+	if strict && allowBad {
+		return usageErr("cache load: --strict and --allow-bad exclude each other")
+	}
 	s, err := cache.Open(dir, cache.Options{})
 	if err != nil {
 		return err
@@ -239,7 +247,13 @@ func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, 
 		}
 	}
 	fmt.Fprintf(env.Stdout, "%d lines: %d new exchanges, %d already stored, %d bad lines skipped\n", total.Lines, total.Added, total.Present, total.Bad)
-	return s.Close()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if total.Bad > 0 && !allowBad {
+		return fmt.Errorf("%d bad lines skipped (listed above; --allow-bad to accept)", total.Bad)
+	}
+	return nil
 }
 
 // lineErr turns a *cache.LineError into a *results.InputError naming the

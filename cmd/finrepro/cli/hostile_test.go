@@ -2,6 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,4 +211,48 @@ func TestControlSequencesShown(t *testing.T) {
 	os.WriteFile(filepath.Join(bdir, "inputs", "x"+evil), []byte("x"), 0o644)
 	_, _, errOut = run(t, "bundle", "verify", bdir)
 	check("bundle verify", errOut)
+}
+
+// TestInvalidUTF8Response has a provider answer one request with a body
+// that is not UTF-8: the recording refuses it as a malformed response and
+// stores nothing of it, so the dump of the store loads back to the same
+// exchanges; a JSONL line with such a response makes cache load exit 1.
+func TestInvalidUTF8Response(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		user := body.Messages[0].Content
+		content := "echo " + user
+		if strings.HasPrefix(user, "latin1") {
+			content = "caf\xe9" // ISO 8859-1, not UTF-8
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"`+content+`"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "cache")
+	reqs := writeFile(t, tmp, "reqs.jsonl", reqLine("one")+"\n"+reqLine("latin1 please")+"\n")
+	code, out, errOut := run(t, "record", "--requests", reqs, "--provider", "local", "--base-url", srv.URL+"/v1", "--dir", dir, "--quiet", "--attempts", "1")
+	if code != ExitFailure || !strings.Contains(out, "1 recorded, 1 failed") || !strings.Contains(out, "malformed_json") || !strings.Contains(out, "not valid UTF-8") {
+		t.Fatalf("record: %d\n%s%s", code, out, errOut)
+	}
+	code, dump1, errOut := run(t, "cache", "dump", "--dir", dir)
+	if code != 0 || strings.Count(dump1, "\n") != 1 {
+		t.Fatalf("dump: %d %q %s", code, dump1, errOut)
+	}
+	dir2 := filepath.Join(tmp, "cache2")
+	if code, _, errOut := cacheCLI(t, dump1, nil, "cache", "load", "--dir", dir2); code != 0 {
+		t.Fatalf("load of the dump: %d %s", code, errOut)
+	}
+	if _, dump2, _ := run(t, "cache", "dump", "--dir", dir2); dump2 != dump1 {
+		t.Errorf("round trip changed the dump:\n%s\n%s", dump1, dump2)
+	}
+	bad := strings.Replace(exchangeLines(1), "Net interest", "Net \xe9 interest", 1)
+	code, out, errOut = cacheCLI(t, bad, nil, "cache", "load", "--dir", filepath.Join(tmp, "cache3"))
+	if code != ExitFailure || !strings.Contains(errOut, "<stdin>:1: response: ") || !strings.Contains(errOut, "invalid UTF-8") || !strings.Contains(out, "1 bad lines skipped") {
+		t.Errorf("load of a non-UTF-8 response: %d\n%s%s", code, out, errOut)
+	}
 }
