@@ -251,3 +251,19 @@ func TestPutRefusesInvalidUTF8(t *testing.T) {
 		t.Errorf("%d exchanges stored", len(keys))
 	}
 }
+
+// TestLoadCountsStoredOnly loads into a store whose tmp folder has become
+// a file: the load fails and reports no exchange added.
+func TestLoadCountsStoredOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	os.RemoveAll(filepath.Join(dir, tmpDir))
+	os.WriteFile(filepath.Join(dir, tmpDir), []byte("not a folder"), 0o644)
+	if err := s.CheckWritable(); err == nil {
+		t.Error("CheckWritable passed")
+	}
+	st, err := s.Load(bytes.NewReader(synthLines(t, 3, 1)), LoadOptions{})
+	if err == nil || st.Added != 0 {
+		t.Errorf("load: %+v, %v; want an error and nothing added", st, err)
+	}
+}

@@ -206,7 +206,8 @@ type LoadStats struct {
 }
 
 // Load adds the exchanges of a JSONL stream (one ParseLine object per
-// line) in batches. A bad line never harms what is stored. The returned
+// line) in batches. A bad line never harms what is stored. LoadStats.Added
+// counts only exchanges whose pack was written, also when Load fails. The returned
 // error is a *LineError in strict mode, or an I/O or store error. Lines
 // are parsed, hashed and compressed in parallel and added in input order.
 func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
@@ -294,6 +295,17 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 	}()
 	st := &LoadStats{}
 	b := s.NewBatch()
+	// Exchanges count as added once their pack is written: queued counts
+	// those waiting in b.
+	queued := 0
+	flush := func() error {
+		if err := b.Flush(); err != nil {
+			return err
+		}
+		st.Added += queued
+		queued = 0
+		return nil
+	}
 	for c := range ordered {
 		<-c.done
 		for _, l := range c.lines {
@@ -317,7 +329,11 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 				case err != nil:
 					return st, fmt.Errorf("cache: load: line %d: %w", l.n, err)
 				case added:
-					st.Added++
+					queued++
+					if b.Len() == 0 { // addPrepared flushed a full pack
+						st.Added += queued
+						queued = 0
+					}
 				default:
 					st.Present++
 				}
@@ -331,7 +347,7 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			}
 			st.Bad++
 			if opt.Strict {
-				if ferr := b.Flush(); ferr != nil {
+				if ferr := flush(); ferr != nil {
 					return st, ferr
 				}
 				return st, lerr
@@ -341,13 +357,13 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			}
 		}
 		if c.err != nil {
-			if ferr := b.Flush(); ferr != nil {
+			if ferr := flush(); ferr != nil {
 				return st, ferr
 			}
 			return st, c.err
 		}
 	}
-	return st, b.Flush()
+	return st, flush()
 }
 
 // readLine reads one line into *buf, without its newline. A line longer

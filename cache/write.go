@@ -398,3 +398,33 @@ func (s *Store) trainDict(items []item) (*dict, error) {
 	}
 	return x, nil
 }
+
+// CheckWritable reports whether the store can take writes, by writing,
+// syncing and removing a probe file in each folder a Put writes to:
+// recorders call it before their first paid call, so that a read-only or
+// unwritable store costs nothing.
+func (s *Store) CheckWritable() error {
+	if s.opt.ReadOnly {
+		return errors.New("cache: store opened read-only")
+	}
+	for _, d := range []string{tmpDir, packsDir} {
+		f, err := os.CreateTemp(filepath.Join(s.dir, d), ".probe-*")
+		if err != nil {
+			return fmt.Errorf("cache: %s cannot take writes: %w", s.dir, err)
+		}
+		_, err = f.Write([]byte("probe\n"))
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if rerr := os.Remove(f.Name()); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return fmt.Errorf("cache: %s cannot take writes: %w", s.dir, err)
+		}
+	}
+	return nil
+}

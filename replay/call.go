@@ -20,8 +20,18 @@ import (
 )
 
 // record sends the pending jobs, bounded per provider, and waits for all.
+// It first checks that the store takes writes, and sends nothing more
+// once a write has failed: a call whose answer cannot be stored is paid
+// for nothing.
 func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
+		return
+	}
+	if err := c.store.CheckWritable(); err != nil {
+		c.setStoreErr(err)
+		for _, j := range jobs {
+			c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: " + err.Error()}, 0)
+		}
 		return
 	}
 	c.prog.start(len(jobs))
@@ -39,6 +49,11 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 				return
 			}
 			defer func() { <-sem }()
+			if err := c.StoreErr(); err != nil {
+				c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: an earlier write failed: " + err.Error()}, 0)
+				c.prog.done(false, 0)
+				return
+			}
 			c.recordOne(ctx, j)
 		}()
 	}
@@ -144,6 +159,13 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		meta.RecordedAt = c.cfg.Clock().UTC().Format(time.RFC3339)
 	}
 	if err := c.put(j, res.body, meta); err != nil {
+		var ce *CallError
+		if errors.As(err, &ce) && ce.Cause == CauseStore {
+			c.mu.Lock()
+			c.counts.Lost++
+			c.lostUSD += cost
+			c.mu.Unlock()
+		}
 		c.prog.done(false, 0)
 		return
 	}

@@ -215,6 +215,9 @@ func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, 
 		return err
 	}
 	defer s.Close()
+	if err := s.CheckWritable(); err != nil {
+		return err
+	}
 	type input struct {
 		name string
 		r    io.Reader

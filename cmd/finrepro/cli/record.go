@@ -246,7 +246,22 @@ func recordSummary(env *Env, c *replay.Client, total int, replies []results.Repl
 		return nil
 	}
 	printFailures(env.Stdout, c.Failures())
+	if err := storeLoss(c); err != nil {
+		return err
+	}
 	return fmt.Errorf("%d of %d requests not recorded", bad, total)
+}
+
+// storeLoss returns, when the store refused a write during a recording,
+// the error that says so and how many calls were paid for and lost.
+func storeLoss(c *replay.Client) error {
+	err := c.StoreErr()
+	if err == nil {
+		return nil
+	}
+	n := c.Counts()
+	return fmt.Errorf("the store cannot take writes, so recording stopped: %d calls were paid for (about $%.4f) and not stored, %d other requests were not recorded (most not sent): %w",
+		n.Lost, c.LostUSD(), n.Failed-n.Lost, err)
 }
 
 func printFailures(w io.Writer, fs []replay.Failure) {

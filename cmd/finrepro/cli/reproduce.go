@@ -183,6 +183,9 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		for _, x := range f {
 			sayf(env.Stderr, "  %v", x)
 		}
+		if err := storeLoss(rec); err != nil {
+			return err
+		}
 		return fmt.Errorf("%d requests could not be recorded", len(f))
 	}
 	// The bundle has grown: merge the new packs and list them in the

@@ -3,10 +3,15 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -107,5 +112,70 @@ func TestSpecialFiles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// unwritable makes the store in dir refuse new files even to root: its
+// tmp folder becomes a link to /sys, where nobody may create a file.
+func unwritable(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.WriteFile("/sys/finrepro-probe", nil, 0o644); err == nil {
+		os.Remove("/sys/finrepro-probe")
+		t.Skip("/sys takes new files here")
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/sys", filepath.Join(dir, "tmp")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecordUnwritableStore records into a store that takes no writes:
+// nothing is sent, and the error says why; cache load into it says so
+// too and claims no exchange stored.
+func TestRecordUnwritableStore(t *testing.T) {
+	srv := newChatServer(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "cache")
+	if code, _, errOut := cacheCLI(t, "", nil, "cache", "load", "--dir", dir); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	unwritable(t, dir)
+	reqs := writeFile(t, tmp, "reqs.jsonl", reqLine("one")+"\n"+reqLine("two")+"\n"+reqLine("three")+"\n")
+	code, out, errOut := run(t, "record", "--requests", reqs, "--provider", "local", "--base-url", srv.URL+"/v1", "--key-env", "FAKE_KEY", "--dir", dir, "--quiet")
+	if code != ExitFailure || srv.count() != 0 || !strings.Contains(errOut, "cannot take writes") || !strings.Contains(errOut, "0 calls were paid") {
+		t.Errorf("record: exit %d, %d calls\n%s%s", code, srv.count(), out, errOut)
+	}
+	code, out, errOut = cacheCLI(t, exchangeLines(2), nil, "cache", "load", "--dir", dir)
+	if code != ExitFailure || strings.Contains(out, "new exchanges") || !strings.Contains(errOut, "cannot take writes") {
+		t.Errorf("load: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestRecordStopsAtFirstFailedWrite makes the store refuse writes once
+// the first call is answered (its tmp folder becomes a file): the
+// recording stops there, and says one call was paid for and lost.
+func TestRecordStopsAtFirstFailedWrite(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "cache")
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // one request at a time (--concurrency 1)
+			os.RemoveAll(filepath.Join(dir, "tmp"))
+			os.WriteFile(filepath.Join(dir, "tmp"), []byte("a file where a folder is expected"), 0o644)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","model":"local-model","choices":[{"index":0,"message":{"role":"assistant","content":"yes"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3}}`)
+	}))
+	defer srv.Close()
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, reqLine(fmt.Sprintf("q%d", i)))
+	}
+	reqs := writeFile(t, tmp, "reqs.jsonl", strings.Join(lines, "\n")+"\n")
+	code, out, errOut := run(t, "record", "--requests", reqs, "--provider", "local", "--base-url", srv.URL+"/v1", "--dir", dir, "--quiet", "--concurrency", "1")
+	if code != ExitFailure || calls.Load() != 1 || !strings.Contains(errOut, "1 calls were paid for") || !strings.Contains(errOut, "19 other requests") {
+		t.Errorf("record: exit %d, %d calls\n%s%s", code, calls.Load(), out, errOut)
 	}
 }
