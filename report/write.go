@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -70,6 +71,11 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	// every file is rendered and written by its own job, at most
 	// GOMAXPROCS at once; the paths and the first error (in job order) do
 	// not depend on the schedule
+	root, err := openOut(out)
+	if err != nil {
+		return nil, fmt.Errorf("report: write %s: %w", out, err)
+	}
+	defer root.Close()
 	jobs := plan(res, prov)
 	// the combined workbook is the slowest job: start it first
 	slices.Reverse(jobs)
@@ -85,7 +91,7 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 				return nil
 			}
 			sums[i] = FileSum{j.rel, sha256.Sum256(b.Bytes())}
-			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
+			if err := writeFile(root, j.rel, b.Bytes()); err != nil {
 				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 			}
 			return nil
@@ -203,19 +209,24 @@ func fileName(s string) error {
 	return nil
 }
 
-// writeFile writes data to name through a temporary file in the same
-// folder, renamed into place, so that an interrupted run never leaves a
-// half-written output under the final name. A file that already holds
-// data is left alone.
-func writeFile(name string, data []byte) error {
-	if Unchanged(name, data) {
+// writeFile writes data to name (a slash path) under root through a
+// temporary file in the same folder, renamed into place, so that an
+// interrupted run never leaves a half-written output under the final
+// name, and a link planted under the name is replaced, not followed. The
+// root keeps every write inside the output folder. A file that already
+// holds data is left alone.
+func writeFile(root *os.Root, name string, data []byte) error {
+	name = filepath.FromSlash(name)
+	if Unchanged(root, name, data) {
 		return nil
 	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(name)+"-*")
+	var rnd [8]byte
+	rand.Read(rnd[:]) // never fails
+	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-"+hex.EncodeToString(rnd[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -224,16 +235,22 @@ func writeFile(name string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
+		err = root.Rename(tmpName, name)
 	}
 	if err != nil {
-		os.Remove(tmp.Name()) // best effort: the error that matters is err
+		root.Remove(tmpName) // best effort: the error that matters is err
 		return err
 	}
 	return nil
+}
+
+// openOut creates the output folder out when missing and opens it as a
+// root for writeFile.
+func openOut(out string) (*os.Root, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(out)
 }
 
 // SumsName is the name of the file WriteSums writes.
@@ -299,7 +316,12 @@ func WriteSumsOf(out string, sums []FileSum) error {
 		b = append(b, s.Path...)
 		b = append(b, '\n')
 	}
-	if err := writeFile(filepath.Join(out, SumsName), b); err != nil {
+	root, err := openOut(out)
+	if err != nil {
+		return fmt.Errorf("report: sums %s: %w", out, err)
+	}
+	defer root.Close()
+	if err := writeFile(root, SumsName, b); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil
@@ -332,18 +354,19 @@ func hashFile(name string, sum *[sha256.Size]byte) error {
 	return nil
 }
 
-// Unchanged reports whether file p holds exactly data. A rerun into the
+// Unchanged reports whether the regular file name under root holds
+// exactly data (a link is never unchanged). A rerun into the
 // same folder leaves such files (and their modification times) alone
 // instead of rewriting them, which costs the file system far more than
 // reading them. The file is read in chunks into a pooled buffer and
 // compared as it is read, so that a rerun allocates nothing per file and
 // stops at the first difference.
-func Unchanged(p string, data []byte) bool {
-	st, err := os.Stat(p)
+func Unchanged(root *os.Root, name string, data []byte) bool {
+	st, err := root.Lstat(name)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
 		return false
 	}
-	f, err := os.Open(p)
+	f, err := root.Open(name)
 	if err != nil {
 		return false
 	}

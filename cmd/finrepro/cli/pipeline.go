@@ -421,7 +421,7 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
 func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := makeOutputDirs(out); err != nil {
 		return nil, err
 	}
 	// The sums of an earlier run must not vouch for a half-written one.
@@ -455,6 +455,32 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 		return nil, err
 	}
 	return files, report.WriteSumsOf(out, sums)
+}
+
+// makeOutputDirs creates out and the folders reproduce owns in it without
+// following links: out itself must not be a link, and a link (or a file)
+// where an owned folder belongs is replaced by the folder. The writers
+// then write through an os.Root, so no link deeper down leads outside.
+func makeOutputDirs(out string) error {
+	if st, err := os.Lstat(out); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("output folder %s is a symbolic link; give the folder itself", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, d := range outputDirs {
+		p := filepath.Join(out, d)
+		st, err := os.Lstat(p)
+		if err == nil && !st.IsDir() {
+			if err := os.Remove(p); err != nil { // the link or file, not what it points to
+				return fmt.Errorf("output folder %s: %w", p, err)
+			}
+		}
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // prune removes from the folders dirs of out every file that is not in

@@ -179,3 +179,55 @@ func TestRecordStopsAtFirstFailedWrite(t *testing.T) {
 		t.Errorf("record: exit %d, %d calls\n%s%s", code, calls.Load(), out, errOut)
 	}
 }
+
+// TestOutputLinks plants links in the output folder: out/site pointing to
+// a folder elsewhere, and out/csv/<file> pointing to a file elsewhere.
+// reproduce writes nothing outside --out, the site is a real folder and
+// SHA256SUMS lists exactly the files there.
+func TestOutputLinks(t *testing.T) {
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "out")
+	if code, _, errOut := run(t, "reproduce", "--quiet", "--no-sweep", "--out", out); code != 0 {
+		t.Fatalf("first run: %d %s", code, errOut)
+	}
+	csvs, _ := filepath.Glob(filepath.Join(out, "csv", "*", "*.csv"))
+	if len(csvs) == 0 {
+		csvs, _ = filepath.Glob(filepath.Join(out, "csv", "*.csv"))
+	}
+	if len(csvs) == 0 {
+		t.Fatal("no CSV output")
+	}
+	elsewhere := filepath.Join(tmp, "elsewhere")
+	os.Mkdir(elsewhere, 0o755)
+	victim := filepath.Join(tmp, "victim.csv")
+	os.WriteFile(victim, []byte("keep me\n"), 0o644)
+	os.RemoveAll(filepath.Join(out, "site"))
+	if err := os.Symlink(elsewhere, filepath.Join(out, "site")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(csvs[0])
+	if err := os.Symlink(victim, csvs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run(t, "reproduce", "--quiet", "--no-sweep", "--out", out); code != 0 {
+		t.Fatalf("second run: %d %s", code, errOut)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("%d files written through the out/site link", len(ents))
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the file behind the out/csv link was overwritten")
+	}
+	for _, p := range []string{filepath.Join(out, "site"), csvs[0]} {
+		if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("%s: %v, still a link", p, err)
+		}
+	}
+	checkSums(t, out)
+	// An --out that is itself a link is refused.
+	link := filepath.Join(tmp, "outlink")
+	os.Symlink(elsewhere, link)
+	if code, _, errOut := run(t, "reproduce", "--quiet", "--no-sweep", "--out", link); code != ExitFailure || !strings.Contains(errOut, "symbolic link") {
+		t.Errorf("--out link: %d %s", code, errOut)
+	}
+}
