@@ -50,20 +50,16 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	dir := path
 	if strings.HasSuffix(path, ".tar.zst") {
-		tmp, err := os.MkdirTemp("", "finrepro-bundle-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(tmp)
 		f, err := os.Open(path)
 		if err != nil {
 			return 0, err
 		}
-		err = cache.ReadArchive(f, tmp, cache.ArchiveLimits{})
+		tmp, cleanup, err := extractArchive(ctx, f, path)
 		f.Close()
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
+			return 0, err
 		}
+		defer cleanup()
 		dir = tmp
 	}
 	b, err := results.OpenBundle(dir)

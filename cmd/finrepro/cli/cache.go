@@ -386,7 +386,7 @@ func runCacheImport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 		return err
 	}
 	defer os.RemoveAll(stage)
-	if err := cache.ReadArchive(f, stage, cache.ArchiveLimits{}); err != nil {
+	if err := cache.ReadArchive(ctx, f, stage, cache.ArchiveLimits{}); err != nil {
 		return err
 	}
 	staged, err := cache.Open(stage, cache.Options{ReadOnly: true, AllowCorrupt: true})

@@ -55,7 +55,7 @@ func openSession(ctx context.Context, env *Env, arg string, sets []string, progr
 	if err != nil {
 		return nil, err
 	}
-	b, cleanup, err := openBundle(arg)
+	b, cleanup, err := openBundle(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +139,10 @@ func (a *analysisRun) comparisonTables() []*analysis.Table {
 }
 
 // openBundle opens the bundle at arg: a folder, a .tar.zst archive
-// (unpacked into a temporary folder) or, when arg is empty, the built-in
-// demo bundle. The returned function removes any temporary folder.
-func openBundle(arg string) (*results.Bundle, func(), error) {
+// (extracted into a temporary folder, see extractArchive) or, when arg is
+// empty, the built-in demo bundle. The returned function removes any
+// temporary folder.
+func openBundle(ctx context.Context, arg string) (*results.Bundle, func(), error) {
 	noop := func() {}
 	var archive io.Reader
 	switch {
@@ -158,14 +159,9 @@ func openBundle(arg string) (*results.Bundle, func(), error) {
 		b, err := results.OpenBundle(arg)
 		return b, noop, err
 	}
-	tmp, err := os.MkdirTemp("", "finrepro-bundle-")
+	tmp, cleanup, err := extractArchive(ctx, archive, bundleName(arg))
 	if err != nil {
 		return nil, noop, err
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	if err := cache.ReadArchive(archive, tmp, cache.ArchiveLimits{}); err != nil {
-		cleanup()
-		return nil, noop, fmt.Errorf("bundle %s: %w", bundleName(arg), err)
 	}
 	b, err := results.OpenBundle(tmp)
 	if err != nil {

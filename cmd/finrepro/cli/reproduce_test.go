@@ -24,7 +24,7 @@ import (
 func unpackDemo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := cache.ReadArchive(bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := cache.ReadArchive(context.Background(), bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
