@@ -267,3 +267,27 @@ func TestLoadCountsStoredOnly(t *testing.T) {
 		t.Errorf("load: %+v, %v; want an error and nothing added", st, err)
 	}
 }
+
+// TestBogusRecordsPack plants a well-formed pack of records whose objects
+// no pack holds (what a bomb of many small records looks like once its
+// index is valid): the store is refused as corrupt, naming the pack,
+// rather than opened with exchanges that cannot be read.
+func TestBogusRecordsPack(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	if _, err := s.Load(bytes.NewReader(synthLines(t, 3, 5)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ix := &packIndex{}
+	for i := range 100 {
+		ix.recs = append(ix.recs, recEntry{key: Key{byte(i), 1}, resp: Digest{byte(i), 2}, meta: []byte(`{"provider":"p","model":"m","source":"sim"}`)})
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	p := plantPack(t, dir, packOf(enc.EncodeAll(ix.marshal(), nil)))
+	_, err := Open(dir, Options{ReadOnly: true})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Path != filepath.ToSlash(p[len(dir)+1:]) || !strings.Contains(ce.Msg, "in no pack") {
+		t.Fatalf("open: %v, want a *CorruptError naming %s", err, p)
+	}
+}

@@ -271,8 +271,26 @@ func (s *Store) Problems() []Problem {
 // this or another process). Unless Options.AllowCorrupt, it fails once
 // any pack has been found unreadable.
 func (s *Store) refresh() error {
-	if err := s.readIndexes(); err != nil {
+	dangling, err := s.readIndexes()
+	if err != nil {
 		return err
+	}
+	if len(dangling) > 0 {
+		// The objects may be in packs written after the listing (by a
+		// concurrent gc, objects first): list once more before blaming
+		// the records' packs.
+		if _, err := s.readIndexes(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		blamed := map[*pack]bool{}
+		for _, d := range dangling {
+			if !blamed[d.p] && (len(s.objs[Digest(d.key)]) == 0 || len(s.objs[d.resp]) == 0) {
+				blamed[d.p] = true
+				s.packProblem(d.p, fmt.Errorf("%w: record %s: its request or response object is in no pack", errBadIndex, d.key.Str()))
+			}
+		}
+		s.mu.Unlock()
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -282,11 +300,19 @@ func (s *Store) refresh() error {
 	return nil
 }
 
-// readIndexes is refresh without the check of broken packs.
-func (s *Store) readIndexes() error {
+// A danglingRec is a record of pack p whose objects no pack holds.
+type danglingRec struct {
+	p    *pack
+	key  Key
+	resp Digest
+}
+
+// readIndexes is refresh without the checks of broken packs: it returns
+// the records of the packs it added whose objects were in no pack.
+func (s *Store) readIndexes() ([]danglingRec, error) {
 	names, err := s.listPacks()
 	if err != nil {
-		return fmt.Errorf("cache: read index: %w", err)
+		return nil, fmt.Errorf("cache: read index: %w", err)
 	}
 	s.mu.RLock()
 	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok })
@@ -331,10 +357,20 @@ func (s *Store) readIndexes() error {
 		}
 		s.packs[name] = p
 	}
+	var dangling []danglingRec
+	for i, name := range names {
+		if ix := got[i].ix; ix != nil && got[i].err == nil {
+			for _, r := range ix.recs {
+				if len(s.objs[Digest(r.key)]) == 0 || len(s.objs[r.resp]) == 0 {
+					dangling = append(dangling, danglingRec{s.packs[name], r.key, r.resp})
+				}
+			}
+		}
+	}
 	if s.writeDict == nil && len(s.dicts) > 0 {
 		s.writeDict = s.dicts[slices.MinFunc(keysOf(s.dicts), cmpDigest)]
 	}
-	return nil
+	return dangling, nil
 }
 
 // packProblem records that pack p cannot be read; s.mu is held.

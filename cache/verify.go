@@ -25,7 +25,7 @@ import (
 func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	n := 0
 	rep := func(p Problem) { n++; report(p) }
-	if err := s.readIndexes(); err != nil {
+	if _, err := s.readIndexes(); err != nil {
 		return n, err
 	}
 	// Dictionaries.
