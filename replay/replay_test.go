@@ -724,15 +724,16 @@ func TestProgressTerminal(t *testing.T) {
 	p.start(4)
 	p.done(true, 0.5)
 	p.logf("a line with secret-value")
+	p.logf("a provider's error \x1b]0;title\x07")
 	p.done(false, 0)
 	p.finish()
 	out := b.String()
-	for _, want := range []string{"\r[=======", "2/4", "failed 1", "$0.5000", "a line with " + Redacted + "\n"} {
+	for _, want := range []string{"\r[=======", "2/4", "failed 1", "$0.5000", "a line with " + Redacted + "\n", `a provider's error \x1b]0;title\x07` + "\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal output %q lacks %q", out, want)
 		}
 	}
-	if strings.Contains(out, "secret-value") || !strings.HasSuffix(out, "\n") {
+	if strings.Contains(out, "secret-value") || strings.Contains(out, "\x1b]0") || !strings.HasSuffix(out, "\n") {
 		t.Errorf("terminal output %q", out)
 	}
 	q := newProgress(nil, nil) // quiet: every method is a no-op
