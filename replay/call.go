@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +28,7 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
 		return
 	}
-	if err := c.store.CheckWritable(); err != nil {
+	if err := c.checkWritable(jobs); err != nil {
 		c.setStoreErr(err)
 		for _, j := range jobs {
 			c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: " + err.Error()}, 0)
@@ -59,6 +60,23 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 	}
 	wg.Wait()
 	c.prog.finish()
+}
+
+// checkWritable probes the store before the client's first paid call
+// (simulated calls cost nothing and are not waited for); once it passed,
+// a failed write stops the recording instead.
+func (c *Client) checkWritable(jobs []*job) error {
+	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
+		return nil
+	}
+	c.mu.Lock()
+	probed := c.probed
+	c.probed = true
+	c.mu.Unlock()
+	if probed {
+		return c.StoreErr()
+	}
+	return c.store.CheckWritable()
 }
 
 func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {

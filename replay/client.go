@@ -95,6 +95,7 @@ type Client struct {
 	corrupt  error // the first corrupt entry met offline
 	storeErr error // the first failed write; nothing more is sent after it
 	lostUSD  float64
+	probed   bool // the store's writability was checked
 	// simPending are simulated exchanges recorded but not yet stored.
 	simPending []simPut
 }
