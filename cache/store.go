@@ -52,7 +52,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("cache %s: %s: %s (run finrepro cache verify --dir %s for every problem)", e.Dir, e.Path, e.Msg, e.Dir)
+	return fmt.Sprintf("cache %s: %s: %s", e.Dir, e.Path, e.Msg)
 }
 
 // Is makes errors.Is(err, ErrCorrupt) true.

@@ -98,9 +98,10 @@ func makeTemp() (dir string, unlock func(), err error) {
 	return dir, func() { f.Close() }, nil
 }
 
-// leftoverAge is how old a temporary folder without a lock file must be
-// to count as left behind: younger, it may be being created.
-const leftoverAge = time.Minute
+// leftoverAge is how old a temporary folder whose lock is free (or not
+// yet made) must be to count as left behind: younger, its process may be
+// between creating the folder and locking its lock file.
+const leftoverAge = 10 * time.Second
 
 // removeLeftovers removes the temporary folders of finrepro processes
 // that died before their cleanup: those whose lock is free. Errors are
@@ -112,11 +113,12 @@ func removeLeftovers() {
 			continue
 		}
 		dir := filepath.Join(os.TempDir(), e.Name())
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < leftoverAge {
+			continue
+		}
 		f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
 		if err != nil {
-			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > leftoverAge {
-				os.RemoveAll(dir)
-			}
+			os.RemoveAll(dir) // old and never locked
 			continue
 		}
 		if tryLock(f) {
