@@ -291,3 +291,43 @@ func TestBogusRecordsPack(t *testing.T) {
 		t.Fatalf("open: %v, want a *CorruptError naming %s", err, p)
 	}
 }
+
+// TestObjectLengthClaim plants a pack whose index claims 256 MiB for each
+// of its small objects: reading them allocates in proportion to the
+// objects' real size, and the claim is reported as corruption.
+func TestObjectLengthClaim(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	x := &Exchange{Request: []byte(`{"provider":"p","endpoint":"e","body":{"model":"m"}}`), Response: []byte(`{"text":"hello"}`), Meta: Meta{Source: SourceImport}}
+	k, err := s.Put(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	p := packFiles(t, dir)[0]
+	b, _ := os.ReadFile(p)
+	off := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
+	r := openTest(t, dir, Options{ReadOnly: true})
+	ix, err := r.readPackIndex(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ix.objs {
+		ix.objs[i].rawLen = DefaultMaxObjectBytes
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	nb := append(bytes.Clone(b[:off]), enc.EncodeAll(ix.marshal(), nil)...)
+	nb = binary.LittleEndian.AppendUint64(nb, uint64(off))
+	nb = append(nb, packEndMagic...)
+	os.Remove(p)
+	plantPack(t, dir, nb)
+	s2 := openTest(t, dir, Options{ReadOnly: true})
+	var got error
+	n := allocated(func() { _, got = s2.Get(k) })
+	if !errors.Is(got, ErrCorrupt) {
+		t.Errorf("get: %v, want a corruption", got)
+	}
+	if n > 16<<20 {
+		t.Errorf("reading two small objects allocated %d MiB", n>>20)
+	}
+}

@@ -681,6 +681,10 @@ func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
 // frames keeps readAt's buffers for compressed frames between reads.
 var frames = sync.Pool{New: func() any { return new([]byte) }}
 
+// maxRatio bounds how much room readAt makes ahead for an object, as a
+// multiple of its compressed size; exchanges compress about 3 times.
+const maxRatio = 64
+
 // largePack is the size above which a pack's file stays open between reads.
 const largePack = 1 << 20
 
@@ -697,7 +701,9 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 	}
 	dec := s.decoder(l.p)
-	out, err := dec.DecodeAll(frame, slices.Grow(dst, int(l.rawLen)))
+	// The room made ahead is bounded by the frame's real size, not by
+	// the length the index claims (zstd itself grows no faster).
+	out, err := dec.DecodeAll(frame, slices.Grow(dst, int(min(l.rawLen, maxRatio*l.clen+4096))))
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
 	}
