@@ -45,18 +45,18 @@ func written(t *testing.T) int64 {
 }
 
 // bombArchive writes a bundle archive whose manifest declares
-// inputs/a.bin as 1,000 bytes while its tar member holds bomb zero bytes
-// (a few kilobytes compressed), placed before or after the manifest.
-func bombArchive(t *testing.T, path string, bomb int64, before bool) {
+// inputs/a.bin as declared bytes while its tar member holds bomb zero
+// bytes (a few kilobytes compressed) that match no hash, placed before or
+// after the manifest.
+func bombArchive(t *testing.T, path string, declared, bomb int64, before bool) {
 	t.Helper()
-	declared := []byte(strings.Repeat("x", 1000))
-	dsum := sha256.Sum256(declared)
+	dsum := sha256.Sum256([]byte("not the content"))
 	name := "inputs/a.bin"
 	if !before {
 		name = "zzz/a.bin" // sorts after manifest.json
 	}
 	m := results.Manifest{Format: results.BundleFormat, Name: "bomb", Benchmarks: []string{}, Producer: "test",
-		Files: []results.File{{Path: name, Size: 1000, SHA256: hex.EncodeToString(dsum[:])}}}
+		Files: []results.File{{Path: name, Size: declared, SHA256: hex.EncodeToString(dsum[:])}}}
 	mb, _ := json.Marshal(&m)
 	msum := sha256.Sum256(mb)
 	sums := fmt.Sprintf("%s  %s\n%s  %s\n", hex.EncodeToString(dsum[:]), name, hex.EncodeToString(msum[:]), results.ManifestName)
@@ -95,17 +95,21 @@ func bombArchive(t *testing.T, path string, bomb int64, before bool) {
 }
 
 // TestArchiveDiskBomb opens bundle archives of a few kilobytes whose
-// member inputs/a.bin declares 1,000 bytes in the manifest but holds
-// 300 MB (before or after the manifest in the archive): bundle verify and
+// member a.bin holds 300 MB of zeros (before or after the manifest in the
+// archive) while the manifest declares 1,000 bytes, or declares the
+// 100 MB the member holds but with another hash: bundle verify and
 // reproduce exit 4, and the process writes no more than the declared
 // bytes plus a small margin. No temporary folder is left behind.
 func TestArchiveDiskBomb(t *testing.T) {
-	const bomb = 300 << 20
 	tmpdir := t.TempDir()
 	t.Setenv("TMPDIR", tmpdir)
-	for _, before := range []bool{true, false} {
+	for _, tc := range []struct {
+		declared, bomb int64
+		before         bool
+	}{{1000, 300 << 20, true}, {1000, 300 << 20, false}, {100 << 20, 100 << 20, true}} {
+		before := tc.before
 		arch := filepath.Join(t.TempDir(), "bomb.tar.zst")
-		bombArchive(t, arch, bomb, before)
+		bombArchive(t, arch, tc.declared, tc.bomb, before)
 		if st, _ := os.Stat(arch); st.Size() > 1<<20 {
 			t.Fatalf("bomb archive of %d bytes", st.Size())
 		}
@@ -119,8 +123,8 @@ func TestArchiveDiskBomb(t *testing.T) {
 			if code != ExitIntegrity || !strings.Contains(errOut, "a.bin") {
 				t.Errorf("%s (bomb before the manifest: %v): exit %d, want %d\n%s", args[0], before, code, ExitIntegrity, errOut)
 			}
-			if w > 1000+1<<20 {
-				t.Errorf("%s (bomb before the manifest: %v): wrote %d bytes, the manifest declares 1,000", args[0], before, w)
+			if w > tc.declared+1<<20 {
+				t.Errorf("%s (bomb before the manifest: %v): wrote %d bytes, the manifest declares %d", args[0], before, w, tc.declared)
 			}
 		}
 	}
@@ -136,7 +140,7 @@ func TestArchiveInterrupt(t *testing.T) {
 	tmpdir := t.TempDir()
 	t.Setenv("TMPDIR", tmpdir)
 	arch := filepath.Join(t.TempDir(), "bomb.tar.zst")
-	bombArchive(t, arch, 1<<30, true)
+	bombArchive(t, arch, 1000, 1<<30, true)
 	f, err := os.Open(arch)
 	if err != nil {
 		t.Fatal(err)
