@@ -41,7 +41,7 @@ func TestInterrupt(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-		if d := time.Since(start); d > 1500*time.Millisecond {
+		if d := time.Since(start); d > 2500*time.Millisecond { // one second of grace, and room for a busy machine
 			t.Errorf("ended %v after the interrupt", d)
 		}
 		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
