@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,6 +30,11 @@ type ArchiveLimits struct {
 	MaxFiles      int   // members, default 1,000,000
 	MaxFileBytes  int64 // one member, default 4 GiB
 	MaxTotalBytes int64 // all members, default 64 GiB
+	// Declared, when not nil, is the size of every member but SHA256SUMS
+	// (a bundle's manifest declares them): a member not in it or of
+	// another size is refused before any byte of it is written, so that
+	// the disk used is at most the sum of the declared sizes.
+	Declared map[string]int64
 }
 
 func (l ArchiveLimits) withDefaults() ArchiveLimits {
@@ -60,7 +66,7 @@ func WriteArchive(w io.Writer, dir string) error {
 	}
 	var sums bytes.Buffer
 	for _, f := range files {
-		sum, _, err := hashFile(filepath.Join(dir, filepath.FromSlash(f)))
+		sum, _, err := hashFile(context.Background(), filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return fmt.Errorf("cache: archive: %w", err)
 		}
@@ -141,7 +147,7 @@ func archiveFiles(dir string) ([]string, error) {
 }
 
 func isStore(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, formatFile))
+	b, err := readRegular(filepath.Join(dir, formatFile), maxFormatBytes)
 	return err == nil && string(b) == StoreFormat
 }
 
@@ -152,69 +158,43 @@ func isStore(dir string) bool {
 // exists in dir with other content; a file that exists with the same
 // content is left as it is. Each file is written to a temporary name and
 // renamed only once its hash checked, so dir never holds a partial or
-// unverified file from the archive.
-func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
-	lim = lim.withDefaults()
-	zr, err := zstd.NewReader(bufio.NewReader(r), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return fmt.Errorf("cache: read archive: %w", err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(io.LimitReader(zr, lim.MaxTotalBytes+int64(lim.MaxFiles+1)*2048))
+// unverified file from the archive; the temporary file is removed on
+// every error. With lim.Declared, a member's size is checked before any
+// byte of it is written. ReadArchive stops soon after ctx is done.
+func ReadArchive(ctx context.Context, r io.Reader, dir string, lim ArchiveLimits) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cache: read archive: %w", err)
 	}
-	var sums map[string]string
-	var total int64
-	done := map[string]bool{}
-	for n := 0; ; n++ {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("cache: read archive: %w", err)
-		}
-		name := hdr.Name
-		bad := func(msg string) error { return fmt.Errorf("cache: read archive: member %q: %s", name, msg) }
-		if n >= lim.MaxFiles+1 {
-			return bad(fmt.Sprintf("more than %d files", lim.MaxFiles))
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			return bad("not a regular file (links and devices are refused)")
-		}
-		if !fs.ValidPath(name) || name == "." || strings.Contains(name, `\`) {
-			return bad("path escapes the destination or is not clean")
-		}
-		if hdr.Size < 0 || hdr.Size > lim.MaxFileBytes {
-			return bad(fmt.Sprintf("size %d exceeds the limit of %d bytes", hdr.Size, lim.MaxFileBytes))
-		}
-		if total += hdr.Size; total > lim.MaxTotalBytes {
-			return bad(fmt.Sprintf("archive exceeds the limit of %d bytes", lim.MaxTotalBytes))
-		}
-		if n == 0 {
-			if name != SumsName {
-				return bad("first member must be " + SumsName)
-			}
-			if sums, err = parseSums(io.LimitReader(tr, hdr.Size)); err != nil {
-				return bad(err.Error())
-			}
-			continue
-		}
-		want, ok := sums[name]
-		if !ok {
-			return bad("not listed in " + SumsName)
-		}
-		if done[name] {
-			return bad("repeated")
-		}
-		done[name] = true
-		if err := extract(tr, hdr.Size, dir, name, want); err != nil {
-			return bad(err.Error())
+	var declared int64 = -1
+	if lim.Declared != nil {
+		declared = 0
+		for _, n := range lim.Declared {
+			declared += n
 		}
 	}
-	if sums == nil {
-		return errors.New("cache: read archive: empty archive")
+	done := map[string]bool{}
+	var written int64
+	sums, err := walkArchive(ctx, r, lim, func(name string, size int64, body io.Reader, want string) (bool, error) {
+		if lim.Declared != nil {
+			n, ok := lim.Declared[name]
+			switch {
+			case !ok:
+				return false, errors.New("not listed in the manifest")
+			case size != n:
+				return false, fmt.Errorf("%d bytes, the manifest declares %d", size, n)
+			case written+size > declared:
+				return false, fmt.Errorf("more bytes than the manifest declares in all (%d)", declared)
+			}
+		}
+		if done[name] {
+			return false, errors.New("repeated")
+		}
+		done[name] = true
+		written += size
+		return false, extract(ctx, body, size, dir, name, want)
+	})
+	if err != nil {
+		return err
 	}
 	var missing []string
 	for name := range sums {
@@ -224,9 +204,118 @@ func ReadArchive(r io.Reader, dir string, lim ArchiveLimits) error {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return fmt.Errorf("cache: read archive: %d files listed in %s are missing, first %s", len(missing), SumsName, missing[0])
+		return corruptf("cache: read archive: %d files listed in %s are missing, first %s", len(missing), SumsName, missing[0])
 	}
 	return nil
+}
+
+// ReadArchiveMember returns the member name of an archive written by
+// WriteArchive, checked against the archive's SHA256SUMS, reading the
+// archive only up to it and writing nothing; nil when there is none. A
+// member larger than max is refused. It stops soon after ctx is done.
+func ReadArchiveMember(ctx context.Context, r io.Reader, name string, max int64) ([]byte, error) {
+	var out []byte
+	_, err := walkArchive(ctx, r, ArchiveLimits{}, func(n string, size int64, body io.Reader, want string) (bool, error) {
+		if n != name {
+			return false, nil
+		}
+		if size > max {
+			return false, fmt.Errorf("%d bytes, more than the limit of %d", size, max)
+		}
+		b, err := io.ReadAll(io.LimitReader(body, size))
+		if err != nil {
+			return false, err
+		}
+		if int64(len(b)) != size {
+			return false, io.ErrUnexpectedEOF
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
+			return false, errors.New("content does not match " + SumsName)
+		}
+		out = b
+		return true, nil
+	})
+	return out, err
+}
+
+// walkArchive reads the archive r: SHA256SUMS first, then each member
+// passed to fn with its size, content and listed hash, after the checks
+// every reader needs (type, path, limits, listed in SHA256SUMS). fn
+// returns true to stop. It returns the sums.
+func walkArchive(ctx context.Context, r io.Reader, lim ArchiveLimits, fn func(name string, size int64, body io.Reader, want string) (bool, error)) (map[string]string, error) {
+	lim = lim.withDefaults()
+	zr, err := zstd.NewReader(bufio.NewReader(ctxReader{ctx, r}), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("cache: read archive: %w", err)
+	}
+	defer zr.Close()
+	// The context is checked on both sides of the decoder: a few bytes of
+	// input may decode to gigabytes.
+	tr := tar.NewReader(ctxReader{ctx, io.LimitReader(zr, lim.MaxTotalBytes+int64(lim.MaxFiles+1)*2048)})
+	var sums map[string]string
+	var total int64
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			return nil, corruptf("cache: read archive: %v", err)
+		}
+		name := hdr.Name
+		bad := func(msg string) error { return corruptf("cache: read archive: member %q: %s", name, msg) }
+		if n >= lim.MaxFiles+1 {
+			return nil, bad(fmt.Sprintf("more than %d files", lim.MaxFiles))
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return nil, bad("not a regular file (links and devices are refused)")
+		}
+		if !fs.ValidPath(name) || name == "." || strings.Contains(name, `\`) {
+			return nil, bad("path escapes the destination or is not clean")
+		}
+		if hdr.Size < 0 || hdr.Size > lim.MaxFileBytes {
+			return nil, bad(fmt.Sprintf("size %d exceeds the limit of %d bytes", hdr.Size, lim.MaxFileBytes))
+		}
+		if total += hdr.Size; total > lim.MaxTotalBytes {
+			return nil, bad(fmt.Sprintf("archive exceeds the limit of %d bytes", lim.MaxTotalBytes))
+		}
+		if n == 0 {
+			if name != SumsName {
+				return nil, bad("first member must be " + SumsName)
+			}
+			if sums, err = parseSums(io.LimitReader(tr, hdr.Size)); err != nil {
+				return nil, bad(err.Error())
+			}
+			continue
+		}
+		want, ok := sums[name]
+		if !ok {
+			return nil, bad("not listed in " + SumsName)
+		}
+		stop, err := fn(name, hdr.Size, tr, want)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			var ce *corruptError
+			var pe *fs.PathError
+			var le *os.LinkError
+			if (errors.As(err, &pe) || errors.As(err, &le)) && !errors.As(err, &ce) {
+				return nil, fmt.Errorf("cache: read archive: member %q: %w", name, err) // the destination's trouble
+			}
+			return nil, bad(err.Error())
+		}
+		if stop {
+			return sums, nil
+		}
+	}
+	if sums == nil {
+		return nil, corruptf("cache: read archive: empty archive")
+	}
+	return sums, nil
 }
 
 // maxSums caps the size of SHA256SUMS.
@@ -259,7 +348,7 @@ func parseSums(r io.Reader) (map[string]string, error) {
 	return sums, nil
 }
 
-func extract(r io.Reader, size int64, dir, name, want string) error {
+func extract(ctx context.Context, r io.Reader, size int64, dir, name, want string) error {
 	dst := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
@@ -268,7 +357,7 @@ func extract(r io.Reader, size int64, dir, name, want string) error {
 		if !st.Mode().IsRegular() {
 			return errors.New("exists in the destination and is not a regular file")
 		}
-		sum, _, err := hashFile(dst)
+		sum, _, err := hashFile(ctx, dst)
 		if err != nil {
 			return err
 		}
@@ -283,12 +372,12 @@ func extract(r io.Reader, size int64, dir, name, want string) error {
 		return err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, size))
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, r}, size))
 	if err == nil && n != size {
-		err = io.ErrUnexpectedEOF
+		err = corruptf("%d bytes, the header says %d", n, size)
 	}
 	if err == nil && hex.EncodeToString(h.Sum(nil)) != want {
-		err = errors.New("content does not match " + SumsName)
+		err = corruptf("content does not match %s", SumsName)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -339,8 +428,8 @@ func Merge(src, dst string) (moved, same int, err error) {
 			rel, _ := filepath.Rel(src, p) // p is under src
 			to := filepath.Join(dst, rel)
 			if _, err := os.Lstat(to); err == nil {
-				a, _, err1 := hashFile(p)
-				b, _, err2 := hashFile(to)
+				a, _, err1 := hashFile(context.Background(), p)
+				b, _, err2 := hashFile(context.Background(), to)
 				if err1 != nil || err2 != nil || a != b {
 					return moved, same, fmt.Errorf("cache: merge: %s differs from the file already stored; not replaced", filepath.ToSlash(rel))
 				}
@@ -360,4 +449,15 @@ func Merge(src, dst string) (moved, same int, err error) {
 		}
 	}
 	return moved, same, nil
+}
+
+// A corruptError is an archive (or other data) that fails its own checks;
+// it wraps ErrCorrupt without repeating its text.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string        { return e.msg }
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+
+func corruptf(format string, args ...any) error {
+	return &corruptError{fmt.Sprintf(format, args...)}
 }

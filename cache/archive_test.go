@@ -3,6 +3,7 @@ package cache
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -38,7 +39,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 		t.Fatal("two archives of one folder differ")
 	}
 	out := t.TempDir()
-	if err := ReadArchive(bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
+	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, tmpDir, "pack-leftover")); err == nil {
@@ -53,11 +54,11 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	// Extracting again over the same files is fine; over a differing file
 	// is refused.
-	if err := ReadArchive(bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
+	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
 		t.Fatalf("same files again: %v", err)
 	}
 	os.WriteFile(filepath.Join(out, formatFile), []byte("other\n"), 0o644)
-	if err := ReadArchive(bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err == nil || !strings.Contains(err.Error(), "not replaced") {
+	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err == nil || !strings.Contains(err.Error(), "not replaced") {
 		t.Fatalf("differing file: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestReadArchiveRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
-			err := ReadArchive(bytes.NewReader(craft(t, tt.members, tt.sums)), filepath.Join(out, "x"), tt.lim)
+			err := ReadArchive(context.Background(), bytes.NewReader(craft(t, tt.members, tt.sums)), filepath.Join(out, "x"), tt.lim)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
@@ -195,7 +196,7 @@ func FuzzReadArchive(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out := t.TempDir()
-		ReadArchive(bytes.NewReader(data), out, ArchiveLimits{MaxFileBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxFiles: 100})
+		ReadArchive(context.Background(), bytes.NewReader(data), out, ArchiveLimits{MaxFileBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxFiles: 100})
 		// Whatever happened, nothing may be outside out or be a link.
 		filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
 			if err == nil && info.Mode()&os.ModeSymlink != 0 {

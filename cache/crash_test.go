@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -52,7 +53,7 @@ func loader(t *testing.T, dir string, data []byte) *exec.Cmd {
 func verifyClean(t *testing.T, dir string) *Store {
 	t.Helper()
 	s := openTest(t, dir, Options{})
-	if n, err := s.Verify(func(p Problem) { t.Error(p) }); n > 0 || err != nil {
+	if n, err := s.Verify(context.Background(), func(p Problem) { t.Error(p) }); n > 0 || err != nil {
 		t.Fatalf("verify: %d problems, %v", n, err)
 	}
 	return s

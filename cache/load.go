@@ -151,10 +151,18 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		}
 	}
 	if _, err := metaJSON(&x, canon); err != nil {
-		f, msg, _ := strings.Cut(err.Error(), ": ")
-		return nil, nil, &LineError{Field: f, Msg: msg}
+		return nil, nil, metaLineError(err)
 	}
 	return &x, canon, nil
+}
+
+// metaLineError turns metaJSON's error into a *LineError.
+func metaLineError(err error) error {
+	var me *MetaError
+	if errors.As(err, &me) {
+		return &LineError{Field: me.Field, Msg: me.Msg}
+	}
+	return &LineError{Msg: err.Error()}
 }
 
 func joinField(a, b string) string {
@@ -198,7 +206,8 @@ type LoadStats struct {
 }
 
 // Load adds the exchanges of a JSONL stream (one ParseLine object per
-// line) in batches. A bad line never harms what is stored. The returned
+// line) in batches. A bad line never harms what is stored. LoadStats.Added
+// counts only exchanges whose pack was written, also when Load fails. The returned
 // error is a *LineError in strict mode, or an I/O or store error. Lines
 // are parsed, hashed and compressed in parallel and added in input order.
 func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
@@ -286,6 +295,17 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 	}()
 	st := &LoadStats{}
 	b := s.NewBatch()
+	// Exchanges count as added once their pack is written: queued counts
+	// those waiting in b.
+	queued := 0
+	flush := func() error {
+		if err := b.Flush(); err != nil {
+			return err
+		}
+		st.Added += queued
+		queued = 0
+		return nil
+	}
 	for c := range ordered {
 		<-c.done
 		for _, l := range c.lines {
@@ -297,8 +317,7 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			case l.p.err != nil && l.p.x == nil:
 				lerr = l.p.err
 			case l.p.err != nil:
-				f, msg, _ := strings.Cut(l.p.err.Error(), ": ")
-				lerr = &LineError{Field: f, Msg: msg}
+				lerr = metaLineError(l.p.err)
 			default:
 				_, added, err := b.addPrepared(l.p)
 				var ce *ConflictError
@@ -310,7 +329,11 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 				case err != nil:
 					return st, fmt.Errorf("cache: load: line %d: %w", l.n, err)
 				case added:
-					st.Added++
+					queued++
+					if b.Len() == 0 { // addPrepared flushed a full pack
+						st.Added += queued
+						queued = 0
+					}
 				default:
 					st.Present++
 				}
@@ -324,7 +347,7 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			}
 			st.Bad++
 			if opt.Strict {
-				if ferr := b.Flush(); ferr != nil {
+				if ferr := flush(); ferr != nil {
 					return st, ferr
 				}
 				return st, lerr
@@ -334,13 +357,13 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 			}
 		}
 		if c.err != nil {
-			if ferr := b.Flush(); ferr != nil {
+			if ferr := flush(); ferr != nil {
 				return st, ferr
 			}
 			return st, c.err
 		}
 	}
-	return st, b.Flush()
+	return st, flush()
 }
 
 // readLine reads one line into *buf, without its newline. A line longer

@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Pack file layout (see docs/cache.md):
@@ -30,6 +33,23 @@ const (
 
 // maxIndexBytes caps the uncompressed index of one pack.
 const maxIndexBytes = 256 << 20
+
+// MaxMetaBytes caps the meta JSON of one exchange (a few hundred bytes in
+// practice), in a Put and in a pack index.
+const MaxMetaBytes = 16 << 10
+
+// maxIndexFor caps the uncompressed index of a pack of size bytes, so
+// that what a pack's index makes the store hold is bounded by the pack's
+// real size, not by what its index claims: 1 MiB plus 16 times the pack.
+// Real packs hold an index of a fifth of their size (the demo store's
+// pack: 379,366 bytes of index in 1,973,248); a pack of records only
+// (after gc) about 6 times, as each record's key and response digest are
+// 64 bytes that do not compress.
+// maxUndeclaredIndex caps an index frame that does not declare its size
+// (zstd leaves it out below 256 bytes).
+const maxUndeclaredIndex = 4 << 10
+
+func maxIndexFor(size int64) int64 { return min(maxIndexBytes, 1<<20+16*size) }
 
 // objEntry locates one object inside a pack.
 type objEntry struct {
@@ -80,7 +100,10 @@ func uvarintLen(v uint64) int {
 	return binary.PutUvarint(b[:], v)
 }
 
-// parsePackIndex decodes an index; objects must lie in [8, indexOff).
+// parsePackIndex decodes an index and checks it against its pack: the
+// objects must tile the pack from byte 8 to indexOff, in order, each
+// digest once; keys must be distinct and each meta at most MaxMetaBytes.
+// Metas are copied out, so the result does not keep b.
 func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(indexHeader))
 	if !ok || len(rest) < 32 {
@@ -97,11 +120,15 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 		rest = rest[n:]
 		return int64(v), true
 	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", errBadIndex, fmt.Sprintf(format, args...))
+	}
 	n, ok := uv()
 	if !ok || n > int64(len(rest))/35 {
 		return nil, errBadIndex
 	}
 	ix.objs = make([]objEntry, 0, n)
+	next := int64(len(packMagic)) // where the next object must start
 	for range n {
 		if len(rest) < 32 {
 			return nil, errBadIndex
@@ -113,16 +140,27 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 		o.off, ok1 = uv()
 		o.clen, ok2 = uv()
 		o.rawLen, ok3 = uv()
-		if !ok1 || !ok2 || !ok3 || o.off < int64(len(packMagic)) || o.off+o.clen > indexOff || o.clen == 0 {
+		if !ok1 || !ok2 || !ok3 || o.clen == 0 {
 			return nil, errBadIndex
 		}
+		if o.off != next || o.clen > indexOff-o.off {
+			return nil, bad("object %s at %d+%d does not follow the previous object (at %d) inside the pack's %d bytes of objects", o.digest.Str(), o.off, o.clen, next, indexOff)
+		}
+		next = o.off + o.clen
 		ix.objs = append(ix.objs, o)
+	}
+	if next != indexOff {
+		return nil, bad("objects end at %d, the index starts at %d", next, indexOff)
+	}
+	if d, ok := repeated(ix.objs, func(o objEntry) Digest { return o.digest }); ok {
+		return nil, bad("object %s listed twice", d.Str())
 	}
 	n, ok = uv()
 	if !ok || n > int64(len(rest))/65 {
 		return nil, errBadIndex
 	}
 	ix.recs = make([]recEntry, 0, n)
+	metaBytes := 0
 	for range n {
 		if len(rest) < 64 {
 			return nil, errBadIndex
@@ -135,14 +173,43 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 		if !ok || m > int64(len(rest)) {
 			return nil, errBadIndex
 		}
+		if m > MaxMetaBytes {
+			return nil, bad("meta of %s: %d bytes exceed the limit of %d", r.key.Str(), m, MaxMetaBytes)
+		}
 		r.meta = rest[:m:m]
+		metaBytes += int(m)
 		rest = rest[m:]
 		ix.recs = append(ix.recs, r)
 	}
 	if len(rest) != 0 {
 		return nil, errBadIndex
 	}
+	if k, ok := repeated(ix.recs, func(r recEntry) Digest { return Digest(r.key) }); ok {
+		return nil, bad("key %s recorded twice", k.Str())
+	}
+	// One allocation for every meta, not sub-slices of b.
+	arena := make([]byte, 0, metaBytes)
+	for i := range ix.recs {
+		r := &ix.recs[i]
+		arena = append(arena, r.meta...)
+		r.meta = arena[len(arena)-len(r.meta) : len(arena) : len(arena)]
+	}
 	return ix, nil
+}
+
+// repeated returns a digest that occurs twice among the ids of xs.
+func repeated[T any](xs []T, id func(T) Digest) (Digest, bool) {
+	ds := make([]Digest, len(xs))
+	for i, x := range xs {
+		ds[i] = id(x)
+	}
+	slices.SortFunc(ds, cmpDigest)
+	for i := 1; i < len(ds); i++ {
+		if ds[i] == ds[i-1] {
+			return ds[i], true
+		}
+	}
+	return Digest{}, false
 }
 
 // readPackIndex reads and decodes the index of a pack of size bytes.
@@ -168,14 +235,29 @@ func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
 	if string(magic[:]) != packMagic {
 		return nil, errors.New("not a pack file")
 	}
-	if size-trailerLen-off > maxIndexBytes {
+	limit := maxIndexFor(size)
+	if size-trailerLen-off > limit {
 		return nil, errors.New("pack index too large")
 	}
 	frame := make([]byte, size-trailerLen-off)
 	if _, err := f.ReadAt(frame, off); err != nil {
 		return nil, err
 	}
-	raw, err := s.indexDec.DecodeAll(frame, nil)
+	// The decoder writes no more than the frame declares into a buffer of
+	// that size; finrepro's writer declares the size of every index of 256
+	// bytes or more.
+	var h zstd.Header
+	if err := h.Decode(frame); err != nil {
+		return nil, fmt.Errorf("pack index: %w", err)
+	}
+	want := uint64(maxUndeclaredIndex)
+	if h.HasFCS {
+		want = h.FrameContentSize
+	}
+	if want > uint64(limit) {
+		return nil, fmt.Errorf("pack index: declares %d bytes, more than the %d a pack of %d bytes may hold", want, limit, size)
+	}
+	raw, err := s.indexDec.DecodeAll(frame, make([]byte, 0, want))
 	if err != nil {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}

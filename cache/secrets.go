@@ -92,7 +92,7 @@ func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
 	// Dictionaries hold excerpts of objects, possibly of removed ones.
 	ents, _ := os.ReadDir(filepath.Join(s.dir, dictsDir)) // no folder: no dictionaries
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(s.dir, dictsDir, e.Name()))
+		b, err := readRegular(filepath.Join(s.dir, dictsDir, e.Name()), maxDictBytes)
 		if err != nil {
 			return out, fmt.Errorf("cache: scan secrets: %w", err)
 		}

@@ -41,6 +41,23 @@ const VerifyEnv = "FINREPRO_CACHE_VERIFY"
 // never served.
 var ErrCorrupt = errors.New("cache: corrupt data")
 
+// A CorruptError is a store file that cannot be read: a pack whose index,
+// trailer or dictionary is damaged, or a dictionary that does not match
+// its name. It wraps ErrCorrupt. Path is slash-separated, relative to the
+// store.
+type CorruptError struct {
+	Dir  string // the store's folder
+	Path string
+	Msg  string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("cache %s: %s: %s", e.Dir, e.Path, e.Msg)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
 // A ConflictError is a Put, in verify mode, of a response that differs
 // from the one stored under the same key.
 type ConflictError struct {
@@ -63,6 +80,12 @@ type Options struct {
 	// ReadOnly opens an existing store without creating or changing any
 	// file (as bundle checks need); writes then fail.
 	ReadOnly bool
+	// AllowCorrupt opens a store some of whose packs cannot be read, so
+	// that Verify lists every problem; their exchanges are then missing.
+	// Otherwise Open, and every later read that finds such a pack, fails
+	// with a *CorruptError: a damaged store is never taken for an empty
+	// or incomplete one.
+	AllowCorrupt bool
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -82,6 +105,7 @@ type Store struct {
 	dicts     map[Digest]*dict
 	writeDict *dict // nil: no dictionary yet
 	problems  []Problem
+	broken    *CorruptError // the first unreadable pack, unless AllowCorrupt
 	closed    bool
 }
 
@@ -171,7 +195,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
-	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
+	s.indexDec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxIndexBytes), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
@@ -187,18 +211,21 @@ func Open(dir string, opt Options) (*Store, error) {
 
 func (s *Store) checkFormat() error {
 	p := filepath.Join(s.dir, formatFile)
-	b, err := os.ReadFile(p)
+	b, err := readRegular(p, maxFormatBytes)
 	if os.IsNotExist(err) && !s.opt.ReadOnly {
 		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
 			return fmt.Errorf("cache: open: %w", err)
 		}
 		return nil
 	}
-	if err != nil {
+	if os.IsNotExist(err) {
 		return fmt.Errorf("cache: open: %w", err)
 	}
+	if err != nil {
+		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: err.Error()}
+	}
 	if string(b) != StoreFormat {
-		return fmt.Errorf("cache: open: %s: got format %q, want %q", p, strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))
+		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: fmt.Sprintf("got format %q, want %q", strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))}
 	}
 	return nil
 }
@@ -241,11 +268,51 @@ func (s *Store) Problems() []Problem {
 }
 
 // refresh reads the indexes of packs written since the last refresh (by
-// this or another process).
+// this or another process). Unless Options.AllowCorrupt, it fails once
+// any pack has been found unreadable.
 func (s *Store) refresh() error {
+	dangling, err := s.readIndexes()
+	if err != nil {
+		return err
+	}
+	if len(dangling) > 0 {
+		// The objects may be in packs written after the listing (by a
+		// concurrent gc, objects first): list once more before blaming
+		// the records' packs.
+		if _, err := s.readIndexes(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		blamed := map[*pack]bool{}
+		for _, d := range dangling {
+			if !blamed[d.p] && (len(s.objs[Digest(d.key)]) == 0 || len(s.objs[d.resp]) == 0) {
+				blamed[d.p] = true
+				s.packProblem(d.p, fmt.Errorf("%w: record %s: its request or response object is in no pack", errBadIndex, d.key.Str()))
+			}
+		}
+		s.mu.Unlock()
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.broken != nil {
+		return s.broken
+	}
+	return nil
+}
+
+// A danglingRec is a record of pack p whose objects no pack holds.
+type danglingRec struct {
+	p    *pack
+	key  Key
+	resp Digest
+}
+
+// readIndexes is refresh without the checks of broken packs: it returns
+// the records of the packs it added whose objects were in no pack.
+func (s *Store) readIndexes() ([]danglingRec, error) {
 	names, err := s.listPacks()
 	if err != nil {
-		return fmt.Errorf("cache: read index: %w", err)
+		return nil, fmt.Errorf("cache: read index: %w", err)
 	}
 	s.mu.RLock()
 	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok })
@@ -280,20 +347,38 @@ func (s *Store) refresh() error {
 			if os.IsNotExist(err) {
 				continue // removed by a concurrent gc
 			}
-			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+			s.packProblem(p, err)
 			s.packs[name] = p // do not retry it
 			continue
 		}
 		p.size = size
 		if err := s.addIndex(p, ix); err != nil {
-			s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+			s.packProblem(p, err)
 		}
 		s.packs[name] = p
+	}
+	var dangling []danglingRec
+	for i, name := range names {
+		if ix := got[i].ix; ix != nil && got[i].err == nil {
+			for _, r := range ix.recs {
+				if len(s.objs[Digest(r.key)]) == 0 || len(s.objs[r.resp]) == 0 {
+					dangling = append(dangling, danglingRec{s.packs[name], r.key, r.resp})
+				}
+			}
+		}
 	}
 	if s.writeDict == nil && len(s.dicts) > 0 {
 		s.writeDict = s.dicts[slices.MinFunc(keysOf(s.dicts), cmpDigest)]
 	}
-	return nil
+	return dangling, nil
+}
+
+// packProblem records that pack p cannot be read; s.mu is held.
+func (s *Store) packProblem(p *pack, err error) {
+	s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
+	if s.broken == nil && !s.opt.AllowCorrupt {
+		s.broken = &CorruptError{Dir: s.dir, Path: s.rel(p.path), Msg: err.Error()}
+	}
 }
 
 func keysOf[K comparable, V any](m map[K]V) []K {
@@ -351,15 +436,11 @@ func isHexName(s string) bool {
 
 // loadPack reads the index of the pack at path.
 func (s *Store) loadPack(path string) (*packIndex, int64, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
 	ix, err := s.readPackIndex(f, st.Size())
 	return ix, st.Size(), err
 }
@@ -402,7 +483,7 @@ func (s *Store) loadDict(d Digest) (*dict, error) {
 		return x, nil
 	}
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxDictBytes)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %s: %w", d.Str(), err)
 	}
@@ -600,6 +681,10 @@ func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
 // frames keeps readAt's buffers for compressed frames between reads.
 var frames = sync.Pool{New: func() any { return new([]byte) }}
 
+// maxRatio bounds how much room readAt makes ahead for an object, as a
+// multiple of its compressed size; exchanges compress about 3 times.
+const maxRatio = 64
+
 // largePack is the size above which a pack's file stays open between reads.
 const largePack = 1 << 20
 
@@ -616,7 +701,9 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 	}
 	dec := s.decoder(l.p)
-	out, err := dec.DecodeAll(frame, slices.Grow(dst, int(l.rawLen)))
+	// The room made ahead is bounded by the frame's real size, not by
+	// the length the index claims (zstd itself grows no faster).
+	out, err := dec.DecodeAll(frame, slices.Grow(dst, int(min(l.rawLen, maxRatio*l.clen+4096))))
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
 	}
@@ -637,7 +724,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	if p.size >= largePack {
 		s.mu.Lock()
 		if p.f == nil {
-			f, err := os.Open(p.path)
+			f, _, err := openRegular(p.path)
 			if err != nil {
 				s.mu.Unlock()
 				return err
@@ -649,7 +736,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 		_, err := f.ReadAt(b, off)
 		return err
 	}
-	f, err := os.Open(p.path)
+	f, _, err := openRegular(p.path)
 	if err != nil {
 		return err
 	}

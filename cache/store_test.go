@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -268,6 +269,7 @@ func TestCorruption(t *testing.T) {
 	for _, n := range []int{0, 10, len(orig) / 2, len(orig) - 1} {
 		cases = append(cases, damage{fmt.Sprintf("truncate@%d", n), orig[:n]})
 	}
+	cases = append(cases, damage{"appended", append(bytes.Clone(orig), "more bytes"...)})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -276,27 +278,61 @@ func TestCorruption(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, rel), c.b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			s := openTest(t, dir, Options{})
-			var probs []Problem
-			n, err := s.Verify(func(p Problem) { probs = append(probs, p) })
+			// A reader either refuses the store, naming the pack, or
+			// opens it and never serves bad data; a damaged index is never
+			// taken for an empty store.
+			s, err := Open(dir, Options{ReadOnly: true})
+			var ce *CorruptError
+			switch {
+			case err == nil:
+				defer s.Close()
+				for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+					x, _ := ParseLine(l)
+					k, _ := KeyOf(x.Request)
+					got, err := s.Get(k)
+					if err == nil && !bytes.Equal(got.Response, x.Response) {
+						t.Fatalf("served a wrong response for %s", k.Str())
+					}
+					if err != nil && !errors.Is(err, ErrCorrupt) {
+						t.Fatalf("get %s: %v, want the data or a corruption", k.Str(), err)
+					}
+				}
+			case !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Path != filepath.ToSlash(rel):
+				t.Fatalf("open: %v, want a *CorruptError naming %s", err, rel)
+			}
+			v := openTest(t, dir, Options{AllowCorrupt: true})
+			n, err := v.Verify(context.Background(), func(Problem) {})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n == 0 {
 				t.Fatal("verify found nothing")
 			}
-			for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-				x, _ := ParseLine(l)
-				k, _ := KeyOf(x.Request)
-				got, err := s.Get(k)
-				if err == nil && !bytes.Equal(got.Response, x.Response) {
-					t.Fatalf("served a wrong response for %s", k.Str())
-				}
-				if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) {
-					t.Fatalf("get: %v", err)
-				}
-			}
 		})
+	}
+}
+
+// TestCorruptDictionary replaces a store's dictionary with other bytes:
+// the store is refused as corrupt, naming the pack that needs it, not
+// opened as empty.
+func TestCorruptDictionary(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	if _, err := s.Load(bytes.NewReader(synthLines(t, 200, 4)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dicts, _ := filepath.Glob(filepath.Join(dir, "dicts", "*.dict"))
+	if len(dicts) != 1 {
+		t.Fatalf("%d dictionaries, want 1", len(dicts))
+	}
+	if err := os.WriteFile(dicts[0], []byte("another dictionary"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, Options{ReadOnly: true})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !strings.HasPrefix(ce.Path, "packs/") {
+		t.Fatalf("open: %v, want a *CorruptError naming a pack", err)
 	}
 }
 
@@ -353,7 +389,7 @@ func TestGC(t *testing.T) {
 	if st.PacksRemoved == 0 || st.BytesAfter >= st.BytesBefore {
 		t.Errorf("gc stats %+v", st)
 	}
-	if n, _ := c.Verify(func(p Problem) { t.Error(p) }); n > 0 {
+	if n, _ := c.Verify(context.Background(), func(p Problem) { t.Error(p) }); n > 0 {
 		t.Fatal("verify after gc")
 	}
 	var after bytes.Buffer
@@ -393,8 +429,8 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-func FuzzPackIndex(f *testing.F) {
-	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 10, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
+func FuzzParsePackIndex(f *testing.F) {
+	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 1<<20 - 8, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
 	f.Add(ix.marshal())
 	f.Add([]byte(indexHeader))
 	f.Fuzz(func(t *testing.T, b []byte) {

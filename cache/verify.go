@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,11 +19,13 @@ import (
 // keys recorded with different responses and stray files. It returns the
 // number of problems. It streams the packs: memory grows with the number
 // of exchanges (a few hundred bytes each for the index), not with their
-// content.
-func (s *Store) Verify(report func(Problem)) (int, error) {
+// content. A pack, dictionary or FORMAT that is not a regular file is
+// reported without being opened. Verify returns ctx's error soon after
+// ctx is done.
+func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	n := 0
 	rep := func(p Problem) { n++; report(p) }
-	if err := s.refresh(); err != nil {
+	if _, err := s.readIndexes(); err != nil {
 		return n, err
 	}
 	// Dictionaries.
@@ -37,7 +40,10 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 			rep(Problem{Path: path, Msg: "stray file"})
 			continue
 		}
-		sum, _, err := hashFile(filepath.Join(s.dir, dictsDir, e.Name()))
+		sum, _, err := hashFile(ctx, filepath.Join(s.dir, dictsDir, e.Name()))
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
 		if err != nil {
 			rep(Problem{Path: path, Msg: err.Error()})
 		} else if sum != name {
@@ -85,7 +91,10 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 	for _, name := range names {
 		path := s.packPath(name)
 		rel := s.rel(path)
-		sum, size, err := hashFile(path)
+		sum, size, err := hashFile(ctx, path)
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
 		if err != nil {
 			rep(Problem{Path: rel, Msg: err.Error()})
 			continue
@@ -93,7 +102,7 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 		if sum != name {
 			rep(Problem{Path: rel, Msg: "content does not match its name (sha256 " + sum + ")"})
 		}
-		f, err := os.Open(path)
+		f, _, err := openRegular(path)
 		if err != nil {
 			rep(Problem{Path: rel, Msg: err.Error()})
 			continue
@@ -116,6 +125,10 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 			}
 		}
 		for _, o := range ix.objs {
+			if ctx.Err() != nil {
+				f.Close()
+				return n, ctx.Err()
+			}
 			present[o.digest] = true
 			_, err := s.readAt(nil, objLoc{p, o.off, o.clen, o.rawLen}, o.digest)
 			if err != nil {
@@ -159,14 +172,16 @@ func (s *Store) Verify(report func(Problem)) (int, error) {
 	return n, nil
 }
 
-func hashFile(path string) (string, int64, error) {
-	f, err := os.Open(path)
+// hashFile hashes the regular file at path, stopping soon after ctx is
+// done.
+func hashFile(ctx context.Context, path string) (string, int64, error) {
+	f, _, err := openRegular(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	if err != nil {
 		return "", n, err
 	}

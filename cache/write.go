@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -82,6 +83,9 @@ func (s *Store) NewBatch() *Batch {
 func (b *Batch) Add(x *Exchange) (Key, bool, error) {
 	if !json.Valid(x.Response) {
 		return Key{}, false, fmt.Errorf("cache: put: response: not valid JSON")
+	}
+	if !utf8.Valid(x.Response) {
+		return Key{}, false, fmt.Errorf("cache: put: response: not valid UTF-8")
 	}
 	y := *x
 	y.Response = bytes.Clone(x.Response) // the batch keeps it until Flush
@@ -200,6 +204,15 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	return k, true, nil
 }
 
+// A MetaError is a meta that cannot be stored; Field names the value
+// ("meta.source").
+type MetaError struct {
+	Field string
+	Msg   string
+}
+
+func (e *MetaError) Error() string { return e.Field + ": " + e.Msg }
+
 // metaJSON fills in what the meta leaves out from the request and encodes
 // it.
 func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
@@ -207,7 +220,7 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 	switch m.Source {
 	case SourceAPI, SourceBatch, SourceImport, SourceSim:
 	default:
-		return nil, fmt.Errorf("meta.source: got %q, want api, batch, import or sim", m.Source)
+		return nil, &MetaError{"meta.source", fmt.Sprintf("got %q, want api, batch, import or sim", m.Source)}
 	}
 	if m.Provider == "" || m.Model == "" {
 		js, _ := canonicalJSON(canon)
@@ -226,7 +239,14 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 			m.Model = s
 		}
 	}
-	return json.Marshal(&m)
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return nil, &MetaError{"meta", err.Error()}
+	}
+	if len(b) > MaxMetaBytes {
+		return nil, &MetaError{"meta", fmt.Sprintf("%d bytes as JSON exceed the limit of %d", len(b), MaxMetaBytes)}
+	}
+	return b, nil
 }
 
 // Len returns the number of exchanges queued.
@@ -378,4 +398,34 @@ func (s *Store) trainDict(items []item) (*dict, error) {
 		s.writeDict = x
 	}
 	return x, nil
+}
+
+// CheckWritable reports whether the store can take writes, by writing,
+// syncing and removing a probe file in each folder a Put writes to:
+// recorders call it before their first paid call, so that a read-only or
+// unwritable store costs nothing.
+func (s *Store) CheckWritable() error {
+	if s.opt.ReadOnly {
+		return errors.New("cache: store opened read-only")
+	}
+	for _, d := range []string{tmpDir, packsDir} {
+		f, err := os.CreateTemp(filepath.Join(s.dir, d), ".probe-*")
+		if err != nil {
+			return fmt.Errorf("cache: %s cannot take writes: %w", s.dir, err)
+		}
+		_, err = f.Write([]byte("probe\n"))
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if rerr := os.Remove(f.Name()); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return fmt.Errorf("cache: %s cannot take writes: %w", s.dir, err)
+		}
+	}
+	return nil
 }

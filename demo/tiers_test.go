@@ -24,7 +24,7 @@ import (
 // this.
 func TestTiersFollowRanking(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := cache.ReadArchive(bytes.NewReader(Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := cache.ReadArchive(context.Background(), bytes.NewReader(Embedded()), dir, cache.ArchiveLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	bundle, err := results.OpenBundle(dir)

@@ -8,18 +8,31 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
 )
 
 // record sends the pending jobs, bounded per provider, and waits for all.
+// It first checks that the store takes writes, and sends nothing more
+// once a write has failed: a call whose answer cannot be stored is paid
+// for nothing.
 func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
+		return
+	}
+	if err := c.checkWritable(jobs); err != nil {
+		c.setStoreErr(err)
+		for _, j := range jobs {
+			c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: " + err.Error()}, 0)
+		}
 		return
 	}
 	c.prog.start(len(jobs))
@@ -37,11 +50,33 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 				return
 			}
 			defer func() { <-sem }()
+			if err := c.StoreErr(); err != nil {
+				c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: an earlier write failed: " + err.Error()}, 0)
+				c.prog.done(false, 0)
+				return
+			}
 			c.recordOne(ctx, j)
 		}()
 	}
 	wg.Wait()
 	c.prog.finish()
+}
+
+// checkWritable probes the store before the client's first paid call
+// (simulated calls cost nothing and are not waited for); once it passed,
+// a failed write stops the recording instead.
+func (c *Client) checkWritable(jobs []*job) error {
+	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
+		return nil
+	}
+	c.mu.Lock()
+	probed := c.probed
+	c.probed = true
+	c.mu.Unlock()
+	if probed {
+		return c.StoreErr()
+	}
+	return c.store.CheckWritable()
 }
 
 func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {
@@ -142,6 +177,13 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		meta.RecordedAt = c.cfg.Clock().UTC().Format(time.RFC3339)
 	}
 	if err := c.put(j, res.body, meta); err != nil {
+		var ce *CallError
+		if errors.As(err, &ce) && ce.Cause == CauseStore {
+			c.mu.Lock()
+			c.counts.Lost++
+			c.lostUSD += cost
+			c.mu.Unlock()
+		}
 		c.prog.done(false, 0)
 		return
 	}
@@ -280,8 +322,11 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	if j.pc.BaseURL == "" {
 		return nil, &CallError{Cause: CauseRequest, Msg: "provider " + j.req.Provider + " has no base URL"}
 	}
-	url := strings.TrimRight(j.pc.BaseURL, "/") + "/" + j.req.Endpoint
-	hr, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(j.req.Body))
+	target, err := endpointURL(j.pc.BaseURL, j.req.Endpoint)
+	if err != nil {
+		return nil, &CallError{Cause: CauseRequest, Msg: err.Error()}
+	}
+	hr, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(j.req.Body))
 	if err != nil {
 		return nil, &CallError{Cause: CauseRequest, Msg: err.Error()}
 	}
@@ -368,6 +413,11 @@ func (c *Client) check(j *job, body []byte, res *attemptResult) *CallError {
 // be stored: an error object, invalid JSON, another shape, a refusal or
 // an empty completion.
 func checkBody(kind Kind, body []byte) (*output, *CallError) {
+	if !utf8.Valid(body) {
+		// The store keeps UTF-8 JSON only (docs/cache.md), so that a dump
+		// loads back to the same exchanges.
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid UTF-8: " + snippet(body)}
+	}
 	o, err := parseOutput(kind, bytes.TrimSpace(body))
 	if err != nil {
 		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error() + ": " + snippet(body)}
@@ -419,4 +469,21 @@ func ResponseUsage(kind Kind, body []byte) (model string, in, out int, ok bool) 
 		return "", 0, 0, false
 	}
 	return o.Model, o.InputTokens, o.OutputTokens, true
+}
+
+// endpointURL appends endpoint (a plain relative path, see checkEndpoint)
+// to the path of base, keeping base's query: "http://h/v1?key=K" and
+// "chat/completions" give "http://h/v1/chat/completions?key=K".
+func endpointURL(base, endpoint string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("base URL: %w", err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: want scheme://host[/path]", base)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/" + endpoint
+	u.RawPath = ""
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
 }

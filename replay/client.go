@@ -98,6 +98,10 @@ type Client struct {
 	spent    float64
 	avoided  float64
 	counts   Counts
+	corrupt  error // the first corrupt entry met offline
+	storeErr error // the first failed write; nothing more is sent after it
+	lostUSD  float64
+	probed   bool // the store's writability was checked
 	// simPending are simulated exchanges recorded but not yet stored.
 	simPending []simPut
 }
@@ -108,6 +112,9 @@ type Counts struct {
 	Recorded int // sent and stored
 	Missed   int // not stored, offline
 	Failed   int // could not be recorded
+	// Lost counts calls answered (and paid for) whose answer the store
+	// could not take; they are among Failed.
+	Lost int
 }
 
 // New returns a client over store.
@@ -176,6 +183,38 @@ func (c *Client) Misses() []Miss {
 		return cmpOr(strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
 	})
 	return out
+}
+
+// StoreErr returns the first write the store refused (or its failed
+// writability check) while recording, nil when there was none. After it
+// the client sends no more requests.
+func (c *Client) StoreErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.storeErr
+}
+
+func (c *Client) setStoreErr(err error) {
+	c.mu.Lock()
+	if c.storeErr == nil {
+		c.storeErr = err
+	}
+	c.mu.Unlock()
+}
+
+// LostUSD is the estimated cost of the calls counted by Counts().Lost.
+func (c *Client) LostUSD() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lostUSD
+}
+
+// Corrupt returns the first cache entry found corrupt offline (an error
+// wrapping cache.ErrCorrupt), nil when there was none.
+func (c *Client) Corrupt() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.corrupt
 }
 
 // Failures returns the requests that could not be recorded, sorted by

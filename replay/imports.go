@@ -197,6 +197,7 @@ func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
 		return nil
 	}
 	if _, err := c.store.Put(x); err != nil {
+		c.setStoreErr(err)
 		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
 		c.fail(j, ce, meta.Attempts)
 		return ce

@@ -167,7 +167,9 @@ func (c *Client) lookupAll(jobs []*job) []bool {
 }
 
 // lookup answers j from the cache and reports whether it could. A corrupt
-// entry counts as missing.
+// entry counts as missing when recording (it is recorded again); offline
+// it is an error wrapping cache.ErrCorrupt, never a miss, so that nobody
+// is invited to pay for recording a damaged store again.
 func (c *Client) lookup(j *job) bool {
 	// The reply copies what it keeps of the response, so the response's
 	// buffer serves the next lookup.
@@ -178,6 +180,15 @@ func (c *Client) lookup(j *job) bool {
 		*bp = resp
 	}
 	if err != nil {
+		if errors.Is(err, cache.ErrCorrupt) && c.cfg.Mode == Offline {
+			j.reply.Err = fmt.Errorf("replay: cache entry %s: %w", j.key.Str(), err)
+			c.mu.Lock()
+			if c.corrupt == nil {
+				c.corrupt = j.reply.Err
+			}
+			c.mu.Unlock()
+			return true
+		}
 		if !errors.Is(err, cache.ErrNotFound) {
 			c.prog.warnf("cache entry %s unreadable, treated as missing: %v", j.key.Str(), err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/finrepro/finrepro/results"
 	"golang.org/x/term"
 )
 
@@ -114,7 +115,7 @@ func (p *progress) logf(format string, args ...any) {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
-	fmt.Fprintln(p.w, p.redact(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(p.w, results.Printable(p.redact(fmt.Sprintf(format, args...))))
 	if p.drawn {
 		p.draw()
 	}

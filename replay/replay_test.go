@@ -724,15 +724,16 @@ func TestProgressTerminal(t *testing.T) {
 	p.start(4)
 	p.done(true, 0.5)
 	p.logf("a line with secret-value")
+	p.logf("a provider's error \x1b]0;title\x07")
 	p.done(false, 0)
 	p.finish()
 	out := b.String()
-	for _, want := range []string{"\r[=======", "2/4", "failed 1", "$0.5000", "a line with " + Redacted + "\n"} {
+	for _, want := range []string{"\r[=======", "2/4", "failed 1", "$0.5000", "a line with " + Redacted + "\n", `a provider's error \x1b]0;title\x07` + "\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal output %q lacks %q", out, want)
 		}
 	}
-	if strings.Contains(out, "secret-value") || !strings.HasSuffix(out, "\n") {
+	if strings.Contains(out, "secret-value") || strings.Contains(out, "\x1b]0") || !strings.HasSuffix(out, "\n") {
 		t.Errorf("terminal output %q", out)
 	}
 	q := newProgress(nil, nil) // quiet: every method is a no-op
@@ -817,5 +818,53 @@ func TestNoRedirect(t *testing.T) {
 	}
 	if _, ok := leaked.Load("hit"); ok {
 		t.Error("the redirect was followed")
+	}
+}
+
+// TestEndpointURL checks that the endpoint joins the base URL's path and
+// that a query in the base URL (a key some gateways take there) stays a
+// query.
+func TestEndpointURL(t *testing.T) {
+	for _, tc := range []struct{ base, endpoint, want string }{
+		{"http://host/v1", "chat/completions", "http://host/v1/chat/completions"},
+		{"http://host/v1/", "chat/completions", "http://host/v1/chat/completions"},
+		{"http://host", "messages", "http://host/messages"},
+		{"http://host/v1?key=K", "chat/completions", "http://host/v1/chat/completions?key=K"},
+		{"http://host/v1/?key=K&x=a%20b", "responses", "http://host/v1/responses?key=K&x=a%20b"},
+		{"https://g/v1beta", "models/gemini-2.5-pro:generateContent", "https://g/v1beta/models/gemini-2.5-pro:generateContent"},
+	} {
+		got, err := endpointURL(tc.base, tc.endpoint)
+		if err != nil || got != tc.want {
+			t.Errorf("endpointURL(%q, %q) = %q, %v; want %q", tc.base, tc.endpoint, got, err, tc.want)
+		}
+	}
+	if _, err := endpointURL("host/v1", "x"); err == nil {
+		t.Error("a base URL without a scheme was accepted")
+	}
+}
+
+// TestBaseURLQuery records through a provider whose base URL carries a
+// query and checks the request reached the endpoint's path with the query.
+func TestBaseURLQuery(t *testing.T) {
+	var got sync.Map
+	f := newFake(t, KindChat, "")
+	inner := f.srv.Config.Handler
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store("path", r.URL.Path)
+		got.Store("query", r.URL.RawQuery)
+		inner.ServeHTTP(w, r)
+	})
+	pc := f.config()
+	pc.BaseURL += "?key=K"
+	store, _ := openStore(t)
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, nil)
+	if r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]; r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if p, _ := got.Load("path"); p != "/v1/chat/completions" {
+		t.Errorf("path %v, want /v1/chat/completions", p)
+	}
+	if q, _ := got.Load("query"); q != "key=K" {
+		t.Errorf("query %v, want key=K", q)
 	}
 }

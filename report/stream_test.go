@@ -47,7 +47,12 @@ func TestWriteStream(t *testing.T) {
 				}
 				os.Chtimes(name, past, past)
 			}
-			sum, err := writeStream(name, func(w io.Writer) error {
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			sum, err := writeStream(root, "sub/items.jsonl", func(w io.Writer) error {
 				for i := 0; i < len(data); i += 1000 {
 					w.Write(data[i:min(i+1000, len(data))])
 				}
@@ -79,7 +84,12 @@ func TestWriteStreamError(t *testing.T) {
 	old := bytes.Repeat([]byte("a"), 400_000)
 	os.WriteFile(name, old, 0o644)
 	boom := errors.New("boom")
-	_, err := writeStream(name, func(w io.Writer) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, err = writeStream(root, "items.csv", func(w io.Writer) error {
 		w.Write(bytes.Repeat([]byte("b"), 300_000))
 		return boom
 	})

@@ -3,10 +3,10 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -78,6 +78,11 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	// every file is rendered and written by its own job, at most
 	// GOMAXPROCS at once; the paths and the first error (in job order) do
 	// not depend on the schedule
+	root, err := openOut(out)
+	if err != nil {
+		return nil, fmt.Errorf("report: write %s: %w", out, err)
+	}
+	defer root.Close()
 	jobs := plan(res, prov)
 	// the combined workbook is the slowest job: start it first
 	slices.Reverse(jobs)
@@ -88,7 +93,7 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 	for i, j := range jobs {
 		g.Go(func() error {
 			if j.stream {
-				sum, err := writeStream(filepath.Join(out, filepath.FromSlash(j.rel)), j.write)
+				sum, err := writeStream(root, j.rel, j.write)
 				if err != nil {
 					errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 				}
@@ -101,7 +106,7 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 				return nil
 			}
 			sums[i] = FileSum{j.rel, sha256.Sum256(b.Bytes())}
-			if err := writeFile(filepath.Join(out, filepath.FromSlash(j.rel)), b.Bytes()); err != nil {
+			if err := writeFile(root, j.rel, b.Bytes()); err != nil {
 				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 			}
 			return nil
@@ -264,19 +269,24 @@ func fileName(s string) error {
 	return nil
 }
 
-// writeFile writes data to name through a temporary file in the same
-// folder, renamed into place, so that an interrupted run never leaves a
-// half-written output under the final name. A file that already holds
-// data is left alone.
-func writeFile(name string, data []byte) error {
-	if Unchanged(name, data) {
+// writeFile writes data to name (a slash path) under root through a
+// temporary file in the same folder, renamed into place, so that an
+// interrupted run never leaves a half-written output under the final
+// name, and a link planted under the name is replaced, not followed. The
+// root keeps every write inside the output folder. A file that already
+// holds data is left alone.
+func writeFile(root *os.Root, name string, data []byte) error {
+	name = filepath.FromSlash(name)
+	if Unchanged(root, name, data) {
 		return nil
 	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(name)+"-*")
+	var rnd [8]byte
+	rand.Read(rnd[:]) // never fails
+	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-"+hex.EncodeToString(rnd[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -285,139 +295,80 @@ func writeFile(name string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
+		err = root.Rename(tmpName, name)
 	}
 	if err != nil {
-		os.Remove(tmp.Name()) // best effort: the error that matters is err
+		root.Remove(tmpName) // best effort: the error that matters is err
 		return err
 	}
 	return nil
 }
 
-// writeStream writes what write renders to name, hashing the bytes on
-// the way, so that a large file is never held in memory. While the bytes
-// equal those of the file already at name they are only compared with it
-// (a rerun rewrites nothing, as writeFile leaves a file holding the right
-// bytes alone); from the first difference they go to a temporary file in
-// the same folder, renamed into place at the end, so that an interrupted
-// run never leaves a half-written file under the final name. It returns
-// the SHA-256 of the bytes.
-func writeStream(name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
-	sw := &streamWriter{name: name, h: sha256.New()}
-	if st, err := os.Lstat(name); err == nil && st.Mode().IsRegular() {
-		sw.old, _ = os.Open(name) // unreadable: written anew
-	}
-	defer sw.cleanup()
-	bw := bufio.NewWriterSize(sw, 256<<10)
-	if err := write(bw); err != nil {
+// writeStream writes what write renders to name (a slash path) under
+// root, hashing the bytes on the way, so that a large file is never held
+// in memory. The bytes go to a temporary file in the same folder; a file
+// already at name that holds the same bytes is left alone (as writeFile
+// leaves it), otherwise the temporary file is renamed into place, so that
+// an interrupted run never leaves a half-written file under the final
+// name. It returns the SHA-256 of the bytes.
+func writeStream(root *os.Root, name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
+	name = filepath.FromSlash(name)
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return sum, err
 	}
-	if err := bw.Flush(); err != nil {
-		return sum, err
-	}
-	sw.h.Sum(sum[:0])
-	return sum, sw.finish()
-}
-
-// A streamWriter is writeStream's destination: it compares what it is
-// given with the old file until they differ, then writes to a temporary
-// file holding the equal prefix and the rest.
-type streamWriter struct {
-	name string
-	h    hash.Hash
-	old  *os.File // the file in place, nil when none or once they differ
-	same int64    // bytes equal to the old file's so far
-	tmp  *os.File // the new file, nil while equal to the old one
-	buf  []byte
-}
-
-func (w *streamWriter) Write(p []byte) (int, error) {
-	w.h.Write(p) // a hash never fails
-	if w.tmp == nil && w.old != nil {
-		if cap(w.buf) < len(p) {
-			w.buf = make([]byte, len(p))
-		}
-		b := w.buf[:len(p)]
-		if n, _ := io.ReadFull(w.old, b); n == len(p) && bytes.Equal(b, p) {
-			w.same += int64(n)
-			return len(p), nil
-		}
-	}
-	if err := w.diverge(); err != nil {
-		return 0, err
-	}
-	return w.tmp.Write(p)
-}
-
-// diverge starts the temporary file, once, with the prefix the old file
-// shares with the new bytes.
-func (w *streamWriter) diverge() error {
-	if w.tmp != nil {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
+	var rnd [8]byte
+	rand.Read(rnd[:]) // never fails
+	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-"+hex.EncodeToString(rnd[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		if os.IsNotExist(err) {
-			if err = os.MkdirAll(filepath.Dir(w.name), 0o755); err == nil {
-				tmp, err = os.CreateTemp(filepath.Dir(w.name), ".tmp-"+filepath.Base(w.name)+"-*")
-			}
-		}
-		if err != nil {
-			return err
-		}
+		return sum, err
 	}
-	w.tmp = tmp
-	if w.old != nil {
-		if _, err := w.old.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.CopyN(tmp, w.old, w.same); err != nil {
-			return err
-		}
-		w.old.Close() // read only: a close error loses nothing
-		w.old = nil
+	defer root.Remove(tmpName) // best effort; gone after the rename
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
 	}
-	return nil
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return sum, err
+	}
+	h.Sum(sum[:0])
+	if sameFile(root, name, sum) {
+		return sum, nil
+	}
+	return sum, root.Rename(tmpName, name)
 }
 
-// finish leaves an old file equal to the bytes alone, or puts the new
-// file in its place.
-func (w *streamWriter) finish() error {
-	if w.tmp == nil && w.old != nil {
-		var one [1]byte
-		if n, _ := w.old.Read(one[:]); n == 0 {
-			return nil // unchanged
-		}
+// sameFile reports whether the regular file name under root has the
+// SHA-256 sum.
+func sameFile(root *os.Root, name string, sum [sha256.Size]byte) bool {
+	st, err := root.Lstat(name)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
 	}
-	if err := w.diverge(); err != nil {
-		return err
+	f, err := root.Open(name)
+	if err != nil {
+		return false
 	}
-	err := w.tmp.Close()
-	if err == nil {
-		err = os.Chmod(w.tmp.Name(), 0o644)
+	defer f.Close() // read only: a close error loses nothing
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
 	}
-	if err == nil {
-		err = os.Rename(w.tmp.Name(), w.name)
-	}
-	if err == nil {
-		w.tmp = nil
-	}
-	return err
+	return bytes.Equal(h.Sum(nil), sum[:])
 }
 
-// cleanup closes the files and removes a temporary file that was not put
-// in place.
-func (w *streamWriter) cleanup() {
-	if w.old != nil {
-		w.old.Close() // read only: a close error loses nothing
+// openOut creates the output folder out when missing and opens it as a
+// root for writeFile.
+func openOut(out string) (*os.Root, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
 	}
-	if w.tmp != nil {
-		w.tmp.Close()           // the file is abandoned: its errors do not matter
-		os.Remove(w.tmp.Name()) // best effort: the error that matters is returned
-	}
+	return os.OpenRoot(out)
 }
 
 // SumsName is the name of the file WriteSums writes.
@@ -483,7 +434,12 @@ func WriteSumsOf(out string, sums []FileSum) error {
 		b = append(b, s.Path...)
 		b = append(b, '\n')
 	}
-	if err := writeFile(filepath.Join(out, SumsName), b); err != nil {
+	root, err := openOut(out)
+	if err != nil {
+		return fmt.Errorf("report: sums %s: %w", out, err)
+	}
+	defer root.Close()
+	if err := writeFile(root, SumsName, b); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil
@@ -516,18 +472,19 @@ func hashFile(name string, sum *[sha256.Size]byte) error {
 	return nil
 }
 
-// Unchanged reports whether file p holds exactly data. A rerun into the
+// Unchanged reports whether the regular file name under root holds
+// exactly data (a link is never unchanged). A rerun into the
 // same folder leaves such files (and their modification times) alone
 // instead of rewriting them, which costs the file system far more than
 // reading them. The file is read in chunks into a pooled buffer and
 // compared as it is read, so that a rerun allocates nothing per file and
 // stops at the first difference.
-func Unchanged(p string, data []byte) bool {
-	st, err := os.Stat(p)
+func Unchanged(root *os.Root, name string, data []byte) bool {
+	st, err := root.Lstat(name)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
 		return false
 	}
-	f, err := os.Open(p)
+	f, err := root.Open(name)
 	if err != nil {
 		return false
 	}

@@ -1,11 +1,11 @@
 package results
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -104,15 +104,20 @@ type Bundle struct {
 
 // OpenBundle reads the manifest of the bundle folder dir. It does not hash
 // the files; call Verify for that.
+// A folder that does not exist is an error; a manifest that is missing or
+// cannot be parsed is an *IntegrityError.
 func OpenBundle(dir string) (*Bundle, error) {
-	file := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(file)
-	if err != nil {
+	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	file := filepath.Join(dir, ManifestName)
+	b, err := readRegular(file, MaxManifestBytes)
+	if err != nil {
+		return nil, &IntegrityError{fmt.Errorf("bundle: %w", err)}
 	}
 	m, err := ParseManifest(b, file)
 	if err != nil {
-		return nil, err
+		return nil, &IntegrityError{err}
 	}
 	return &Bundle{Dir: dir, Manifest: m}, nil
 }
@@ -144,7 +149,7 @@ func (b *Bundle) Published(benchmark string) ([]*CSVTable, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".csv") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		f, _, err := openRegular(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
@@ -167,8 +172,11 @@ type Problem struct {
 func (p Problem) String() string { return p.Path + ": " + p.Msg }
 
 // Verify hashes every file and reports every problem: a listed file that
-// is missing, has another size or hash, and a file that is not listed.
-func (b *Bundle) Verify() ([]Problem, error) {
+// is missing, is not a regular file (links, devices, FIFOs and sockets are
+// refused without being opened), has another size or hash, and a file
+// that is not listed. It reads no more of a file than the manifest
+// declares and returns ctx's error soon after ctx is done.
+func (b *Bundle) Verify(ctx context.Context) ([]Problem, error) {
 	var probs []Problem
 	listed := make(map[string]bool, len(b.Manifest.Files))
 	type hashed struct {
@@ -182,13 +190,20 @@ func (b *Bundle) Verify() ([]Problem, error) {
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, f := range b.Manifest.Files {
 		slots <- struct{}{}
+		if ctx.Err() != nil {
+			<-slots
+			break
+		}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			h := &got[i]
-			h.size, h.sum, h.err = hashFile(filepath.Join(b.Dir, filepath.FromSlash(f.Path)))
+			h.size, h.sum, h.err = hashRegular(ctx, filepath.Join(b.Dir, filepath.FromSlash(f.Path)), f.Size)
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for i, f := range b.Manifest.Files {
 		listed[f.Path] = true
 		size, sum, err := got[i].size, got[i].sum, got[i].err
@@ -225,7 +240,7 @@ func Seal(dir string, m Manifest) (*Manifest, error) {
 		return nil, err
 	}
 	for _, p := range files {
-		size, sum, err := hashFile(filepath.Join(dir, filepath.FromSlash(p)))
+		size, sum, err := hashRegular(context.Background(), filepath.Join(dir, filepath.FromSlash(p)), -1)
 		if err != nil {
 			return nil, fmt.Errorf("bundle: seal: %w", err)
 		}
@@ -268,18 +283,4 @@ func listFiles(dir string) ([]string, error) {
 	})
 	slices.Sort(out)
 	return out, err
-}
-
-func hashFile(p string) (int64, string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }

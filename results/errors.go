@@ -28,3 +28,13 @@ func (e *InputError) Error() string {
 func Errorf(file string, line int, field, format string, args ...any) error {
 	return &InputError{File: file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
+
+// An IntegrityError is a bundle that fails its own checks: a manifest
+// that cannot be read or parsed, or files that do not match it. Every
+// command reports it alike (finrepro exits 4).
+type IntegrityError struct{ Err error }
+
+func (e *IntegrityError) Error() string { return e.Err.Error() }
+
+// Unwrap returns what failed.
+func (e *IntegrityError) Unwrap() error { return e.Err }

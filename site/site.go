@@ -104,18 +104,28 @@ func Write(dir string, in Input) ([]string, error) {
 // from the bytes in memory, with the file's path relative to dir, sorted
 // by path: what report.WriteSumsOf needs, without reading the files back.
 func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
+	// Every file is written through a root at dir, so that no link inside
+	// it takes a write elsewhere.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	defer root.Close()
 	var made sync.Map  // folders made
 	var wmu sync.Mutex // held while writing a file
 	var mu sync.Mutex
 	var sums []report.FileSum
-	err := render(in, func(f file) error {
+	err = render(in, func(f file) error {
 		sum := report.FileSum{Path: f.name, Sum: sha256.Sum256(f.data)}
 		mu.Lock()
 		sums = append(sums, sum)
 		mu.Unlock()
-		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		p := filepath.FromSlash(f.name)
 		if d := filepath.Dir(p); !loaded(&made, d) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := root.MkdirAll(d, 0o755); err != nil {
 				return err
 			}
 			made.Store(d, true)
@@ -123,12 +133,12 @@ func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
-		if report.Unchanged(p, f.data) {
+		if report.Unchanged(root, p, f.data) {
 			return nil
 		}
 		wmu.Lock()
 		defer wmu.Unlock()
-		return os.WriteFile(p, f.data, 0o644)
+		return root.WriteFile(p, f.data, 0o644)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("site: %w", err)

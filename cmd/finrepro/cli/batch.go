@@ -256,7 +256,7 @@ func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]r
 	if strings.HasSuffix(dir, ".tar.zst") {
 		return nil, usageErr("--bundle needs a bundle folder to record into, not an archive")
 	}
-	s, err := openSession(env, dir, nil, nil)
+	s, err := openSession(ctx, env, dir, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -33,13 +33,12 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("bundle verify: want one PATH")
 	}
-	n, err := checkBundle(env, fs.Arg(0))
+	n, err := checkBundle(ctx, env, fs.Arg(0))
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
 	if n > 0 {
-		fmt.Fprintf(env.Stderr, "finrepro bundle verify: %s: %d problems\n", fs.Arg(0), n)
-		return integrityErr(errReported)
+		return &problemsError{fs.Arg(0), n}
 	}
 	fmt.Fprintf(env.Stdout, "ok: %s\n", fs.Arg(0))
 	return nil
@@ -48,36 +47,32 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 // checkBundle prints every problem of the bundle at path (a folder or a
 // .tar.zst, extracted first into a temporary folder) and returns how many
 // there were. An error means the bundle could not be checked at all.
-func checkBundle(env *Env, path string) (int, error) {
+func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	dir := path
 	if strings.HasSuffix(path, ".tar.zst") {
-		tmp, err := os.MkdirTemp("", "finrepro-bundle-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(tmp)
 		f, err := os.Open(path)
 		if err != nil {
 			return 0, err
 		}
-		err = cache.ReadArchive(f, tmp, cache.ArchiveLimits{})
+		tmp, cleanup, err := extractArchive(ctx, f, path)
 		f.Close()
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
+			return 0, err
 		}
+		defer cleanup()
 		dir = tmp
 	}
 	b, err := results.OpenBundle(dir)
 	if err != nil {
 		return 0, err
 	}
-	probs, err := b.Verify()
+	probs, err := b.Verify(ctx)
 	for _, p := range probs {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", path, p)
+		sayf(env.Stderr, "%s: %s", path, p)
 	}
 	n := len(probs)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		n++
 	}
 	cdir := b.CachePath()
@@ -85,15 +80,15 @@ func checkBundle(env *Env, path string) (int, error) {
 		fmt.Fprintf(env.Stderr, "%s: %s: no exchange cache\n", path, results.CacheDir)
 		return n + 1, nil
 	}
-	s, err := cache.Open(cdir, cache.Options{ReadOnly: true})
+	s, err := cache.Open(cdir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		return n + 1, nil
 	}
 	defer s.Close()
-	m, err := verifyStore(env, s, path+": "+results.CacheDir+"/")
+	m, err := verifyStore(ctx, env, s, path+": "+results.CacheDir+"/")
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", path, err)
+		sayf(env.Stderr, "%s: %v", path, err)
 		m++
 	}
 	return n + m, nil

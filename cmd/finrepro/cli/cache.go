@@ -25,7 +25,8 @@ const cacheDoc = `Inspect and maintain an exchange cache (see docs/cache.md). Su
                           model and source, total recorded cost
   verify                  re-hash everything and report every problem (exit 4 on any)
   gc                      remove what no exchange references, merge small packs
-  load [--strict] [FILE]  bulk insert JSONL exchanges (standard input without FILE)
+  load [--strict] [FILE]  bulk insert JSONL exchanges (standard input without FILE);
+                          exit 1 when a bad line was skipped, unless --allow-bad
   dump [--out FILE]       every exchange as JSONL, sorted by key
   export --out FILE       write the store as one .tar.zst (refused if it holds a secret)
   import FILE             add a .tar.zst export, verifying every object first
@@ -36,7 +37,7 @@ Every subcommand takes --dir D, the cache folder.`
 
 type cacheSub struct {
 	name, usage, doc string
-	run              func(env *Env, fs *pflag.FlagSet, dir string, args []string) error
+	run              func(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error
 	flags            func(fs *pflag.FlagSet)
 }
 
@@ -48,8 +49,11 @@ func init() {
 			func(fs *pflag.FlagSet) { fs.Bool("json", false, "print JSON") }},
 		{"verify", "cache verify --dir D", "Re-hash every pack, dictionary and object and report every problem with its key. Exit 4 on any problem.", runCacheVerify, nil},
 		{"gc", "cache gc --dir D", "Remove records, objects and copies no exchange needs and merge small packs. Do not run it while another process writes the cache.", runCacheGC, nil},
-		{"load", "cache load --dir D [--strict] [FILE...]", "Load JSONL exchanges {\"request\": ..., \"response\": ..., \"meta\": ...} (meta optional) from the files or standard input. A bad line is reported with its line and field and skipped; --strict stops at it (lines before it stay stored) and exits 1.", runCacheLoad,
-			func(fs *pflag.FlagSet) { fs.Bool("strict", false, "fail on the first bad line") }},
+		{"load", "cache load --dir D [--strict | --allow-bad] [FILE...]", "Load JSONL exchanges {\"request\": ..., \"response\": ..., \"meta\": ...} (meta optional) from the files or standard input. A bad line is reported with its line and field and skipped, and the exit code is 1 when any line was skipped (0 with --allow-bad); --strict stops at the first (lines before it stay stored).", runCacheLoad,
+			func(fs *pflag.FlagSet) {
+				fs.Bool("strict", false, "stop at the first bad line")
+				fs.Bool("allow-bad", false, "exit 0 even when bad lines were skipped")
+			}},
 		{"dump", "cache dump --dir D [--out FILE]", "Write every exchange as JSONL sorted by key (the form load reads).", runCacheDump,
 			func(fs *pflag.FlagSet) { fs.String("out", "", "write to `FILE` instead of standard output") }},
 		{"export", "cache export --dir D --out FILE.tar.zst", "Write the cache as one deterministic .tar.zst with a SHA-256 manifest. The exchanges are scanned for secrets first (the values of the API-key variables of the environment and common key shapes); on any finding nothing is written and the findings are listed.", runCacheExport,
@@ -86,7 +90,7 @@ func runCache(ctx context.Context, env *Env, args []string) error {
 		if *dir == "" {
 			return usageErr("cache %s: --dir is required", sc.name)
 		}
-		return sc.run(env, fs, *dir, fs.Args())
+		return sc.run(ctx, env, fs, *dir, fs.Args())
 	}
 	return usageErr("unknown cache subcommand %q", args[0])
 }
@@ -100,7 +104,7 @@ func openCache(dir string, opt cache.Options) (*cache.Store, error) {
 	return cache.Open(dir, opt)
 }
 
-func runCacheStats(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheStats(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache stats: unexpected arguments")
 	}
@@ -143,28 +147,27 @@ func runCacheStats(env *Env, fs *pflag.FlagSet, dir string, args []string) error
 			if g.name == "source" && name == results.SourceSim {
 				name += " (synthetic: simulated, not a real model)"
 			}
-			fmt.Fprintf(w, "  %-40s %8d  %12.4f USD\n", name, c.Exchanges, c.CostUSD)
+			sayf(w, "  %-40s %8d  %12.4f USD", name, c.Exchanges, c.CostUSD)
 		}
 	}
 	return nil
 }
 
-func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheVerify(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache verify: unexpected arguments")
 	}
-	s, err := openCache(dir, cache.Options{ReadOnly: true})
+	s, err := openCache(dir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	n, err := verifyStore(env, s, "")
+	n, err := verifyStore(ctx, env, s, "")
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		fmt.Fprintf(env.Stderr, "finrepro cache verify: %d problems\n", n)
-		return integrityErr(errReported)
+		return &problemsError{dir, n}
 	}
 	st, err := s.Stats()
 	if err != nil {
@@ -176,14 +179,14 @@ func runCacheVerify(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 
 // verifyStore prints every problem of s (paths prefixed) to stderr and
 // returns how many there were.
-func verifyStore(env *Env, s *cache.Store, prefix string) (int, error) {
-	return s.Verify(func(p cache.Problem) {
+func verifyStore(ctx context.Context, env *Env, s *cache.Store, prefix string) (int, error) {
+	return s.Verify(ctx, func(p cache.Problem) {
 		p.Path = prefix + p.Path
-		fmt.Fprintln(env.Stderr, p)
+		sayf(env.Stderr, "%s", p)
 	})
 }
 
-func runCacheGC(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheGC(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache gc: unexpected arguments")
 	}
@@ -201,13 +204,20 @@ func runCacheGC(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	return s.Close()
 }
 
-func runCacheLoad(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheLoad(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	strict, _ := fs.GetBool("strict")
+	allowBad, _ := fs.GetBool("allow-bad")
+	if strict && allowBad {
+		return usageErr("cache load: --strict and --allow-bad exclude each other")
+	}
 	s, err := cache.Open(dir, cache.Options{})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := s.CheckWritable(); err != nil {
+		return err
+	}
 	type input struct {
 		name string
 		r    io.Reader
@@ -228,7 +238,7 @@ func runCacheLoad(env *Env, fs *pflag.FlagSet, dir string, args []string) error 
 	for _, in := range ins {
 		st, err := s.Load(in.r, cache.LoadOptions{
 			Strict: strict,
-			Report: func(err error) { fmt.Fprintln(env.Stderr, lineErr(in.name, err)) },
+			Report: func(err error) { sayf(env.Stderr, "%v", lineErr(in.name, err)) },
 		})
 		total.Lines += st.Lines
 		total.Added += st.Added
@@ -240,7 +250,13 @@ func runCacheLoad(env *Env, fs *pflag.FlagSet, dir string, args []string) error 
 		}
 	}
 	fmt.Fprintf(env.Stdout, "%d lines: %d new exchanges, %d already stored, %d bad lines skipped\n", total.Lines, total.Added, total.Present, total.Bad)
-	return s.Close()
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if total.Bad > 0 && !allowBad {
+		return fmt.Errorf("%d bad lines skipped (listed above; --allow-bad to accept)", total.Bad)
+	}
+	return nil
 }
 
 // lineErr turns a *cache.LineError into a *results.InputError naming the
@@ -253,7 +269,7 @@ func lineErr(file string, err error) error {
 	return err
 }
 
-func runCacheDump(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheDump(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) > 0 {
 		return usageErr("cache dump: unexpected arguments")
 	}
@@ -277,13 +293,7 @@ func runCacheDump(env *Env, fs *pflag.FlagSet, dir string, args []string) error 
 	return f.Close()
 }
 
-func dumpTo(s *cache.Store, w io.Writer) error {
-	err := s.Dump(w)
-	if errors.Is(err, cache.ErrCorrupt) {
-		return integrityErr(err)
-	}
-	return err
-}
+func dumpTo(s *cache.Store, w io.Writer) error { return s.Dump(w) }
 
 // SecretEnvVars are the environment variables whose values cache export
 // treats as secrets.
@@ -305,7 +315,7 @@ func secretValues(env *Env, extra []string) []string {
 	return out
 }
 
-func runCacheExport(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheExport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	out, _ := fs.GetString("out")
 	extra, _ := fs.GetStringSlice("secret-env")
 	if out == "" || len(args) > 0 {
@@ -322,7 +332,7 @@ func runCacheExport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 	}
 	if len(found) > 0 {
 		for _, f := range found {
-			fmt.Fprintln(env.Stderr, f)
+			sayf(env.Stderr, "%s", f)
 		}
 		return fmt.Errorf("refusing to export: %d possible secrets found", len(found))
 	}
@@ -357,7 +367,7 @@ func writeArchiveFile(path, dir string) error {
 	return err
 }
 
-func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheImport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) != 1 {
 		return usageErr("cache import: want one archive FILE")
 	}
@@ -376,30 +386,30 @@ func runCacheImport(env *Env, fs *pflag.FlagSet, dir string, args []string) erro
 		return err
 	}
 	defer os.RemoveAll(stage)
-	if err := cache.ReadArchive(f, stage, cache.ArchiveLimits{}); err != nil {
-		return integrityErr(err)
+	if err := cache.ReadArchive(ctx, f, stage, cache.ArchiveLimits{}); err != nil {
+		return err
 	}
-	staged, err := cache.Open(stage, cache.Options{ReadOnly: true})
+	staged, err := cache.Open(stage, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
-	n, err := verifyStore(env, staged, args[0]+": ")
+	n, err := verifyStore(ctx, env, staged, args[0]+": ")
 	staged.Close()
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		return integrityErr(fmt.Errorf("%s: %d problems; nothing imported", args[0], n))
+		return &problemsError{args[0] + " (nothing imported)", n}
 	}
 	moved, same, err := cache.Merge(stage, dir)
 	if err != nil {
-		return integrityErr(err)
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "imported %d files (%d already present)\n", moved, same)
 	return nil
 }
 
-func runCacheExplain(env *Env, fs *pflag.FlagSet, dir string, args []string) error {
+func runCacheExplain(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, args []string) error {
 	if len(args) != 1 {
 		return usageErr("cache explain: want one REQUEST.json")
 	}
@@ -436,6 +446,10 @@ func runCacheExplain(env *Env, fs *pflag.FlagSet, dir string, args []string) err
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(env.Stdout, rep)
-	return err
+	for _, l := range strings.SplitAfter(rep, "\n") {
+		if l != "" {
+			sayf(env.Stdout, "%s", strings.TrimSuffix(l, "\n"))
+		}
+	}
+	return nil
 }

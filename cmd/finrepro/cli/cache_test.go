@@ -40,9 +40,15 @@ func TestCacheCLI(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "ex.jsonl")
 	os.WriteFile(src, []byte(bad), 0o644)
 
+	// A skipped line makes the exit code 1, unless --allow-bad; the good
+	// lines are stored either way.
 	code, out, errOut := cacheCLI(t, "", nil, "cache", "load", "--dir", dir, src)
-	if code != 0 || !strings.Contains(out, "6 lines: 5 new exchanges, 0 already stored, 1 bad lines skipped") || !strings.Contains(errOut, src+":2: meta.source: ") {
+	if code != 1 || !strings.Contains(out, "6 lines: 5 new exchanges, 0 already stored, 1 bad lines skipped") || !strings.Contains(errOut, src+":2: meta.source: ") {
 		t.Fatalf("load: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = cacheCLI(t, "", nil, "cache", "load", "--allow-bad", "--dir", dir, src)
+	if code != 0 || !strings.Contains(out, "6 lines: 0 new exchanges, 5 already stored, 1 bad lines skipped") {
+		t.Fatalf("load --allow-bad: %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = cacheCLI(t, bad, nil, "cache", "load", "--strict", "--dir", filepath.Join(t.TempDir(), "s"))
 	if code != 1 || !strings.Contains(errOut, "<stdin>:2: meta.source") {

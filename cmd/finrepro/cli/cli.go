@@ -11,6 +11,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
 )
 
@@ -92,8 +95,8 @@ func (env *Env) main(ctx context.Context, args []string) int {
 		if c.name == args[0] {
 			err := c.run(ctx, env, args[1:])
 			code := exitCode(err)
-			if err != nil && !errors.Is(err, errReported) && !errors.Is(err, pflag.ErrHelp) {
-				fmt.Fprintf(env.Stderr, "finrepro %s: %v\n", c.name, err)
+			if err != nil && !errors.Is(err, pflag.ErrHelp) {
+				sayf(env.Stderr, "finrepro %s: %v", c.name, err)
 			}
 			return code
 		}
@@ -111,38 +114,61 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun \"finrepro <command> --help\" for a command's flags.\n\n%s", exitCodesHelp)
 }
 
-// errReported marks an error whose details the command already printed.
-var errReported = errors.New("reported")
+// A usageError is a bad command line (exit 2).
+type usageError struct{ msg string }
 
-// An exitError carries an exit code other than 1.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+func (e *usageError) Error() string { return e.msg }
 
 // usageErr returns a usage error (exit 2).
 func usageErr(format string, args ...any) error {
-	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-// missErr wraps err as a cache miss in offline mode (exit 3).
-func missErr(err error) error { return &exitError{ExitMiss, err} }
+// A missesError is requests missing from the cache in offline mode, already
+// listed (exit 3).
+type missesError struct{ n int }
 
-// integrityErr wraps err as an integrity failure (exit 4).
-func integrityErr(err error) error { return &exitError{ExitIntegrity, err} }
+func (e *missesError) Error() string { return fmt.Sprintf("%d requests are not in the cache", e.n) }
 
+// A problemsError is a check that listed n problems of what (exit 4).
+type problemsError struct {
+	what string
+	n    int
+}
+
+func (e *problemsError) Error() string { return fmt.Sprintf("%s: %d problems", e.what, e.n) }
+
+// exitCode maps an error to the exit code, by its type: this is the one
+// place that does. Corruption anywhere (cache.ErrCorrupt, a bundle that
+// does not match its manifest or whose manifest cannot be read, an
+// archive that does not match its sums) is an integrity failure in every
+// command.
 func exitCode(err error) int {
-	var ee *exitError
+	var (
+		ue *usageError
+		me *missesError
+		rm *replay.MissError
+		pe *problemsError
+		ie *results.IntegrityError
+	)
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return ExitOK
-	case errors.As(err, &ee):
-		return ee.code
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.Is(err, cache.ErrCorrupt), errors.As(err, &ie), errors.As(err, &pe):
+		return ExitIntegrity
+	case errors.As(err, &me), errors.As(err, &rm):
+		return ExitMiss
 	}
 	return ExitFailure
+}
+
+// sayf prints one line that may hold strings from a bundle, a cache or a
+// provider: through results.Printable, so that none reaches the terminal
+// as a control sequence.
+func sayf(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, results.Printable(fmt.Sprintf(format, args...)))
 }
 
 // newFlags returns a flag set for a subcommand whose --help prints the

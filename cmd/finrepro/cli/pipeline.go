@@ -54,17 +54,17 @@ type session struct {
 // cache gets an empty store in a temporary folder, so that every call is
 // a miss and the bundle is left as it was. Only recording writes into a
 // bundle, through reopenForWriting. The caller must call close.
-func openSession(env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
+func openSession(ctx context.Context, env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
 	settings, err := parseSettings(sets)
 	if err != nil {
 		return nil, err
 	}
-	b, cleanup, err := openBundle(arg)
+	b, cleanup, err := openBundle(ctx, arg)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{bundle: b, settings: settings, cleanup: cleanup, progress: progress}
-	if err := verifyOpened(env, b); err != nil {
+	if err := verifyOpened(ctx, env, b); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func openSession(env *Env, arg string, sets []string, progress io.Writer) (*sess
 	}
 	if s.store, err = openStore(s); err != nil {
 		s.close()
-		return nil, integrityErr(err)
+		return nil, &results.IntegrityError{Err: err}
 	}
 	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress, Unknown: customProvider()})
 	return s, nil
@@ -88,7 +88,7 @@ func (s *session) reopenForWriting() error {
 	st, err := cache.Open(s.bundle.CachePath(), cache.Options{})
 	if err != nil {
 		s.store = nil
-		return integrityErr(err)
+		return err
 	}
 	s.store = st
 	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: s.progress, Unknown: customProvider()})
@@ -142,6 +142,9 @@ type analysisRun struct {
 // are also appended to their benchmark's result.
 func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
 	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	if cerr := s.client.Corrupt(); cerr != nil {
+		return nil, cerr // whatever a benchmark made of it, the store is damaged
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +187,10 @@ func (a *analysisRun) comparisonTables() []*analysis.Table {
 }
 
 // openBundle opens the bundle at arg: a folder, a .tar.zst archive
-// (unpacked into a temporary folder) or, when arg is empty, the built-in
-// demo bundle. The returned function removes any temporary folder.
-func openBundle(arg string) (*results.Bundle, func(), error) {
+// (extracted into a temporary folder, see extractArchive) or, when arg is
+// empty, the built-in demo bundle. The returned function removes any
+// temporary folder.
+func openBundle(ctx context.Context, arg string) (*results.Bundle, func(), error) {
 	noop := func() {}
 	var archive io.Reader
 	switch {
@@ -203,14 +207,9 @@ func openBundle(arg string) (*results.Bundle, func(), error) {
 		b, err := results.OpenBundle(arg)
 		return b, noop, err
 	}
-	tmp, err := os.MkdirTemp("", "finrepro-bundle-")
+	tmp, cleanup, err := extractArchive(ctx, archive, bundleName(arg))
 	if err != nil {
 		return nil, noop, err
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	if err := cache.ReadArchive(archive, tmp, cache.ArchiveLimits{}); err != nil {
-		cleanup()
-		return nil, noop, integrityErr(fmt.Errorf("bundle %s: %w", bundleName(arg), err))
 	}
 	b, err := results.OpenBundle(tmp)
 	if err != nil {
@@ -231,16 +230,19 @@ func bundleName(arg string) string {
 // and reports every problem; any problem is an integrity failure. The
 // manifest hashes cover the cache's files, so a changed object is caught
 // here too.
-func verifyOpened(env *Env, b *results.Bundle) error {
-	probs, err := b.Verify()
+func verifyOpened(ctx context.Context, env *Env, b *results.Bundle) error {
+	probs, err := b.Verify(ctx)
 	if err != nil {
-		return integrityErr(err)
+		if ctx.Err() != nil {
+			return ctx.Err() // interrupted, not damaged
+		}
+		return &results.IntegrityError{Err: err}
 	}
 	for _, p := range probs {
-		fmt.Fprintf(env.Stderr, "bundle: %s\n", p)
+		sayf(env.Stderr, "bundle: %s", p)
 	}
 	if len(probs) > 0 {
-		return integrityErr(fmt.Errorf("bundle %s: %d problems", b.Manifest.Name, len(probs)))
+		return &problemsError{"bundle " + b.Manifest.Name, len(probs)}
 	}
 	return nil
 }
@@ -369,7 +371,7 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 	var cost float64
 	for i, m := range misses {
 		if i < 50 {
-			fmt.Fprintf(w, "  %s\n", m)
+			sayf(w, "  %s", m)
 		}
 		cost += m.CostUSD
 	}
@@ -380,7 +382,7 @@ func reportMisses(w io.Writer, misses []replay.Miss) error {
 	for _, p := range customProviders(misses, nil) {
 		fmt.Fprintf(w, "Provider %q is not built in: recording its calls needs --base-url %s=URL (an OpenAI-compatible Chat Completions server).\n", p, p)
 	}
-	return missErr(fmt.Errorf("%d cache misses", len(misses)))
+	return &missesError{len(misses)}
 }
 
 // reportFailures prints every request that could not be answered (how:
@@ -397,7 +399,7 @@ func reportFailures(w io.Writer, fails []replay.Failure, how string) error {
 			fmt.Fprintf(w, "  ... and %d more\n", len(fails)-50)
 			break
 		}
-		fmt.Fprintf(w, "  %v\n", f)
+		sayf(w, "  %v", f)
 	}
 	return fmt.Errorf("%d requests could not be %s", len(fails), how)
 }
@@ -527,7 +529,7 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
 func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := makeOutputDirs(out); err != nil {
 		return nil, err
 	}
 	// The sums of an earlier run must not vouch for a half-written one.
@@ -561,6 +563,32 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 		return nil, err
 	}
 	return files, report.WriteSumsOf(out, sums)
+}
+
+// makeOutputDirs creates out and the folders reproduce owns in it without
+// following links: out itself must not be a link, and a link (or a file)
+// where an owned folder belongs is replaced by the folder. The writers
+// then write through an os.Root, so no link deeper down leads outside.
+func makeOutputDirs(out string) error {
+	if st, err := os.Lstat(out); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("output folder %s is a symbolic link; give the folder itself", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, d := range outputDirs {
+		p := filepath.Join(out, d)
+		st, err := os.Lstat(p)
+		if err == nil && !st.IsDir() {
+			if err := os.Remove(p); err != nil { // the link or file, not what it points to
+				return fmt.Errorf("output folder %s: %w", p, err)
+			}
+		}
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // prune removes from the folders dirs of out every file that is not in

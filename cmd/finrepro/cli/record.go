@@ -247,7 +247,22 @@ func recordSummary(env *Env, c *replay.Client, total int, replies []results.Repl
 		return nil
 	}
 	printFailures(env.Stdout, c.Failures())
+	if err := storeLoss(c); err != nil {
+		return err
+	}
 	return fmt.Errorf("%d of %d requests not recorded", bad, total)
+}
+
+// storeLoss returns, when the store refused a write during a recording,
+// the error that says so and how many calls were paid for and lost.
+func storeLoss(c *replay.Client) error {
+	err := c.StoreErr()
+	if err == nil {
+		return nil
+	}
+	n := c.Counts()
+	return fmt.Errorf("the store cannot take writes, so recording stopped: %d calls were paid for (about $%.4f) and not stored, %d other requests were not recorded (most not sent): %w",
+		n.Lost, c.LostUSD(), n.Failed-n.Lost, err)
 }
 
 func printFailures(w io.Writer, fs []replay.Failure) {
@@ -260,7 +275,7 @@ func printFailures(w io.Writer, fs []replay.Failure) {
 	}
 	fmt.Fprintf(w, "failures by cause: %s\n", strings.Join(parts, ", "))
 	for _, f := range fs {
-		fmt.Fprintf(w, "  %s\n", f)
+		sayf(w, "  %s", f)
 	}
 }
 
@@ -283,7 +298,7 @@ func printMisses(w io.Writer, ms []replay.Miss, pcs map[string]replay.ProviderCo
 	}
 	fmt.Fprintf(w, "; %s\n", batchPrice(ms, pcs))
 	for _, m := range ms {
-		fmt.Fprintf(w, "  %s\n", m)
+		sayf(w, "  %s", m)
 	}
 }
 
@@ -370,7 +385,7 @@ func importReports(env *Env, c *replay.Client, list string) error {
 		if err != nil {
 			return results.Errorf(list, line, "", "%v", err)
 		}
-		fmt.Fprintf(env.Stdout, "imported %s as %s\n", l.File, key.Str())
+		sayf(env.Stdout, "imported %s as %s", l.File, key.Str())
 		n++
 		return nil
 	})

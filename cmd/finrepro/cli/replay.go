@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
+	"github.com/finrepro/finrepro/results"
 )
 
 const replayDoc = `
@@ -56,37 +58,13 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	defer store.Close()
 	c := replay.New(store, replay.Config{Mode: replay.Offline, Providers: pcs, Prices: prices, Getenv: env.Getenv})
 	replies := c.AnswerRequests(ctx, reqs)
+	// Every answered line is written out before a failure stops the run.
 	w := bufio.NewWriter(env.Stdout)
-	failed, synthetic := 0, 0
-	for _, r := range replies {
-		if r.Err == nil && r.Synthetic() {
-			synthetic++
-		}
-		var me *replay.MissError
-		switch {
-		case errors.As(r.Err, &me):
-			continue
-		case r.Err != nil:
-			fmt.Fprintf(env.Stderr, "%v\n", r.Err)
-			failed++
-			continue
-		}
-		k, err := cache.ParseKey(r.Key)
-		if err != nil {
-			return err
-		}
-		x, err := store.Get(k)
-		if err != nil {
-			return fmt.Errorf("replay: read %s: %w", k.Str(), err)
-		}
-		var line bytes.Buffer
-		if err := json.Compact(&line, x.Response); err != nil {
-			return fmt.Errorf("replay: response %s: %w", k.Str(), err)
-		}
-		line.WriteByte('\n')
-		w.Write(line.Bytes())
+	failed, synthetic, err := writeReplies(env, w, store, replies)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
-	if err := w.Flush(); err != nil {
+	if err != nil {
 		return err
 	}
 	if synthetic > 0 {
@@ -94,10 +72,51 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	}
 	if ms := c.Misses(); len(ms) > 0 {
 		printMisses(env.Stderr, ms, pcs, prices, len(reqs), "record them with finrepro record")
-		return missErr(fmt.Errorf("requests not in the cache: %d", len(ms)))
+		return &missesError{len(ms)}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d stored responses could not be read", failed)
 	}
 	return nil
+}
+
+// writeReplies writes the stored response of every answered reply to w,
+// one compact JSON line each, in order, and prints the other failures. It
+// stops at the first corrupt entry (an error wrapping cache.ErrCorrupt)
+// and counts the failed and the synthetic replies.
+func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.Reply) (failed, synthetic int, err error) {
+	var line bytes.Buffer
+	for _, r := range replies {
+		var me *replay.MissError
+		switch {
+		case errors.As(r.Err, &me):
+			continue
+		case errors.Is(r.Err, cache.ErrCorrupt):
+			return failed, synthetic, r.Err
+		case r.Err != nil:
+			sayf(env.Stderr, "%v", r.Err)
+			failed++
+			continue
+		}
+		if r.Synthetic() {
+			synthetic++
+		}
+		k, err := cache.ParseKey(r.Key)
+		if err != nil {
+			return failed, synthetic, err
+		}
+		x, err := store.Get(k)
+		if err != nil {
+			return failed, synthetic, fmt.Errorf("replay: read %s: %w", k.Str(), err)
+		}
+		line.Reset()
+		if err := json.Compact(&line, x.Response); err != nil {
+			return failed, synthetic, fmt.Errorf("replay: response %s: %v: %w", k.Str(), err, cache.ErrCorrupt)
+		}
+		line.WriteByte('\n')
+		if _, err := w.Write(line.Bytes()); err != nil {
+			return failed, synthetic, err
+		}
+	}
+	return failed, synthetic, nil
 }

@@ -59,7 +59,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
 		return usageErr("--mode record needs a bundle folder to record into")
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, progress)
+	s, err := openSession(ctx, env, fs.Arg(0), *sets, progress)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 		case analysis.Reproduced:
 			line += fmt.Sprintf(" (%d cells)", c.Compared)
 		}
-		fmt.Fprintln(w, line)
+		sayf(w, "%s", line)
 	}
 	fmt.Fprintln(w)
 }
@@ -151,7 +151,11 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false); err != nil {
+	_, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false)
+	if cerr := dry.Corrupt(); cerr != nil {
+		return cerr
+	}
+	if err != nil {
 		return err
 	}
 	if err := reportFailures(env.Stderr, dry.Failures(), "keyed"); err != nil {
@@ -199,7 +203,11 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
 		return err
 	}
-	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
+	if f := rec.Failures(); len(f) > 0 {
+		err := reportFailures(env.Stderr, f, "recorded")
+		if lerr := storeLoss(rec); lerr != nil {
+			return lerr
+		}
 		return err
 	}
 	// The bundle has grown: merge the new packs and list them in the

@@ -24,7 +24,7 @@ import (
 func unpackDemo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := cache.ReadArchive(bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := cache.ReadArchive(context.Background(), bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -336,7 +336,7 @@ func TestReproduceRecord(t *testing.T) {
 func TestResamplesKeepRankings(t *testing.T) {
 	var e bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &e, Getenv: func(string) string { return "" }}
-	s, err := openSession(env, "", nil, nil)
+	s, err := openSession(context.Background(), env, "", nil, nil)
 	if err != nil {
 		t.Fatal(err, e.String())
 	}

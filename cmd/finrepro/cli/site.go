@@ -33,7 +33,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if fset.NArg() > 1 {
 		return usageErr("at most one BUNDLE")
 	}
-	s, err := openSession(env, fset.Arg(0), *sets, nil)
+	s, err := openSession(ctx, env, fset.Arg(0), *sets, nil)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		}
 		only[name] = splitValues(vals)
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, nil)
+	s, err := openSession(ctx, env, fs.Arg(0), *sets, nil)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	}
 	width := terminalWidth(env.Stdout)
 	for _, t := range tables {
-		fmt.Fprintf(env.Stdout, "%s: %s\n", t.Benchmark, t.Title)
+		sayf(env.Stdout, "%s: %s", t.Benchmark, t.Title)
 		if err := report.WriteTerminal(env.Stdout, t, width); err != nil {
 			return err
 		}
