@@ -11,7 +11,15 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
-const bundleDoc = `Check a bundle (see docs/bundle.md). Subcommands:
+const bundleDoc = `Make, seal, check, pack and compare bundles (see docs/bundle.md).
+Subcommands ("finrepro bundle SUBCOMMAND --help" for each):
+
+  create --out DIR [--from BUNDLE] [--cache D] [--inputs B=DIR] [--published B=DIR]
+                a new bundle, sealed and verified
+  seal DIR      recompute the manifest after a deliberate edit, listing changes
+  pack DIR --out FILE.tar.zst
+                verify and write one deterministic archive
+  diff A B      which inputs, systems, judges, exchanges and published cells differ
 
   verify PATH   PATH is a bundle folder or its .tar.zst. Checks the manifest,
                 the size and SHA-256 of every file, that no file is unlisted,
@@ -19,12 +27,17 @@ const bundleDoc = `Check a bundle (see docs/bundle.md). Subcommands:
                 is reported; exit 4 on any.`
 
 func runBundle(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 {
+		if run, ok := bundleCommands[args[0]]; ok {
+			return run(ctx, env, args[1:])
+		}
+	}
 	if len(args) == 0 || args[0] != "verify" {
-		fs := env.newFlags("bundle", "bundle verify PATH", bundleDoc)
+		fs := env.newFlags("bundle", "bundle (create|seal|verify|pack|diff) ...", bundleDoc)
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		return usageErr("want a subcommand: verify")
+		return usageErr("want a subcommand: create, seal, verify, pack or diff")
 	}
 	fs := env.newFlags("bundle verify", "bundle verify PATH", bundleDoc)
 	if err := parse(fs, args[1:]); err != nil {

@@ -57,7 +57,7 @@ func init() {
 		{"record", "record requests through a provider into a cache", runRecord},
 		{"replay", "answer requests from a cache, offline", runReplay},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
-		{"bundle", "check a bundle (verify)", runBundle},
+		{"bundle", "make, seal, verify, pack and compare bundles (create, seal, verify, pack, diff)", runBundle},
 		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},
 		{"version", "print the finrepro version", runVersion},
 	}
