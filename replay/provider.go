@@ -83,8 +83,14 @@ func DefaultProviders() map[string]ProviderConfig {
 		"ollama":           {Kind: KindChat, BaseURL: "http://localhost:11434/v1"},
 		"llamacpp":         {Kind: KindChat, BaseURL: "http://localhost:8080/v1"},
 		"sim":              {Kind: KindSim},
+		ImportProvider:     {Kind: KindChat},
 	}
 }
+
+// ImportProvider is the provider of systems whose outputs were collected
+// elsewhere and imported (ImportReport): requests to it are keyed in the
+// Chat Completions shape and have no base URL, so they are never sent.
+const ImportProvider = "import"
 
 // mergeProviders returns the defaults overridden by each of extra in turn.
 func mergeProviders(extra ...map[string]ProviderConfig) map[string]ProviderConfig {

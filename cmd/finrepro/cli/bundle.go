@@ -39,14 +39,19 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 		}
 		return usageErr("want a subcommand: create, seal, verify, pack or diff")
 	}
-	fs := env.newFlags("bundle verify", "bundle verify PATH", bundleDoc)
+	fs := env.newFlags("bundle verify", "bundle verify PATH [--sha256 HEX]", bundleDoc)
+	sha := fs.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("bundle verify: want one PATH")
 	}
-	n, err := checkBundle(env, fs.Arg(0))
+	path, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	n, err := checkBundle(env, path)
 	if err != nil {
 		return integrityErr(err)
 	}

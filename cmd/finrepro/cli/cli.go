@@ -58,6 +58,8 @@ func init() {
 		{"replay", "answer requests from a cache, offline", runReplay},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
 		{"bundle", "make, seal, verify, pack and compare bundles (create, seal, verify, pack, diff)", runBundle},
+		{"system", "add, list and remove a bundle's evaluated systems", runSystem},
+		{"requests", "write the requests reproduce would send for a benchmark, as JSONL or Batch API input", runRequests},
 		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},
 		{"version", "print the finrepro version", runVersion},
 	}

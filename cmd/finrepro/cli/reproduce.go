@@ -25,7 +25,9 @@ analyses, compare with the paper's published tables when the bundle carries
 them, run the default sensitivity sweeps, print the headline leaderboards and
 write DIR/site/, DIR/xlsx/, DIR/csv/, DIR/json/, DIR/latex/ and DIR/SHA256SUMS.
 
-BUNDLE is a bundle folder or a .tar.zst archive; without it, the built-in
+BUNDLE is a bundle folder, a .tar.zst archive or an https:// URL of one
+(with --sha256 HEX: downloaded once, checked, kept in $FINREPRO_DOWNLOADS or
+the user cache folder); without it, the built-in
 synthetic demo bundle is used. The default mode is offline: no API call is
 made, and a request missing from the cache fails the run (exit 3) with a list
 of what is missing and what recording it would cost. With --mode record the
@@ -42,6 +44,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	noSweep := fs.Bool("no-sweep", false, "skip the default sensitivity sweeps")
 	tol := fs.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
 	quiet := fs.Bool("quiet", false, "print only the verdicts and errors")
+	sha := fs.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,7 +58,11 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if !*quiet && isTerminal(env.Stderr) {
 		progress = env.Stderr
 	}
-	s, err := openSession(env, fs.Arg(0), *sets, progress)
+	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(env, arg, *sets, progress)
 	if err != nil {
 		return err
 	}
