@@ -116,6 +116,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	printVerdicts(w, a.comps)
+	printLateSystems(w, a.res)
 	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
 	if prov.Synthetic {
 		fmt.Fprint(w, "; simulated exchanges cost nothing")
@@ -157,12 +158,16 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false); err != nil {
+	asked := &callLog{next: dry}
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false); err != nil {
 		return err
 	}
 	misses := dry.Misses()
 	if len(misses) == 0 {
 		return nil
+	}
+	if err := explainSimulated(env.Stderr, asked.all(), misses); err != nil {
+		return err
 	}
 	var cost float64
 	for _, m := range misses {
@@ -182,14 +187,9 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
 		return err
 	}
-	if f := rec.Failures(); len(f) > 0 {
-		for _, x := range f {
-			fmt.Fprintf(env.Stderr, "  %v\n", x)
-		}
-		return fmt.Errorf("%d requests could not be recorded", len(f))
-	}
-	// The bundle has grown: merge the new packs and list them in the
-	// manifest, so that it verifies again.
+	// The bundle has grown, even when some requests failed: merge the new
+	// packs and list them in the manifest, so that it verifies again and
+	// what was recorded is kept.
 	if _, err := s.store.GC(); err != nil {
 		return err
 	}
@@ -202,6 +202,12 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		return err
 	}
 	s.bundle.Manifest = sealed
+	if f := rec.Failures(); len(f) > 0 {
+		for _, x := range f {
+			fmt.Fprintf(env.Stderr, "  %v\n", x)
+		}
+		return fmt.Errorf("%d requests could not be recorded (what was recorded is kept and sealed)", len(f))
+	}
 	return nil
 }
 
@@ -257,6 +263,7 @@ func provenance(b *results.Bundle, benches []analysis.Benchmark, res []*analysis
 			p.Settings = append(p.Settings, [2]string{bm.Name() + "." + k.Name, settings[bm.Name()].Get(k.Name, k.Default)})
 		}
 	}
+	p.Settings = append(p.Settings, systemProvenance(b)...)
 	return p
 }
 

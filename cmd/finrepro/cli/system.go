@@ -771,3 +771,18 @@ func removeAlias(snap snapshot, b *results.Bundle, bench, name string) error {
 	cw.WriteAll(keep)
 	return os.WriteFile(p, buf.Bytes(), 0o644)
 }
+
+// systemProvenance returns, for the provenance of every output, one
+// "system.BENCHMARK.NAME" entry per system that systems.jsonl describes.
+func systemProvenance(b *results.Bundle) [][2]string {
+	recs, err := readRecords(b)
+	if err != nil {
+		// The file is covered by the manifest; a bad one is shown, not hidden.
+		return [][2]string{{"system provenance", "systems.jsonl unreadable: " + err.Error()}}
+	}
+	var out [][2]string
+	for _, r := range recs {
+		out = append(out, [2]string{"system." + r.Benchmark + "." + r.System, r.Describe()})
+	}
+	return out
+}
