@@ -133,8 +133,8 @@ func TestRecordReplayCLI(t *testing.T) {
 	code, out, errOut = run(t, "replay", "--requests", more, "--provider", "local", "--dir", dir)
 	// One output line per request line, in order: the miss is marked in
 	// place, so that line 2 of the output answers line 2 of the input.
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if code != ExitMiss || len(lines) != 2 || !strings.Contains(lines[0], "echo two") || !strings.HasPrefix(lines[1], `{"finrepro_miss":"`) ||
+	replies := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != ExitMiss || len(replies) != 2 || !strings.Contains(replies[0], "echo two") || !strings.HasPrefix(replies[1], `{"finrepro_miss":"`) ||
 		!strings.Contains(errOut, "1 of 2 requests not in the cache") || !strings.Contains(errOut, "more.jsonl:2") {
 		t.Errorf("replay with a miss: code %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
