@@ -135,6 +135,9 @@ func readSystems(b *results.Bundle, bench string) (string, []member, []json.RawM
 	if err != nil {
 		return file, nil, nil, err
 	}
+	if len(raw) > results.MaxLine {
+		return file, nil, nil, results.Errorf(file, 0, "", "larger than %d bytes", results.MaxLine)
+	}
 	ms, err := readMembers(raw)
 	if err != nil {
 		return file, nil, nil, results.Errorf(file, 0, "", "%v", err)
@@ -426,6 +429,13 @@ func addRecord(snap snapshot, b *results.Bundle, r systemRecord) error {
 	return writeRecords(snap, b, append(recs, r))
 }
 
+// Bounds of an outputs folder: a deep-research report is at most a few
+// hundred kilobytes, and a benchmark has at most a few thousand tasks.
+const (
+	maxOutput  = 16 << 20
+	maxOutputs = 100000
+)
+
 // readOutputs reads an outputs folder: provenance.json and one file per
 // task, keyed by task id (the slash path without its extension).
 func readOutputs(dir string) (map[string]string, replay.Provenance, error) {
@@ -470,6 +480,14 @@ func readOutputs(dir string) (map[string]string, replay.Provenance, error) {
 		id := strings.TrimSuffix(rel, path.Ext(rel))
 		if _, dup := outs[id]; dup {
 			return fmt.Errorf("--outputs: two files for task %q", id)
+		}
+		if info, err := d.Info(); err != nil {
+			return err
+		} else if info.Size() > maxOutput {
+			return fmt.Errorf("--outputs: %s: larger than %d bytes", rel, maxOutput)
+		}
+		if len(outs) == maxOutputs {
+			return fmt.Errorf("--outputs: %s: more than %d files", dir, maxOutputs)
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {

@@ -237,3 +237,31 @@ func TestBundleSealCreateDiff(t *testing.T) {
 		t.Errorf("diff: exit %d", code)
 	}
 }
+
+// TestEndpointRuleShared: the request of an exchange that cache load
+// stores is answered by replay --requests in the same form, and an
+// endpoint one refuses the other refuses too.
+func TestEndpointRuleShared(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "cache")
+	req := `{"provider":"openai","endpoint":"chat/completions","body":{"model":"m","messages":[{"role":"user","content":"q"}]}}`
+	writeFile(t, tmp, "x.jsonl", `{"request":`+req+`,"response":{"choices":[{"message":{"content":"stored answer"}}]}}`+"\n")
+	if code, out, errOut := run(t, "cache", "load", "--dir", dir, filepath.Join(tmp, "x.jsonl")); code != ExitOK {
+		t.Fatalf("load: %d %s%s", code, out, errOut)
+	}
+	writeFile(t, tmp, "r.jsonl", req+"\n")
+	if code, out, errOut := run(t, "replay", "--requests", filepath.Join(tmp, "r.jsonl"), "--dir", dir); code != ExitOK || !strings.Contains(out, "stored answer") {
+		t.Errorf("replay of a loaded request: %d %s%s", code, out, errOut)
+	}
+	bad := strings.Replace(req, `"chat/completions"`, `"/v1/chat/completions"`, 1)
+	writeFile(t, tmp, "bad.jsonl", `{"request":`+bad+`,"response":{}}`+"\n")
+	code, _, loadErr := run(t, "cache", "load", "--strict", "--dir", dir, filepath.Join(tmp, "bad.jsonl"))
+	if code == ExitOK || !strings.Contains(loadErr, `starts with /`) {
+		t.Errorf("load of /v1/...: %d %s", code, loadErr)
+	}
+	writeFile(t, tmp, "badr.jsonl", bad+"\n")
+	code, _, replayErr := run(t, "replay", "--requests", filepath.Join(tmp, "badr.jsonl"), "--dir", dir)
+	if code == ExitOK || !strings.Contains(replayErr, `starts with /`) {
+		t.Errorf("replay of /v1/...: %d %s", code, replayErr)
+	}
+}
