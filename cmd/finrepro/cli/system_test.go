@@ -118,6 +118,19 @@ func TestSystemOutputsImport(t *testing.T) {
 		t.Errorf("Provenance sheet has no row for the imported system: %q", rows)
 	}
 
+	// ... and on the system's page of the site.
+	pages, _ := filepath.Glob(filepath.Join(res, "site", "systems", "*.html"))
+	found := false
+	for _, p := range pages {
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte("<h1>Hand Agent (web)</h1>")) {
+			found = bytes.Contains(b, []byte("Provenance: 24 outputs imported from agent.example.com web interface, collected 2025-10-01, product version Agent 2.1"))
+		}
+	}
+	if !found {
+		t.Errorf("no system page of Hand Agent (web) shows its provenance (%d pages)", len(pages))
+	}
+
 	code, out, errOut = run(t, "system", "remove", dir, "--benchmark", "findeepforecast", "--name", "Hand Agent")
 	if code != ExitOK {
 		t.Fatalf("system remove: %d %s%s", code, out, errOut)
