@@ -69,7 +69,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	defer s.close()
 	if *mode == "record" {
 		if fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst") {
-			return usageErr("--mode record needs a bundle folder to record into")
+			return usageErr("--mode record needs a bundle folder to record into; the built-in demo is an archive whose judges are simulated: make a folder with \"finrepro bundle create --out mine --from @demo\", add your system with \"finrepro system add mine ...\" (README, \"Adding your own agent\")")
 		}
 		providers, err := providerOverrides(*baseURLs)
 		if err != nil {

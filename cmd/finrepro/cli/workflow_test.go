@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -263,5 +264,91 @@ func TestEndpointRuleShared(t *testing.T) {
 	code, _, replayErr := run(t, "replay", "--requests", filepath.Join(tmp, "badr.jsonl"), "--dir", dir)
 	if code == ExitOK || !strings.Contains(replayErr, `starts with /`) {
 		t.Errorf("replay of /v1/...: %d %s", code, replayErr)
+	}
+}
+
+// TestBundleCreateFromParts makes a bundle from one benchmark's inputs
+// and a recorded cache, then diffs a changed configuration: the
+// published cells that move are listed.
+func TestBundleCreateFromParts(t *testing.T) {
+	srv := newChatServer(t)
+	tmp := t.TempDir()
+	demoDir := demoCopy(t)
+	// A cache recorded elsewhere, with one real exchange.
+	rec := filepath.Join(tmp, "rec")
+	reqs := writeFile(t, tmp, "reqs.jsonl", reqLine("one")+"\n")
+	if code, out, errOut := run(t, "record", "--requests", reqs, "--provider", "local", "--base-url", srv.URL+"/v1", "--dir", rec, "--quiet"); code != ExitOK {
+		t.Fatalf("record: %d %s%s", code, out, errOut)
+	}
+	b := filepath.Join(tmp, "b")
+	in := filepath.Join(demoDir, "inputs", "findeepforecast")
+	code, out, errOut := run(t, "bundle", "create", "--out", b, "--inputs", "findeepforecast="+in, "--published", "findeepforecast="+filepath.Join(demoDir, "published", "findeepforecast"), "--cache", filepath.Join(demoDir, "cache"), "--cache", rec, "--name", "parts")
+	if code != ExitOK || !strings.Contains(out, "(parts)") || !strings.Contains(out, "benchmarks findeepforecast;") {
+		t.Fatalf("create: %d %s%s", code, out, errOut)
+	}
+	m, err := results.OpenBundle(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Manifest.Synthetic || !slices.Equal(m.Manifest.Benchmarks, []string{"findeepforecast"}) {
+		t.Errorf("manifest: %+v", m.Manifest)
+	}
+	// The recorded exchange is in the new bundle's cache.
+	code, out, _ = run(t, "replay", "--requests", reqs, "--provider", "local", "--dir", filepath.Join(b, "cache"))
+	if code != ExitOK || !strings.Contains(out, "echo one") {
+		t.Errorf("replay from the created bundle: %d %s", code, out)
+	}
+	if code, _, errOut := run(t, "reproduce", b, "--no-sweep", "--out", filepath.Join(tmp, "o")); code != ExitOK {
+		t.Errorf("reproduce of the created bundle: %d %s", code, errOut)
+	}
+	if code, _, errOut := run(t, "bundle", "create", "--out", filepath.Join(tmp, "c"), "--inputs", "nosuch="+in); code != ExitUsage || !strings.Contains(errOut, "known: icbcbench") {
+		t.Errorf("unknown benchmark: %d %s", code, errOut)
+	}
+
+	// Evaluated a week later, more tasks are resolved: cells move.
+	c := filepath.Join(tmp, "c")
+	if code, _, errOut := run(t, "bundle", "create", "--out", c, "--from", b); code != ExitOK {
+		t.Fatalf("create c: %d %s", code, errOut)
+	}
+	cfg := filepath.Join(c, "inputs", "findeepforecast", "config.json")
+	old, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, bytes.Replace(old, []byte(`"evaluated_at": "2026-02-02T00:00:00Z"`), []byte(`"evaluated_at": "2025-11-20T00:00:00Z"`), 1), 0o644)
+	if code, _, errOut := run(t, "bundle", "seal", c); code != ExitOK {
+		t.Fatalf("seal: %d %s", code, errOut)
+	}
+	code, out, errOut = run(t, "bundle", "diff", b, c)
+	if code != ExitOK || strings.Contains(out, "Published cells that would change from A to B: 0\n") || !strings.Contains(out, "findeepforecast headline ") {
+		t.Errorf("diff of an earlier evaluation date: %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestRecordWithSimulatedJudges grows a copy of the demo with a real
+// ICBCBench system (whose answers a simulated judge would grade): recording says up front that the judges are
+// simulated, records the system's own calls, fails on the judges' and
+// still leaves a bundle that verifies, with the recorded calls kept.
+func TestRecordWithSimulatedJudges(t *testing.T) {
+	srv := newChatServer(t)
+	dir := demoCopy(t)
+	if code, out, errOut := run(t, "system", "add", dir, "--benchmark", "icbcbench", "--name", "Local", "--provider", "vllm", "--model", "m"); code != ExitOK {
+		t.Fatalf("system add: %d %s%s", code, out, errOut)
+	}
+	code, _, errOut := run(t, "reproduce", dir, "--mode", "record", "--yes", "--no-sweep", "--base-url", "vllm="+srv.URL+"/v1", "--out", filepath.Join(t.TempDir(), "o"))
+	up := strings.Index(errOut, "judges are simulated")
+	if code != ExitFailure || up < 0 || !strings.Contains(errOut, "could not be recorded (what was recorded is kept and sealed)") {
+		t.Fatalf("record: %d\n%s", code, errOut)
+	}
+	if srv.count() == 0 {
+		t.Error("the system's own calls were not recorded")
+	}
+	if code, _, errOut := run(t, "bundle", "verify", dir); code != ExitOK {
+		t.Errorf("bundle after a partly failed recording: %d %s", code, errOut)
+	}
+	code, out, _ := run(t, "requests", dir, "--benchmark", "icbcbench", "--system", "Local", "--missing")
+	if code != ExitOK || out != "" {
+		t.Errorf("the recorded calls are not kept: %d %q", code, out)
+	}
+	// The built-in demo itself cannot be recorded into, and says how.
+	if code, _, errOut := run(t, "reproduce", "--mode", "record", "--yes"); code != ExitUsage || !strings.Contains(errOut, "bundle create --out") {
+		t.Errorf("record into the built-in demo: %d %s", code, errOut)
 	}
 }
