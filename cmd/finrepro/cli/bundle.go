@@ -21,7 +21,9 @@ Subcommands ("finrepro bundle SUBCOMMAND --help" for each):
                 verify and write one deterministic archive
   diff A B      which inputs, systems, judges, exchanges and published cells differ
 
-  verify PATH   PATH is a bundle folder or its .tar.zst. Checks the manifest,
+  verify PATH [--sha256 HEX]
+                PATH is a bundle folder, its .tar.zst or an https:// URL of
+                one (with --sha256). Checks the manifest,
                 the size and SHA-256 of every file, that no file is unlisted,
                 and re-hashes every object of the bundle's cache. Every problem
                 is reported; exit 4 on any.`

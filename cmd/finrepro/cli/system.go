@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
@@ -36,7 +37,8 @@ const systemDoc = `Add, list and remove the evaluated systems of a bundle folder
 hand or by another harness: DIR holds one file per task, named by the task id
 ("finrepro requests" lists the ids; an id with "/" is a path of folders) with
 any extension, and provenance.json, {"where": ..., "when": ..., "product_version": ...}
-(when: RFC 3339 or YYYY-MM-DD). Imported outputs are stored in the bundle's
+(when: RFC 3339 or YYYY-MM-DD; FinDeepForecast, which checks every
+prediction against its deadline, needs an RFC 3339 time). Imported outputs are stored in the bundle's
 cache as the answers to the requests the benchmark makes (provider "import");
 FinResearchBench II's reports go to its reports.jsonl. The provenance is kept
 in the bundle's systems.jsonl and written into every output's provenance.
@@ -230,6 +232,9 @@ func runSystemAdd(ctx context.Context, env *Env, args []string) error {
 		var prov replay.Provenance
 		if outs, prov, err = readOutputs(*outputs); err != nil {
 			return err
+		}
+		if _, err := time.Parse(time.RFC3339, prov.When); err != nil && *bench == "findeepforecast" {
+			return usageErr("system add: %s: when %q: FinDeepForecast checks every prediction against its task's deadline, so the collection time must be an RFC 3339 time (2025-10-01T09:00:00Z), not a date", filepath.Join(*outputs, "provenance.json"), prov.When)
 		}
 		rec.Provider, rec.Where, rec.When, rec.ProductVersion, rec.Outputs = replay.ImportProvider, prov.Where, prov.When, prov.ProductVersion, len(outs)
 		if rec.Model == "" {
@@ -458,6 +463,11 @@ func readOutputs(dir string) (map[string]string, replay.Provenance, error) {
 	for _, x := range [][2]string{{"where", note.Where}, {"when", note.When}, {"product_version", note.ProductVersion}} {
 		if strings.TrimSpace(x[1]) == "" {
 			return nil, prov, results.Errorf(pf, 0, x[0], "empty")
+		}
+	}
+	if _, err := time.Parse(time.RFC3339, note.When); err != nil {
+		if _, err := time.Parse(time.DateOnly, note.When); err != nil {
+			return nil, prov, results.Errorf(pf, 0, "when", "%q is neither an RFC 3339 time nor YYYY-MM-DD", note.When)
 		}
 	}
 	prov = replay.Provenance{Where: note.Where, When: note.When, ProductVersion: note.ProductVersion}

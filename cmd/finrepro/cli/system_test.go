@@ -63,7 +63,16 @@ func TestSystemOutputsImport(t *testing.T) {
 	for _, id := range ids {
 		writeFile(t, outs, id+".md", "Collected by hand.\nFinal answer: Yes\nEvidence:\n")
 	}
+	// A date alone cannot be checked against a deadline.
 	writeFile(t, outs, "provenance.json", `{"where": "agent.example.com web interface", "when": "2025-10-01", "product_version": "Agent 2.1"}`)
+	if code, _, errOut := run(t, "system", "add", dir, "--benchmark", "findeepforecast", "--name", "Hand Agent", "--outputs", outs); code != ExitUsage || !strings.Contains(errOut, "must be an RFC 3339 time") {
+		t.Errorf("date-only collection time: %d %s", code, errOut)
+	}
+	writeFile(t, outs, "provenance.json", `{"where": "agent.example.com web interface", "when": "yesterday", "product_version": "Agent 2.1"}`)
+	if code, _, errOut := run(t, "system", "add", dir, "--benchmark", "findeepforecast", "--name", "Hand Agent", "--outputs", outs); code == ExitOK || !strings.Contains(errOut, "provenance.json: when:") {
+		t.Errorf("unreadable collection time: %d %s", code, errOut)
+	}
+	writeFile(t, outs, "provenance.json", `{"where": "agent.example.com web interface", "when": "2025-10-01T09:00:00Z", "product_version": "Agent 2.1"}`)
 
 	// A file for a task that does not exist is refused before anything changes.
 	writeFile(t, outs, "no-such-task.md", "x")
@@ -95,12 +104,13 @@ func TestSystemOutputsImport(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("reproduce: %d %s%s", code, out, errOut)
 	}
-	// Collected on 2025-10-01, before every deadline: none is late.
+	// Collected on 2025-10-01, before every deadline: none is late, and
+	// every time is known.
 	if strings.Contains(out, `prediction of "Hand Agent"`) {
 		t.Errorf("timely predictions reported late:\n%s", out)
 	}
 	audit, _ := os.ReadFile(filepath.Join(res, "csv", "findeepforecast", "isolation_audit.csv"))
-	if !strings.Contains(string(audit), fmt.Sprintf("Hand Agent,%d,0,", len(ids))) {
+	if !strings.Contains(string(audit), fmt.Sprintf("Hand Agent,%d,0,0,0,0,", len(ids))) {
 		t.Errorf("audit row of the imported system:\n%s", audit)
 	}
 	x, err := excelize.OpenFile(filepath.Join(res, "xlsx", "findeepforecast.xlsx"))
@@ -113,7 +123,7 @@ func TestSystemOutputsImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(rows, func(r []string) bool {
-		return slices.Contains(r, "system.findeepforecast.Hand Agent") && strings.Contains(strings.Join(r, " "), "collected 2025-10-01, product version Agent 2.1")
+		return slices.Contains(r, "system.findeepforecast.Hand Agent") && strings.Contains(strings.Join(r, " "), "collected 2025-10-01T09:00:00Z, product version Agent 2.1")
 	}) {
 		t.Errorf("Provenance sheet has no row for the imported system: %q", rows)
 	}
@@ -124,7 +134,7 @@ func TestSystemOutputsImport(t *testing.T) {
 	for _, p := range pages {
 		b, _ := os.ReadFile(p)
 		if bytes.Contains(b, []byte("<h1>Hand Agent (web)</h1>")) {
-			found = bytes.Contains(b, []byte("Provenance: 24 outputs imported from agent.example.com web interface, collected 2025-10-01, product version Agent 2.1"))
+			found = bytes.Contains(b, []byte("Provenance: 24 outputs imported from agent.example.com web interface, collected 2025-10-01T09:00:00Z, product version Agent 2.1"))
 		}
 	}
 	if !found {
