@@ -176,6 +176,9 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 		what = "missing requests"
 	}
 	fmt.Fprintf(env.Stderr, "%s: wrote %d %s (%d already in the cache)\n", *bench, len(out), what, stored)
+	if !*judges && !slices.ContainsFunc(calls, func(c results.Call) bool { return c.Label.Role == results.RoleSystem }) {
+		fmt.Fprintf(env.Stderr, "%s asks no system itself (its outputs are collected beforehand); its requests are the judges': add --judges\n", *bench)
+	}
 	if *judges && unanswered > 0 {
 		fmt.Fprintf(env.Stderr, "%d system requests are not recorded yet: the judge calls grading their outputs appear once they are\n", unanswered)
 	}
