@@ -98,6 +98,9 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 				}
 				return nil, nil, lerr(err)
 			}
+			if err := e.checkEncodedEndpoint(); err != nil {
+				return nil, nil, &LineError{Field: "request.endpoint", Msg: err.Error()}
+			}
 			x.Request = bytes.Clone(b[start:p.i])
 		case "response":
 			if err := p.skip(0, "response"); err != nil {

@@ -83,8 +83,14 @@ func DefaultProviders() map[string]ProviderConfig {
 		"ollama":           {Kind: KindChat, BaseURL: "http://localhost:11434/v1"},
 		"llamacpp":         {Kind: KindChat, BaseURL: "http://localhost:8080/v1"},
 		"sim":              {Kind: KindSim},
+		ImportProvider:     {Kind: KindChat},
 	}
 }
+
+// ImportProvider is the provider of systems whose outputs were collected
+// elsewhere and imported (ImportReport): requests to it are keyed in the
+// Chat Completions shape and have no base URL, so they are never sent.
+const ImportProvider = "import"
 
 // mergeProviders returns the defaults overridden by each of extra in turn.
 func mergeProviders(extra ...map[string]ProviderConfig) map[string]ProviderConfig {
@@ -153,18 +159,9 @@ func defaultEndpoint(kind Kind) (string, error) {
 	return "", fmt.Errorf("provider kind %q has no default endpoint", kind)
 }
 
-// checkEndpoint rejects an endpoint that could leave the provider's base
-// URL or carry a query string (where keys hide).
-func checkEndpoint(e string) error {
-	switch {
-	case e == "":
-		return errors.New("empty endpoint")
-	case strings.HasPrefix(e, "/"), strings.Contains(e, ".."), strings.Contains(e, "://"),
-		strings.ContainsAny(e, "?#\\ \t\r\n"):
-		return fmt.Errorf("endpoint %q is not a plain relative path", e)
-	}
-	return nil
-}
+// checkEndpoint is cache.CheckEndpoint: one rule for the endpoints of
+// requests files and of cache load (docs/keys.md).
+func checkEndpoint(e string) error { return cache.CheckEndpoint(e) }
 
 // RequestOf returns the request object prompt p becomes, for the provider
 // table made of the defaults overridden by providers. Its cache key is

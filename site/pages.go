@@ -115,6 +115,9 @@ type systemBench struct {
 	Name   string
 	Tables []*tableView
 	Tasks  taskLinks
+	// Provenance says where the system's outputs in this benchmark come
+	// from, when the run's provenance has a "system.BENCHMARK.NAME" entry.
+	Provenance string
 }
 
 // taskLinks are the links to a system's task pages in one benchmark.
@@ -399,6 +402,11 @@ func (s *site) systemPage(sys *system, rows int) *page {
 		sum.Rows = append(sum.Rows, []cellView{
 			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, score})
 		sb := systemBench{Title: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Name: name}
+		for _, kv := range s.in.Provenance.Settings {
+			if kv[0] == "system."+r.Benchmark+"."+name {
+				sb.Provenance = kv[1]
+			}
+		}
 		for i, t := range r.Tables {
 			named := rowsNaming(t, name)
 			if len(named) == 0 {

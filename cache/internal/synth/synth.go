@@ -148,9 +148,9 @@ type Exchange struct {
 }
 
 var providers = []struct{ provider, endpoint string }{
-	{"openai", "/v1/chat/completions"},
-	{"anthropic", "/v1/messages"},
-	{"sim", "/v1/chat/completions"},
+	{"openai", "chat/completions"},
+	{"anthropic", "messages"},
+	{"sim", "chat/completions"},
 }
 
 // Next returns the next exchange: a JSONL line without its newline.

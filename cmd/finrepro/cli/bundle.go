@@ -11,29 +11,49 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
-const bundleDoc = `Check a bundle (see docs/bundle.md). Subcommands:
+const bundleDoc = `Make, seal, check, pack and compare bundles (see docs/bundle.md).
+Subcommands ("finrepro bundle SUBCOMMAND --help" for each):
 
-  verify PATH   PATH is a bundle folder or its .tar.zst. Checks the manifest,
+  create --out DIR [--from BUNDLE] [--cache D] [--inputs B=DIR] [--published B=DIR]
+                a new bundle, sealed and verified
+  seal DIR      recompute the manifest after a deliberate edit, listing changes
+  pack DIR --out FILE.tar.zst
+                verify and write one deterministic archive
+  diff A B      which inputs, systems, judges, exchanges and published cells differ
+
+  verify PATH [--sha256 HEX]
+                PATH is a bundle folder, its .tar.zst or an https:// URL of
+                one (with --sha256). Checks the manifest,
                 the size and SHA-256 of every file, that no file is unlisted,
                 and re-hashes every object of the bundle's cache. Every problem
                 is reported; exit 4 on any.`
 
 func runBundle(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 {
+		if run, ok := bundleCommands[args[0]]; ok {
+			return run(ctx, env, args[1:])
+		}
+	}
 	if len(args) == 0 || args[0] != "verify" {
-		fs := env.newFlags("bundle", "bundle verify PATH", bundleDoc)
+		fs := env.newFlags("bundle", "bundle (create|seal|verify|pack|diff) ...", bundleDoc)
 		if err := parse(fs, args); err != nil {
 			return err
 		}
-		return usageErr("want a subcommand: verify")
+		return usageErr("want a subcommand: create, seal, verify, pack or diff")
 	}
-	fs := env.newFlags("bundle verify", "bundle verify PATH", bundleDoc)
+	fs := env.newFlags("bundle verify", "bundle verify PATH [--sha256 HEX]", bundleDoc)
+	sha := fs.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usageErr("bundle verify: want one PATH")
 	}
-	n, err := checkBundle(ctx, env, fs.Arg(0))
+	path, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	n, err := checkBundle(ctx, env, path)
 	if err != nil {
 		return err
 	}

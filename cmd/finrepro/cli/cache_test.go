@@ -27,7 +27,7 @@ func cacheCLI(t *testing.T, stdin string, envv map[string]string, args ...string
 func exchangeLines(n int) string {
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, `{"request":{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"gpt-x","temperature":0,"messages":[{"role":"user","content":"Summarise the %d-th annual report. 请总结第%d份年报。"}]}},"response":{"choices":[{"message":{"content":"Net interest margin rose to %d.%d%%. 净息差上升。"}}]},"meta":{"source":"sim","cost_usd":0.25}}`+"\n", i, i, i%5, i%10)
+		fmt.Fprintf(&b, `{"request":{"provider":"openai","endpoint":"chat/completions","body":{"model":"gpt-x","temperature":0,"messages":[{"role":"user","content":"Summarise the %d-th annual report. 请总结第%d份年报。"}]}},"response":{"choices":[{"message":{"content":"Net interest margin rose to %d.%d%%. 净息差上升。"}}]},"meta":{"source":"sim","cost_usd":0.25}}`+"\n", i, i, i%5, i%10)
 	}
 	return b.String()
 }
@@ -79,7 +79,7 @@ func TestCacheCLI(t *testing.T) {
 
 	// explain: stored, and not stored with a diff.
 	req := filepath.Join(t.TempDir(), "req.json")
-	os.WriteFile(req, []byte(`{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"gpt-x","temperature":0.7,"messages":[{"role":"user","content":"Summarise the 1-th annual report. 请总结第1份年报。"}]}}`), 0o644)
+	os.WriteFile(req, []byte(`{"provider":"openai","endpoint":"chat/completions","body":{"model":"gpt-x","temperature":0.7,"messages":[{"role":"user","content":"Summarise the 1-th annual report. 请总结第1份年报。"}]}}`), 0o644)
 	code, out, _ = cacheCLI(t, "", nil, "cache", "explain", "--dir", dir, req)
 	if code != 0 || !strings.Contains(out, "not stored") || !strings.Contains(out, "~ body.temperature: stored 0, asked 0.7") {
 		t.Fatalf("explain: %d %s", code, out)

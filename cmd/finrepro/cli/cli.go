@@ -62,7 +62,9 @@ func init() {
 		{"proxy", "record and replay unmodified OpenAI, Anthropic and Gemini clients, streams included", runProxy},
 		{"batch", "record through the providers' batch APIs (submit, status, collect, cancel)", runBatch},
 		{"cache", "inspect and maintain an exchange cache (stats, verify, gc, load, dump, export, import, explain)", runCache},
-		{"bundle", "check a bundle (verify)", runBundle},
+		{"bundle", "make, seal, verify, pack and compare bundles (create, seal, verify, pack, diff)", runBundle},
+		{"system", "add, list and remove a bundle's evaluated systems", runSystem},
+		{"requests", "write the requests reproduce would send for a benchmark, as JSONL or Batch API input", runRequests},
 		{"scores", "leaderboard with clustered intervals, paired tests and tie groups from a released per-task score matrix", runScores},
 		{"version", "print the finrepro version", runVersion},
 	}

@@ -131,7 +131,10 @@ func TestRecordReplayCLI(t *testing.T) {
 
 	more := writeFile(t, tmp, "more.jsonl", reqLine("two")+"\n"+reqLine("four")+"\n")
 	code, out, errOut = run(t, "replay", "--requests", more, "--provider", "local", "--dir", dir)
-	if code != ExitMiss || strings.Count(out, "\n") != 1 || !strings.Contains(out, "echo two") ||
+	// One output line per request line, in order: the miss is marked in
+	// place, so that line 2 of the output answers line 2 of the input.
+	replies := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != ExitMiss || len(replies) != 2 || !strings.Contains(replies[0], "echo two") || !strings.HasPrefix(replies[1], `{"finrepro_miss":"`) ||
 		!strings.Contains(errOut, "1 of 2 requests not in the cache") || !strings.Contains(errOut, "more.jsonl:2") {
 		t.Errorf("replay with a miss: code %d\nstdout %s\nstderr %s", code, out, errOut)
 	}

@@ -18,11 +18,21 @@ const replayDoc = `
 Answer requests from the exchange cache in --dir, offline: no network
 connection is ever opened.
 
---requests has the format of "finrepro record". For every stored request,
-in input order, the stored response body is written to standard output as
-one line of JSON. Requests that are not stored are listed on standard error
-with the estimated tokens and cost of recording them, and the exit code is
-3.`
+--requests has the format of "finrepro record". Standard output has one
+line for every request line, in input order (blank lines have none): the
+stored response body as one line of JSON, or, for a request that is not
+stored, {"finrepro_miss": "KEY"} with its cache key in hex, or, for a stored
+response that cannot be read, {"finrepro_error": "MESSAGE"}. Output line i
+therefore answers request line i. The requests that are not stored are also
+listed on standard error with the estimated tokens and cost of recording
+them, and the exit code is 3. Endpoints follow the rule of docs/keys.md, the
+same as "finrepro cache load".`
+
+// Markers of replay's output lines that carry no response.
+const (
+	missMarker  = "finrepro_miss"
+	errorMarker = "finrepro_error"
+)
 
 func runReplay(ctx context.Context, env *Env, args []string) error {
 	fs := env.newFlags("replay", "replay --requests FILE --dir D [flags]", replayDoc)
@@ -90,11 +100,14 @@ func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.R
 		var me *replay.MissError
 		switch {
 		case errors.As(r.Err, &me):
+			fmt.Fprintf(w, "{%q:%q}\n", missMarker, me.Key)
 			continue
 		case errors.Is(r.Err, cache.ErrCorrupt):
 			return failed, synthetic, r.Err
 		case r.Err != nil:
 			sayf(env.Stderr, "%v", r.Err)
+			msg, _ := json.Marshal(r.Err.Error()) // a string always encodes
+			fmt.Fprintf(w, "{%q:%s}\n", errorMarker, msg)
 			failed++
 			continue
 		}

@@ -26,7 +26,9 @@ analyses, compare with the paper's published tables when the bundle carries
 them, run the default sensitivity sweeps, print the headline leaderboards and
 write DIR/site/, DIR/xlsx/, DIR/csv/, DIR/json/, DIR/latex/ and DIR/SHA256SUMS.
 
-BUNDLE is a bundle folder or a .tar.zst archive; without it, the built-in
+BUNDLE is a bundle folder, a .tar.zst archive or an https:// URL of one
+(with --sha256 HEX: downloaded once, checked, kept in $FINREPRO_DOWNLOADS or
+the user cache folder); without it, the built-in
 synthetic demo bundle is used. The default mode is offline: no API call is
 made, and a request missing from the cache fails the run (exit 3) with a list
 of what is missing and what recording it would cost. With --mode record the
@@ -43,6 +45,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	noSweep := fs.Bool("no-sweep", false, "skip the default sensitivity sweeps")
 	tol := fs.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
 	quiet := fs.Bool("quiet", false, "print only the verdicts and errors")
+	sha := fs.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -57,9 +60,13 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		progress = env.Stderr
 	}
 	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
-		return usageErr("--mode record needs a bundle folder to record into")
+		return usageErr("--mode record needs a bundle folder to record into; the built-in demo is an archive whose judges are simulated: make a folder with \"finrepro bundle create --out mine --from @demo\", add your system with \"finrepro system add mine ...\" (README, \"Adding your own agent\")")
 	}
-	s, err := openSession(ctx, env, fs.Arg(0), *sets, progress)
+	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, env, arg, *sets, progress)
 	if err != nil {
 		return err
 	}
@@ -110,6 +117,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	printVerdicts(w, a.comps)
+	printLateSystems(w, a.res)
 	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
 	if prov.Synthetic {
 		fmt.Fprint(w, "; simulated exchanges cost nothing")
@@ -151,7 +159,8 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // in the recording run, so the estimate is a lower bound.
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
-	_, _, err := collectAll(ctx, s.bundle, s.benches, dry, s.settings, false)
+	asked := &callLog{next: dry}
+	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false)
 	if cerr := dry.Corrupt(); cerr != nil {
 		return cerr
 	}
@@ -182,6 +191,9 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		}
 		return fmt.Errorf("nothing recorded: %d providers cannot be reached (%s)", len(custom), strings.Join(custom, ", "))
 	}
+	if err := explainSimulated(env.Stderr, asked.all(), misses); err != nil {
+		return err
+	}
 	var cost float64
 	for _, m := range misses {
 		cost += m.CostUSD
@@ -203,15 +215,13 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
 		return err
 	}
-	if f := rec.Failures(); len(f) > 0 {
-		err := reportFailures(env.Stderr, f, "recorded")
-		if lerr := storeLoss(rec); lerr != nil {
-			return lerr
-		}
-		return err
+	if lerr := storeLoss(rec); lerr != nil {
+		reportFailures(env.Stderr, rec.Failures(), "recorded") // the loss is the error that matters
+		return lerr
 	}
-	// The bundle has grown: merge the new packs and list them in the
-	// manifest, so that it verifies again.
+	// The bundle has grown, even when some requests failed: merge the new
+	// packs and list them in the manifest, so that it verifies again and
+	// what was recorded is kept.
 	if _, err := s.store.GC(); err != nil {
 		return err
 	}
@@ -224,6 +234,9 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		return err
 	}
 	s.bundle.Manifest = sealed
+	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
+		return fmt.Errorf("%w (what was recorded is kept and sealed)", err)
+	}
 	return nil
 }
 
@@ -279,6 +292,7 @@ func provenance(b *results.Bundle, benches []analysis.Benchmark, res []*analysis
 			p.Settings = append(p.Settings, [2]string{bm.Name() + "." + k.Name, settings[bm.Name()].Get(k.Name, k.Default)})
 		}
 	}
+	p.Settings = append(p.Settings, systemProvenance(b)...)
 	return p
 }
 

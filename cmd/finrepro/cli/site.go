@@ -17,7 +17,9 @@ write only its static leaderboard site into DIR/site/ (replacing it). The
 site links the workbooks, CSV, JSON and LaTeX files that "finrepro
 reproduce" left in DIR, when there are any.
 
-BUNDLE is a bundle folder or a .tar.zst archive; without it, the built-in
+BUNDLE is a bundle folder, a .tar.zst archive or an https:// URL of one
+(with --sha256 HEX: downloaded once, checked, kept in $FINREPRO_DOWNLOADS or
+the user cache folder); without it, the built-in
 synthetic demo bundle is used. No API call is made: a request missing from
 the cache fails the run (exit 3) with a list of what is missing.`
 
@@ -26,6 +28,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	out := fset.String("out", "finrepro-out", "output `DIR`; the site goes to DIR/site")
 	sets := fset.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
 	noSweep := fset.Bool("no-sweep", false, "skip the default sensitivity sweeps")
+	sha := fset.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	tol := fset.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
 	if err := parse(fset, args); err != nil {
 		return err
@@ -33,7 +36,11 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if fset.NArg() > 1 {
 		return usageErr("at most one BUNDLE")
 	}
-	s, err := openSession(ctx, env, fset.Arg(0), *sets, nil)
+	arg, err := resolveBundle(ctx, env, fset.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, env, arg, *sets, nil)
 	if err != nil {
 		return err
 	}

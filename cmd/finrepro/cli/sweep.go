@@ -21,6 +21,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	knobs := fs.StringArray("knob", nil, "knob to sweep, `benchmark.knob=V1,V2,...` (repeatable)")
 	sets := fs.StringArray("set", nil, "baseline setting `benchmark.knob=value` (repeatable)")
 	list := fs.Bool("list", false, "list every benchmark's knobs and exit")
+	sha := fs.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +59,11 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		}
 		only[name] = splitValues(vals)
 	}
-	s, err := openSession(ctx, env, fs.Arg(0), *sets, nil)
+	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, env, arg, *sets, nil)
 	if err != nil {
 		return err
 	}
