@@ -96,6 +96,8 @@ type Board struct {
 	Pairs []Pair
 	mdd   float64
 	mddOK bool
+	// scored counts each system's items with a score.
+	scored []int
 }
 
 // New computes the statistics of a ranking. names are the systems best
@@ -112,7 +114,13 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	}
 	b.Clusters = len(seen)
 	noReps := &stats.UndefinedError{Reason: "no resamples"}
+	b.scored = make([]int, S)
 	for s, y := range scores {
+		for _, v := range y {
+			if !math.IsNaN(v) {
+				b.scored[s]++
+			}
+		}
 		b.Means[s], b.meanErr[s] = stats.NewClusterMean(y, cluster)
 		if cfg.Reps < 1 {
 			b.bootErr[s] = noReps
@@ -251,6 +259,8 @@ func (b *Board) Tier(name string) analysis.Cell {
 	switch {
 	case s < 0:
 		return analysis.Undefined("not ranked")
+	case b.scored[s] == 0:
+		return analysis.Undefined("no scored item")
 	case b.Groups == nil:
 		return analysis.Undefined("no resamples")
 	}
