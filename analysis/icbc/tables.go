@@ -78,7 +78,7 @@ func (r *run) tables() {
 		}
 		r.res.Ranking = append(r.res.Ranking, r.systems[i].Name)
 		r.res.Scores[r.systems[i].Name] = mean[i]
-		}
+	}
 	// Tiers are the tie groups of the paired tests over tasks, in ranking
 	// order (docs/icbcbench.md).
 	bd := r.board(r.res.Ranking, r.res.Scores)
