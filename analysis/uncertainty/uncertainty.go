@@ -108,9 +108,14 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	S := len(names)
 	b.Means, b.meanErr = make([]stats.ClusterMean, S), make([]error, S)
 	b.Lo, b.Hi, b.bootErr = make([]float64, S), make([]float64, S), make([]error, S)
+	// clusters with a score of some system
 	seen := map[int]bool{}
-	for _, c := range cluster {
-		seen[c] = true
+	for _, y := range scores {
+		for i, v := range y {
+			if !math.IsNaN(v) {
+				seen[cluster[i]] = true
+			}
+		}
 	}
 	b.Clusters = len(seen)
 	noReps := &stats.UndefinedError{Reason: "no resamples"}
