@@ -374,8 +374,9 @@ func ProportionCells(successes, n int, wald bool) []analysis.Cell {
 // Terminal returns the headline table of res narrowed for the terminal
 // when it carries Columns: a leading "rank (95%)" column ("2 (1-3)", the
 // rank of res.Ranks with its interval) in place of any rank column,
-// without the rank interval, naive error and effective cluster columns
-// (they stay in the files). A headline without them is returned as it is.
+// without the rank interval, naive error, cluster count and proportion
+// interval columns (they stay in the files and the notes give the
+// cluster count). A headline without them is returned as it is.
 func Terminal(res *analysis.Result) *analysis.Table {
 	t := res.Table(res.Headline)
 	if t == nil {
@@ -389,7 +390,10 @@ func Terminal(res *analysis.Result) *analysis.Table {
 	for i, r := range res.Ranks() {
 		rankOf[res.Ranking[i]] = r
 	}
-	drop := map[int]bool{lo: true, hi: true, t.Col("se_naive"): true, t.Col("eff_clusters"): true, t.Col("rank"): true}
+	drop := map[int]bool{lo: true, hi: true, t.Col("rank"): true}
+	for _, name := range []string{"se_naive", "eff_clusters", "clusters", "wilson_lo", "wilson_hi", "wald_lo", "wald_hi"} {
+		drop[t.Col(name)] = true
+	}
 	out := &analysis.Table{Benchmark: t.Benchmark, Name: t.Name, Title: t.Title, Caption: t.Caption, Notes: t.Notes,
 		Columns: []analysis.Column{{Name: "rank", Title: "rank (95%)", Doc: "rank and its 95 % rank interval"}}}
 	for i, c := range t.Columns {
