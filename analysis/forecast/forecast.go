@@ -59,7 +59,7 @@ func (Benchmark) Knobs() []analysis.Knob {
 		{Name: KnobLatePolicy, Default: LateWrong, Doc: "predictions the isolation audit flags: wrong (counted incorrect, so accuracy = correct / resolved tasks) or exclude (left out of the system's scores)"},
 		{Name: KnobZeroRule, Default: ZeroAbsolute, Doc: "recurrent tasks with ground truth 0: absolute (|yhat| < eps_k), exact (yhat = 0) or exclude"},
 		{Name: KnobValidityWeeks, Default: "2", Doc: "weeks after t_e a task may stay pending before it is void (whole number >= 0)"},
-		{Name: KnobCluster, Default: ClusterTask, Doc: "unit the clustered statistics of the overall table resample: task, company (the task's entity: company or economy), indicator (metric) or week (of release)", Sweep: []string{ClusterCompany, ClusterWeek}},
+		{Name: KnobCluster, Default: ClusterTask, Doc: "unit the clustered statistics of the overall table resample: task, company (the task's entity: company or economy), indicator (metric) or week (of release)"},
 		uncertainty.Knob(),
 	}
 }
