@@ -18,6 +18,7 @@ package uncertainty
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,18 +109,25 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	S := len(names)
 	b.Means, b.meanErr = make([]stats.ClusterMean, S), make([]error, S)
 	b.Lo, b.Hi, b.bootErr = make([]float64, S), make([]float64, S), make([]error, S)
-	// clusters with a score of some system
-	seen := map[int]bool{}
+	// the clusters with a score of some system, numbered in label order
+	var labels []int
 	for _, y := range scores {
 		for i, v := range y {
 			if !math.IsNaN(v) {
-				seen[cluster[i]] = true
+				labels = append(labels, cluster[i])
 			}
 		}
 	}
-	b.Clusters = len(seen)
-	noReps := &stats.UndefinedError{Reason: "no resamples"}
+	slices.Sort(labels)
+	labels = slices.Compact(labels)
+	G := len(labels)
+	b.Clusters = G
+	cl := make([]int, len(cluster))
+	for i, c := range cluster {
+		cl[i], _ = slices.BinarySearch(labels, c) // an item of no listed cluster is NaN everywhere
+	}
 	b.scored = make([]int, S)
+	sys := make([]sums, S)
 	for s, y := range scores {
 		for _, v := range y {
 			if !math.IsNaN(v) {
@@ -127,42 +135,123 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 			}
 		}
 		b.Means[s], b.meanErr[s] = stats.NewClusterMean(y, cluster)
-		if cfg.Reps < 1 {
-			b.bootErr[s] = noReps
-			continue
-		}
-		b.Lo[s], b.Hi[s], b.bootErr[s] = stats.ClusterBootstrap(y, cluster, cfg.Reps, Seed, Level)
+		sys[s] = sumsOf(y, cl, G)
 	}
-	if cfg.Reps < 1 {
+	diff := func(i, j int) []float64 {
+		d := make([]float64, len(scores[i]))
+		for k := range d {
+			d[k] = scores[i][k] - scores[j][k] // NaN when either is missing
+		}
+		return d
+	}
+	var adj []sums
+	for i := 0; i+1 < S; i++ {
+		d := diff(i, i+1)
+		p := Pair{A: i, B: i + 1}
+		m, err := stats.NewClusterMean(d, cluster)
+		p.Diff, p.Items, p.Clusters, p.SE, p.Err = m.Mean, m.Items, m.Clusters, m.SE, err
+		b.Pairs = append(b.Pairs, p)
+		adj = append(adj, sumsOf(d, cl, G))
+	}
+	var noReps error
+	switch {
+	case cfg.Reps < 1:
+		noReps = &stats.UndefinedError{Reason: "no resamples"}
+	case G < 2:
+		noReps = &stats.UndefinedError{Reason: "fewer than 2 clusters to resample"}
+	}
+	if noReps != nil {
 		b.rankErr = noReps
-		for i := 0; i+1 < S; i++ {
-			b.Pairs = append(b.Pairs, Pair{A: i, B: i + 1, Err: noReps})
+		for s := range S {
+			b.bootErr[s] = noReps
+		}
+		for i := range b.Pairs {
+			b.Pairs[i].Err = noReps
 		}
 		return b
 	}
-	b.Ranks, b.rankErr = stats.RankIntervals(scores, cluster, cfg.Reps, Seed, Level)
-	cache := map[[2]int]Pair{}
-	pair := func(i, j int) Pair {
-		k := [2]int{i, j}
-		if p, ok := cache[k]; ok {
-			return p
+	vals, counts := bootstrapPass(append(slices.Clone(sys), adj...), S, G, cfg.Reps, Seed)
+	b.Ranks = make([]stats.RankInterval, S)
+	full := make([]float64, S)
+	for s := range S {
+		if sys[s].clusters() < 2 {
+			b.bootErr[s] = &stats.UndefinedError{Reason: "fewer than 2 units to resample"}
+		} else {
+			b.Lo[s], b.Hi[s], b.bootErr[s] = interval(vals[s])
 		}
-		p := Pair{A: i, B: j}
-		p.Paired, p.Err = stats.NewPaired(scores[i], scores[j], cluster, cfg.Reps, Seed, Level)
-		cache[k] = p
-		return p
+		full[s] = mean(sys[s])
 	}
-	var ps []float64
-	var sumSE2 float64
+	a := (1 - Level) / 2
+	for s := range S {
+		rank := 1
+		for t := range S {
+			if better(full[t], full[s]) {
+				rank++
+			}
+		}
+		b.Ranks[s] = stats.RankInterval{Rank: rank, Lo: rankQuantile(counts[s], cfg.Reps, a), Hi: rankQuantile(counts[s], cfg.Reps, 1-a)}
+	}
+	// sign-flip p-values: the adjacent pairs and the pairs (0, j) first,
+	// then, as the tie groups need them, the pairs of each new leader
+	ps := map[[2]int]float64{}
+	exact := map[[2]int]bool{}
+	test := func(keys [][2]int) {
+		var series [][]float64
+		var todo [][2]int
+		for _, k := range keys {
+			if _, ok := ps[k]; ok {
+				continue
+			}
+			var d sums
+			if k[1] == k[0]+1 {
+				d = adj[k[0]]
+			} else {
+				d = sumsOf(diff(k[0], k[1]), cl, G)
+			}
+			if d.clusters() < 2 {
+				ps[k] = 1 // too little shared to compare: not resolved
+				continue
+			}
+			series, todo = append(series, d.sum), append(todo, k)
+		}
+		p, ex := signFlips(series, cfg.Reps, Seed)
+		for i, k := range todo {
+			ps[k], exact[k] = p[i], ex[i]
+		}
+	}
+	// pairs (l, j) of leader l from j on, a few at a time: a tie group
+	// seldom runs far
+	const chunk = 4
+	leaderPairs := func(l, j int) [][2]int {
+		var keys [][2]int
+		for ; j < S && len(keys) < chunk; j++ {
+			keys = append(keys, [2]int{l, j})
+		}
+		return keys
+	}
+	first := leaderPairs(0, 2)
 	for i := 0; i+1 < S; i++ {
-		p := pair(i, i+1)
+		first = append(first, [2]int{i, i + 1})
+	}
+	test(first)
+	for i := range b.Pairs {
+		p := &b.Pairs[i]
+		if p.Err != nil {
+			continue
+		}
+		k := [2]int{p.A, p.B}
+		p.P, p.Exact = ps[k], exact[k]
+		p.Lo, p.Hi, p.Err = interval(vals[S+i])
+	}
+	var pv []float64
+	var sumSE2 float64
+	for _, p := range b.Pairs {
 		if p.Err == nil {
-			ps = append(ps, p.P)
+			pv = append(pv, p.P)
 			sumSE2 += p.SE * p.SE
 		}
-		b.Pairs = append(b.Pairs, p)
 	}
-	holm := stats.Holm(ps)
+	holm := stats.Holm(pv)
 	k := 0
 	for i := range b.Pairs {
 		if b.Pairs[i].Err == nil {
@@ -175,12 +264,26 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 		b.mddOK = true
 	}
 	b.Groups = stats.TieGroups(S, func(l, i int) float64 {
-		if p := pair(l, i); p.Err == nil {
-			return p.P
+		key := [2]int{l, i}
+		if _, ok := ps[key]; !ok {
+			test(leaderPairs(l, i))
 		}
-		return 1 // too little shared to compare: not resolved
+		return ps[key]
 	}, Alpha)
 	return b
+}
+
+// mean is the item mean of s, NaN without items.
+func mean(s sums) float64 {
+	var sum, n float64
+	for g := range s.sum {
+		sum += s.sum[g]
+		n += s.cnt[g]
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / n
 }
 
 // Weighted returns the item scores whose item mean is the mean of report
