@@ -18,6 +18,7 @@ import (
 // effect 3 (naive SE² = s²/4 = (10000/3)/4 = 833.33).
 // By task or by indicator (every task alone): SE² = 4/3·4·2500/16 =
 // 833.33, SE = 28.868, the naive error up to rounding, design effect 1.
+// statsmodels agrees (analysis/uncertainty/testdata/cluster_ref.py).
 func TestClusterKnob(t *testing.T) {
 	in := &Inputs{Config: &Config{Systems: []System{{Name: "S"}, {Name: "R"}}}}
 	for _, tk := range []Task{

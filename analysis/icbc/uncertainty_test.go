@@ -34,6 +34,8 @@ func TestLinearize(t *testing.T) {
 //     of their sum is G/(G-1)·Σ(T_g - T̄)² = 2·(12.5² + 12.5²) = 625.
 //   - unpaired (IDs 1, 2 in English, 3, 4 in Chinese): four clusters,
 //     SE² = 4/3·(4·625)/16 = 208.33, SE = 14.434, design effect 1.
+//
+// statsmodels agrees (analysis/uncertainty/testdata/cluster_ref.py).
 func TestBoardKeepsLanguagePairs(t *testing.T) {
 	for _, c := range []struct {
 		name     string
