@@ -103,7 +103,15 @@ type Board struct {
 
 // New computes the statistics of a ranking. names are the systems best
 // first, scores[s][i] system s's score on item i (NaN when missing) and
-// cluster[i] the cluster of item i.
+// cluster[i] the cluster of item i. The analytic errors are those of
+// stats.NewClusterMean; the resampled statistics (resample.go) draw, in
+// each of cfg.Reps resamples, the clusters holding any system's item with
+// replacement, the same draw for every system and pair (a cluster where a
+// system has no item adds nothing to its mean), and one sign pattern for
+// every pair's sign-flip test. Tie groups come from stats.TieGroups over
+// the unadjusted sign-flip p-values of each group's leader against the
+// systems below it; a pair sharing fewer than 2 clusters counts as not
+// resolved.
 func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	b := &Board{cfg: cfg, Names: names}
 	S := len(names)
