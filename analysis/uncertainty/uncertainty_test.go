@@ -133,3 +133,39 @@ func TestTerminal(t *testing.T) {
 		t.Errorf("B %q", got)
 	}
 }
+
+// TestSmallBoards checks the edges: no system, one system, no scored
+// item and one cluster give boards whose cells say why they are empty.
+func TestSmallBoards(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name    string
+		names   []string
+		scores  [][]float64
+		cluster []int
+	}{
+		{"no system", nil, nil, []int{0, 1}},
+		{"one system", []string{"A"}, [][]float64{{1, 2, 3}}, []int{0, 1, 2}},
+		{"nothing scored", []string{"A", "B"}, [][]float64{{nan, nan}, {nan, nan}}, []int{0, 1}},
+		{"one cluster", []string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{4, 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := New(c.names, c.scores, c.cluster, Config{Reps: 100, Unit: "tasks"})
+			for _, n := range c.names {
+				cells := b.Cells(n)
+				if len(cells) != len(b.Columns()) {
+					t.Fatalf("%d cells", len(cells))
+				}
+			}
+			b.PairTable("x", "pairs")
+			if len(c.names) > 1 && c.name != "one system" {
+				if tier := b.Tier("A"); c.name == "nothing scored" && !tier.Undef {
+					t.Errorf("tier %+v, want undefined", tier)
+				}
+				if c.name == "one cluster" && !b.Cells("A")[2].Undef {
+					t.Errorf("interval of one cluster %+v, want undefined", b.Cells("A")[2])
+				}
+			}
+		})
+	}
+}
