@@ -10,6 +10,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
 // An analyzer computes the tables of a collection under one config.
@@ -341,7 +342,7 @@ func (a *analyzer) addPassRates() map[string]float64 {
 	cols := []analysis.Column{
 		{Name: "product"},
 		{Name: "rank", Doc: "rank by gold item pass rate; equal rates share a rank, printed =2 (rows of a shared rank in gold macro, then name order)"},
-		{Name: "tier", Doc: "products whose gold item 95% intervals overlap their neighbour's share a tier"},
+		{Name: "tier", Doc: "tie group: products not resolved from the tier's best by a paired sign-flip test over queries on gold rubrics (p < 0.05) share its tier"},
 	}
 	vals := make([][]rateCI, len(sets))
 	for i := 0; i < len(sets); i += 2 { // an item set, then its macro twin
@@ -369,13 +370,11 @@ func (a *analyzer) addPassRates() map[string]float64 {
 		}
 	}
 	rankCells := analysis.RankCells(a.ranksInOrder(a.ranking, a.baseRank))
-	lo, hi := make([]float64, a.np), make([]float64, a.np)
-	tiersOK := true
-	for i, p := range a.ranking {
-		lo[i], hi[i] = vals[2][p].lo, vals[2][p].hi
-		tiersOK = tiersOK && vals[2][p].err == nil && !vals[2][p].empty
-	}
-	tiers := stats.Tiers(lo, hi)
+	// Tiers are the tie groups of the paired tests over queries, in
+	// ranking order (docs/finresearchbench2.md).
+	bd := a.board()
+	cols = append(cols, bd.Columns()...)
+	cols = append(cols, uncertainty.ProportionColumns(2, false)...)
 	t := a.newTable("pass_rates", "Product pass rates",
 		fmt.Sprintf("Item-level and query-macro pass rates (%%) on the consistency-passed and gold rubrics, with bootstrap 95%% intervals over %d resamples of queries (seed %d).", a.cfg.reps, a.cfg.seed),
 		cols)
@@ -384,11 +383,7 @@ func (a *analyzer) addPassRates() map[string]float64 {
 	scores := map[string]float64{}
 	anyGold := len(a.base.scored) > 0
 	for i, p := range a.ranking {
-		tier := analysis.Int(tiers[i])
-		if !tiersOK {
-			tier = analysis.Undefined("no interval")
-		}
-		row := []analysis.Cell{analysis.Text(a.names[p]), rankCells[i], tier}
+		row := []analysis.Cell{analysis.Text(a.names[p]), rankCells[i], bd.Tier(a.names[p])}
 		for s, set := range sets {
 			v := vals[s][p]
 			val, lo, hi := analysis.Number(v.v), analysis.Number(v.lo), analysis.Number(v.hi)
@@ -403,6 +398,9 @@ func (a *analyzer) addPassRates() map[string]float64 {
 				row = append(row, lo, hi)
 			}
 		}
+		row = append(row, bd.Cells(a.names[p])...)
+		pass, n := a.goldPasses(p)
+		row = append(row, uncertainty.ProportionCells(pass, n, false)...)
 		t.AddRow(row...)
 		if anyGold {
 			scores[a.names[p]] = gi[p]
@@ -412,14 +410,16 @@ func (a *analyzer) addPassRates() map[string]float64 {
 		t.Notes = append(t.Notes, "No gold rubric survives the filters under these settings: pass rates are undefined and the ranking is by name.")
 	}
 	var gaps []string
-	for i := 1; i < len(a.ranking); i++ {
-		if tiersOK && tiers[i] == tiers[i-1] {
+	for i := 1; i < len(a.ranking) && bd.Groups != nil; i++ {
+		if bd.Groups[i] == bd.Groups[i-1] {
 			gaps = append(gaps, a.names[a.ranking[i-1]]+" / "+a.names[a.ranking[i]])
 		}
 	}
 	if len(gaps) > 0 {
-		t.Notes = append(t.Notes, "Adjacent gaps within noise (overlapping intervals): "+strings.Join(gaps, "; ")+".")
+		t.Notes = append(t.Notes, "Adjacent products in one tier (not resolved by the paired test): "+strings.Join(gaps, "; ")+".")
 	}
-	a.tables = append(a.tables, t)
+	t.Notes = append(t.Notes, bd.Notes()...)
+	t.Notes = append(t.Notes, "Wilson intervals treat the gold rubrics as independent; the cluster interval over queries is the one to read. The paper states no interval convention.")
+	a.tables = append(a.tables, t, bd.PairTable(Name, "Gold item pass rate: paired comparisons of adjacent products"))
 	return scores
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -96,7 +97,7 @@ func TestCalls(t *testing.T) {
 }
 
 func TestBootstrapOff(t *testing.T) {
-	res := runFixture(t, fixFS(), analysis.Settings{KnobBootstrap: "0"})
+	res := runFixture(t, fixFS(), analysis.Settings{KnobBootstrap: "0", uncertainty.KnobReps: "0"})
 	if c := cell(t, res, "pass_rates", "A", "gold_item_low"); !c.Undef {
 		t.Errorf("gold_item_low without resamples = %+v, want undefined", c)
 	}

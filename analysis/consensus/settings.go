@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
 // Knob names and defaults.
@@ -31,6 +32,7 @@ func knobs() []analysis.Knob {
 		{Name: KnobMinRubrics, Default: "1", Doc: "queries with fewer gold rubrics are left out of every pass rate"},
 		{Name: KnobBootstrap, Default: strconv.Itoa(defaultBootstrap), Doc: "bootstrap resamples of queries for the 95% intervals", Resamples: true},
 		{Name: KnobSeed, Default: strconv.Itoa(defaultSeed), Doc: "seed of the bootstrap"},
+		uncertainty.Knob(),
 	}
 }
 
@@ -42,6 +44,8 @@ type config struct {
 	minR   int
 	reps   int
 	seed   uint64
+	// clusterReps are the resamples of the clustered statistics.
+	clusterReps int
 	// label describes the settings for notes.
 	label string
 }
@@ -124,6 +128,9 @@ func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
 		return nil, err
 	}
 	c.seed = uint64(seed)
+	if c.clusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, j := range c.judges {
 		names = append(names, in.Panel.Judges[j].Name)

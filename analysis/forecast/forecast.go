@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -37,6 +38,7 @@ const (
 	KnobLatePolicy     = "late_policy"
 	KnobZeroRule       = "zero_rule"
 	KnobValidityWeeks  = "validity_weeks"
+	KnobCluster        = "cluster"
 )
 
 // A Benchmark is FinDeepForecast; it implements analysis.Benchmark.
@@ -57,6 +59,8 @@ func (Benchmark) Knobs() []analysis.Knob {
 		{Name: KnobLatePolicy, Default: LateWrong, Doc: "predictions the isolation audit flags: wrong (counted incorrect, so accuracy = correct / resolved tasks) or exclude (left out of the system's scores)"},
 		{Name: KnobZeroRule, Default: ZeroAbsolute, Doc: "recurrent tasks with ground truth 0: absolute (|yhat| < eps_k), exact (yhat = 0) or exclude"},
 		{Name: KnobValidityWeeks, Default: "2", Doc: "weeks after t_e a task may stay pending before it is void (whole number >= 0)"},
+		{Name: KnobCluster, Default: ClusterTask, Doc: "unit the clustered statistics of the overall table resample: task, company (the task's entity: company or economy), indicator (metric) or week (of release)"},
+		uncertainty.Knob(),
 	}
 }
 
@@ -82,6 +86,14 @@ func ParseOptions(s analysis.Settings) (Options, error) {
 	v = s.Get(KnobValidityWeeks, "2")
 	if o.ValidityWeeks, err = strconv.Atoi(v); err != nil || o.ValidityWeeks < 0 || o.ValidityWeeks > 520 {
 		return o, fmt.Errorf("%s: %s: want a whole number of weeks from 0 to 520, got %q", Name, KnobValidityWeeks, v)
+	}
+	switch o.Cluster = s.Get(KnobCluster, ClusterTask); o.Cluster {
+	case ClusterTask, ClusterCompany, ClusterIndicator, ClusterWeek:
+	default:
+		return o, fmt.Errorf("%s: %s: want %s, %s, %s or %s, got %q", Name, KnobCluster, ClusterTask, ClusterCompany, ClusterIndicator, ClusterWeek, o.Cluster)
+	}
+	if o.ClusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return o, err
 	}
 	return o, nil
 }

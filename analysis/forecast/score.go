@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -32,11 +33,16 @@ type Options struct {
 	// ValidityWeeks is how long after t_e a task may stay pending before
 	// it is void.
 	ValidityWeeks int
+	// Cluster is the unit the clustered statistics resample (ClusterTask,
+	// ClusterCompany, ClusterIndicator or ClusterWeek) and ClusterReps
+	// their resamples (uncertainty.go).
+	Cluster     string
+	ClusterReps int
 }
 
 // DefaultOptions are the paper's settings.
 func DefaultOptions() Options {
-	return Options{Scale: 1, LatePolicy: LateWrong, ZeroRule: ZeroAbsolute, ValidityWeeks: 2}
+	return Options{Scale: 1, LatePolicy: LateWrong, ZeroRule: ZeroAbsolute, ValidityWeeks: 2, Cluster: ClusterTask, ClusterReps: uncertainty.DefaultReps}
 }
 
 // A Status is where a task is in its lifecycle at the evaluation time.

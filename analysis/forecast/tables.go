@@ -10,6 +10,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -34,6 +35,7 @@ type board struct {
 	preds  [][]*Prediction // [task][system]
 	status []Status        // by task
 	out    [][]int8        // [system][task] outcomes at the configured tolerances
+	bd     *uncertainty.Board
 }
 
 func (b *board) nsys() int { return len(b.in.Config.Systems) }
@@ -95,6 +97,7 @@ func (c *collection) score(opt Options) *analysis.Result {
 	overall := b.overallTable(res)
 	res.Tables = []*analysis.Table{
 		overall,
+		b.bd.PairTable(Name, "Overall accuracy: paired comparisons of adjacent systems"),
 		b.headlineTable(),
 		b.taskTypesTable(),
 		b.marketsTable(),
@@ -131,12 +134,12 @@ var (
 // it also fills res.Ranking and res.Scores.
 func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 	t := &analysis.Table{Name: "overall", Title: "Overall accuracy",
-		Caption: "Accuracy = correct / scored resolved tasks, in percent; 95% bootstrap interval over tasks (1000 resamples, fixed seed); tiers join systems whose intervals overlap.",
+		Caption: "Accuracy = correct / scored resolved tasks, in percent; 95% bootstrap interval over tasks (1000 resamples, fixed seed); and the clustered statistics of the knob cluster.",
 		Columns: []analysis.Column{methodCol, groupCol,
 			accColumn("overall_accuracy", "Accuracy", "correct / scored, percent"),
 			{Name: "ci_low", Title: "CI low", Unit: "%", Decimals: 1, Doc: "2.5% bootstrap quantile"},
 			{Name: "ci_high", Title: "CI high", Unit: "%", Decimals: 1, Doc: "97.5% bootstrap quantile"},
-			intColumn("tier", "Tier", "1 = top; adjacent systems with overlapping intervals share a tier"),
+			intColumn("tier", "Tier", "tie group, 1 = top: systems not resolved from the tier's best by a paired sign-flip test over the clusters (p < 0.05) share its tier"),
 			intColumn("correct", "Correct", "correct predictions"),
 			intColumn("scored", "Scored", "predictions scored (resolved tasks, not excluded)"),
 			intColumn("invalid", "Invalid", "scored predictions whose answer could not be read (counted wrong)"),
@@ -167,18 +170,14 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 		}
 		return strings.Compare(b.in.Config.Systems[x].Name, b.in.Config.Systems[y].Name)
 	})
-	tier := make([]analysis.Cell, b.nsys())
-	var los, his []float64
-	var tiered []int
 	for _, s := range order {
 		res.Ranking = append(res.Ranking, b.in.Config.Systems[s].Name)
-		if rows[s].defCI {
-			los, his, tiered = append(los, rows[s].lo), append(his, rows[s].hi), append(tiered, s)
-		}
 	}
-	for i, tr := range stats.Tiers(los, his) {
-		tier[tiered[i]] = analysis.Int(tr)
-	}
+	// Tiers are the tie groups of the paired tests over the clusters, in
+	// ranking order (docs/findeepforecast.md).
+	b.bd = b.board(order)
+	t.Columns = append(t.Columns, b.bd.Columns()...)
+	t.Columns = append(t.Columns, uncertainty.ProportionColumns(1, false)...)
 	for s, sys := range b.in.Config.Systems {
 		r := rows[s]
 		acc, lo, hi := analysis.Undefined("no scored task"), analysis.Undefined("no interval"), analysis.Undefined("no interval")
@@ -187,9 +186,6 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 		}
 		if r.defCI {
 			lo, hi = analysis.Number(r.lo), analysis.Number(r.hi)
-		}
-		if tier[s] == (analysis.Cell{}) {
-			tier[s] = analysis.Undefined("no interval")
 		}
 		c, n := b.tally(b.out[s], nil)
 		var invalid, flagged, missing int
@@ -201,9 +197,13 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 				invalid += btoi(p.Invalid != "" && b.out[s][ti] != notScored && !p.Flagged())
 			}
 		}
-		t.AddRow(analysis.Text(sys.Name), analysis.Text(sys.Group), acc, lo, hi, tier[s],
-			analysis.Int(c), analysis.Int(n), analysis.Int(invalid), analysis.Int(flagged), analysis.Int(missing))
+		row := []analysis.Cell{analysis.Text(sys.Name), analysis.Text(sys.Group), acc, lo, hi, b.bd.Tier(sys.Name),
+			analysis.Int(c), analysis.Int(n), analysis.Int(invalid), analysis.Int(flagged), analysis.Int(missing)}
+		row = append(row, b.bd.Cells(sys.Name)...)
+		t.AddRow(append(row, uncertainty.ProportionCells(c, n, false)...)...)
 	}
+	t.Notes = append(t.Notes, b.bd.Notes()...)
+	t.Notes = append(t.Notes, "Wilson intervals treat tasks as independent; the paper states no interval convention.")
 	t.Notes = append(t.Notes, fmt.Sprintf("Tolerance scale %s, late policy %s, zero rule %s, validity window %d weeks.",
 		fmtNum(b.opt.Scale), b.opt.LatePolicy, b.opt.ZeroRule, b.opt.ValidityWeeks))
 	return t

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -39,6 +40,7 @@ func (Benchmark) Knobs() []analysis.Knob {
 		{Name: "sign", Default: "strict", Doc: "numeric comparison of signs: strict, or ignore (compare absolute values)"},
 		{Name: "weights", Default: "1,1,2,2", Doc: "marks per item of Recognition, Calculation, Abstraction and Interpretation"},
 		{Name: "overall", Default: "reports", Doc: "a system's accuracy: mean over its reports (reports) or mean of its market means (markets)"},
+		uncertainty.Knob(),
 	}
 }
 
@@ -49,6 +51,7 @@ type options struct {
 	tol        Tolerance
 	weights    map[Capability]float64
 	byMarket   bool
+	reps       int // of the clustered statistics
 }
 
 func parseOptions(s analysis.Settings) (*options, error) {
@@ -104,6 +107,10 @@ func parseOptions(s analysis.Settings) (*options, error) {
 		o.byMarket = true
 	default:
 		return nil, bad("overall", v)
+	}
+	var err error
+	if o.reps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -1,7 +1,6 @@
 package hisrubric
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -165,12 +164,12 @@ func (r *run) result() *analysis.Result {
 
 	// accuracy
 	accT := &analysis.Table{Benchmark: Name, Name: "accuracy", Title: "Information precision: accuracy score",
-		Caption: "Accuracy score (0-100): marks earned over full marks per report, averaged over each system's scored reports, with a 95% bootstrap interval over reports and tiers of overlapping intervals.",
+		Caption: "Accuracy score (0-100): marks earned over full marks per report, averaged over each system's scored reports, with a 95% bootstrap interval over reports (1000 resamples), and the clustered statistics of the accuracy over companies.",
 		Columns: []analysis.Column{sysCol, groupCol,
 			pctCol("accuracy", "Accuracy", "mean accuracy score"),
 			{Name: "ci_low", Title: "CI low", Decimals: 1, Doc: "2.5% bootstrap quantile"},
 			{Name: "ci_high", Title: "CI high", Decimals: 1, Doc: "97.5% bootstrap quantile"},
-			{Name: "tier", Decimals: 0, Doc: "tier: systems whose intervals overlap share one"},
+			{Name: "tier", Decimals: 0, Doc: "tie group: systems not resolved from the tier's best by a paired sign-flip test over companies (p < 0.05) share its tier"},
 			{Name: "structure", Title: "Structure", Decimals: 3, Better: analysis.Higher, Doc: "mean structure score (0-1)"},
 			{Name: "reports", Decimals: 0, Doc: "scored reports"},
 			{Name: "unscored", Decimals: 0, Doc: "reports missing or not fully graded"},
@@ -178,7 +177,7 @@ func (r *run) result() *analysis.Result {
 		Charts: []analysis.Chart{{ID: "accuracy_bars", Kind: analysis.Bar, Title: "Accuracy score with 95% interval", X: "system", Y: []string{"accuracy"}, Low: "ci_low", High: "ci_high", YName: "accuracy score"}},
 	}
 	lo, hi := make([]float64, nSys), make([]float64, nSys)
-	var tierIdx []int
+	hasCI := make([]bool, nSys)
 	for si := range in.Config.Systems {
 		reps := per[si]
 		if len(reps) == 0 {
@@ -196,38 +195,28 @@ func (r *run) result() *analysis.Result {
 			return s / float64(len(idx))
 		})
 		if err == nil {
-			lo[si], hi[si] = l, h
-			tierIdx = append(tierIdx, si)
-		}
-	}
-	// Tiers go down the ranking: best accuracy first (ties by name), as
-	// stats.Tiers compares each interval with the one above it.
-	slices.SortStableFunc(tierIdx, func(a, b int) int {
-		return cmp.Or(cmp.Compare(overall[b], overall[a]), strings.Compare(in.Config.Systems[a].Name, in.Config.Systems[b].Name))
-	})
-	tiers := map[int]int{}
-	if len(tierIdx) > 0 {
-		var l, h []float64
-		for _, si := range tierIdx {
-			l, h = append(l, lo[si]), append(h, hi[si])
-		}
-		for k, t := range stats.Tiers(l, h) {
-			tiers[tierIdx[k]] = t
+			lo[si], hi[si], hasCI[si] = l, h, true
 		}
 	}
 	for si, s := range in.Config.Systems {
+		if defined[si] {
+			res.Scores[s.Name] = overall[si]
+		}
+	}
+	res.Ranking = sortedByScore(res.Scores)
+	// Tiers are the tie groups of the paired tests over companies, in
+	// ranking order (docs/findeepresearch.md).
+	bd := r.board(res.Ranking, per)
+	accT.Columns = append(accT.Columns, bd.Columns()...)
+	for si, s := range in.Config.Systems {
 		reps := per[si]
-		_, hasCI := tiers[si]
 		ci := func(v float64) analysis.Cell {
-			if !hasCI {
+			if !hasCI[si] {
 				return analysis.Undefined("no interval")
 			}
 			return analysis.Number(v)
 		}
-		tier := analysis.Undefined("no interval")
-		if hasCI {
-			tier = analysis.Int(tiers[si])
-		}
+		tier := bd.Tier(s.Name)
 		// Structure needs only the report, not the judge: all reports count.
 		var xs []float64
 		for _, rep := range r.reports {
@@ -239,15 +228,13 @@ func (r *run) result() *analysis.Result {
 		if len(xs) > 0 {
 			stCell = analysis.Number(stats.Mean(xs))
 		}
-		accT.AddRow(analysis.Text(s.Name), analysis.Text(s.Group), num(overall[si], defined[si]), ci(lo[si]), ci(hi[si]), tier,
-			stCell, analysis.Int(len(reps)), analysis.Int(len(in.Companies)-len(reps)))
-		if defined[si] {
-			res.Scores[s.Name] = overall[si]
-		}
+		row := []analysis.Cell{analysis.Text(s.Name), analysis.Text(s.Group), num(overall[si], defined[si]), ci(lo[si]), ci(hi[si]), tier,
+			stCell, analysis.Int(len(reps)), analysis.Int(len(in.Companies) - len(reps))}
+		accT.AddRow(append(row, bd.Cells(s.Name)...)...)
 	}
-	res.Ranking = sortedByScore(res.Scores)
+	accT.Notes = append(accT.Notes, bd.Notes()...)
 	if r.opt.byMarket {
-		accT.Notes = append(accT.Notes, "A system's accuracy is the mean of its market means (knob overall=markets).")
+		accT.Notes = append(accT.Notes, "A system's accuracy is the mean of its market means (knob overall=markets); the clustered statistics, tiers and paired comparisons are of the mean over companies.")
 	}
 
 	// markets
@@ -319,7 +306,7 @@ func (r *run) result() *analysis.Result {
 		secT.AddRow(row...)
 	}
 
-	res.Tables = []*analysis.Table{accT, mT, r.structureScores(), capT, secT,
+	res.Tables = []*analysis.Table{accT, bd.PairTable(Name, "Accuracy: paired comparisons of adjacent systems"), mT, r.structureScores(), capT, secT,
 		byAttr("language", "language", "languages", langs, func(c *Company) string { return c.Language }),
 		byAttr("industry", "industry", "industries", inds, func(c *Company) string { return c.Industry }),
 		r.headline(accT, capT, secT), r.structureTable(), r.deductions()}

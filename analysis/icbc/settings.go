@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
 // Knob names.
@@ -35,6 +36,7 @@ var knobs = []analysis.Knob{
 	{Name: KnobTie, Default: "0", Doc: "score difference within which two reports tie in the pairwise agreement rate"},
 	{Name: KnobBootstrap, Default: "1000", Doc: "bootstrap resamples of tasks for intervals", Resamples: true},
 	{Name: KnobSeed, Default: "1", Doc: "bootstrap seed"},
+	uncertainty.Knob(),
 }
 
 // settings are the parsed knob values.
@@ -50,6 +52,8 @@ type settings struct {
 	tie      float64
 	reps     int
 	seed     uint64
+	// clusterReps are the resamples of the clustered statistics.
+	clusterReps int
 }
 
 func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
@@ -113,6 +117,9 @@ func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
 	v = s.Get(KnobSeed, "1")
 	if o.seed, err = strconv.ParseUint(v, 10, 64); err != nil {
 		return nil, bad(KnobSeed, v)
+	}
+	if o.clusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
 func num(x float64) analysis.Cell {
@@ -71,27 +72,16 @@ func (r *run) tables() {
 		return cmp.Or(groupRank(r.systems[a].Group)-groupRank(r.systems[b].Group), byScore(a, b))
 	})
 	r.res.Scores = map[string]float64{}
-	var lo, hi []float64
 	for _, i := range rank {
 		if math.IsNaN(mean[i]) {
 			continue
 		}
 		r.res.Ranking = append(r.res.Ranking, r.systems[i].Name)
 		r.res.Scores[r.systems[i].Name] = mean[i]
-		lo, hi = append(lo, overall[i].lo), append(hi, overall[i].hi)
 	}
-	tier := map[int]int{}
-	if r.o.reps > 0 {
-		t := stats.Tiers(lo, hi)
-		k := 0
-		for _, i := range rank {
-			if !math.IsNaN(mean[i]) {
-				tier[i] = t[k]
-				k++
-			}
-		}
-	}
-
+	// Tiers are the tie groups of the paired tests over tasks, in ranking
+	// order (docs/icbcbench.md).
+	bd := r.board(r.res.Ranking, r.res.Scores)
 	main := &analysis.Table{Benchmark: Name, Name: "main_results", Title: "ICBCBench main results",
 		Caption: "Objective, subjective and overall scores per language track (points). Overall = (Objective + Subjective) / 2; overall is the mean of the two tracks with its bootstrap interval over tasks.",
 		Columns: []analysis.Column{colSystem, colGroup,
@@ -102,11 +92,14 @@ func (r *run) tables() {
 			pts("overall", "Overall", "mean of the EN and ZH overall scores"),
 			{Name: "overall_low", Title: "95% low", Unit: "pts", Decimals: 2},
 			{Name: "overall_high", Title: "95% high", Unit: "pts", Decimals: 2},
-			{Name: "tier", Title: "Tier", Doc: "systems whose intervals overlap their neighbour's share a tier"},
+			{Name: "tier", Title: "Tier", Doc: "tie group: systems not resolved from the tier's best by a paired sign-flip test over tasks (p < 0.05) share its tier"},
 		},
 		Charts: []analysis.Chart{{ID: "dimension_heatmap", Kind: analysis.Heatmap, Title: "Systems by track and dimension", X: "system",
 			Y: []string{"en_objective", "en_subjective", "en_overall", "zh_objective", "zh_subjective", "zh_overall"}}},
 	}
+	main.Columns = append(main.Columns, bd.Columns()...)
+	main.Notes = append(main.Notes, bd.Notes()...)
+	main.Notes = append(main.Notes, "The clustered statistics are those of the overall score linearised in its task sums (the delta method for a ratio of totals): each task's item is its influence on the overall score, and the English and Chinese versions of a task with the same ID are one cluster.")
 	detail := map[string]*analysis.Table{}
 	for _, l := range langs {
 		L := strings.ToUpper(l)
@@ -121,6 +114,8 @@ func (r *run) tables() {
 				pts("expert_positive_tasks", "Expert (tasks > 0)", "mean over reports scoring above 0, the authors' convention"),
 				pts("subjective", "Subjective", ""),
 			}}
+		detail[l].Columns = append(detail[l].Columns, uncertainty.ProportionColumns(2, true)...)
+		detail[l].Notes = append(detail[l].Notes, "Objective all: the Wilson interval (finrepro's convention) beside the Wald interval p ± 1.96·√(p(1-p)/n) that ICBCBench's toolkit uses; both treat tasks as independent, and the Wald one collapses to a point at 0 % and 100 %.")
 	}
 	cross := &analysis.Table{Benchmark: Name, Name: "cross_lingual", Title: "Cross-lingual delta",
 		Caption: "EN overall - ZH overall (positive: English-leaning) with a 95% paired bootstrap interval over tasks.",
@@ -133,16 +128,15 @@ func (r *run) tables() {
 	for _, i := range order {
 		sys := &r.systems[i]
 		e, z := en[i], zh[i]
-		tc := analysis.Undefined("no interval")
-		if t, ok := tier[i]; ok {
-			tc = analysis.Int(t)
-		}
-		main.AddRow(analysis.Text(sys.Name), analysis.Text(sys.Group), num(e.objAll), num(e.subjective), num(e.overall),
-			num(z.objAll), num(z.subjective), num(z.overall), num(mean[i]), num(overall[i].lo), num(overall[i].hi), tc)
+		row := []analysis.Cell{analysis.Text(sys.Name), analysis.Text(sys.Group), num(e.objAll), num(e.subjective), num(e.overall),
+			num(z.objAll), num(z.subjective), num(z.overall), num(mean[i]), num(overall[i].lo), num(overall[i].hi), bd.Tier(sys.Name)}
+		main.AddRow(append(row, bd.Cells(sys.Name)...)...)
 		for _, l := range langs {
 			t := scores[l][i]
-			detail[l].AddRow(analysis.Text(sys.Name), analysis.Text(sys.Group), num(t.objText), num(t.objAll), num(t.expert),
-				notEvaluated(t.citation), notEvaluated(t.source), num(t.overall), num(t.expertAll), num(t.expertPo), num(t.subjective))
+			c, n := r.objCounts(i, l)
+			row := []analysis.Cell{analysis.Text(sys.Name), analysis.Text(sys.Group), num(t.objText), num(t.objAll), num(t.expert),
+				notEvaluated(t.citation), notEvaluated(t.source), num(t.overall), num(t.expertAll), num(t.expertPo), num(t.subjective)}
+			detail[l].AddRow(append(row, uncertainty.ProportionCells(c, n, true)...)...)
 		}
 	}
 	crossOrder := slices.Clone(order)
@@ -157,7 +151,7 @@ func (r *run) tables() {
 		cross.AddRow(analysis.Text(r.systems[i].Name), analysis.Text(r.systems[i].Group), num(en[i].overall), num(zh[i].overall),
 			num(en[i].overall-zh[i].overall), num(delta[i].lo), num(delta[i].hi))
 	}
-	r.res.Tables = append(r.res.Tables, main, detail["en"], detail["zh"], r.calibration(en, zh, order), r.reliability(order),
+	r.res.Tables = append(r.res.Tables, main, bd.PairTable(Name, "Overall score: paired comparisons of adjacent systems"), detail["en"], detail["zh"], r.calibration(en, zh, order), r.reliability(order),
 		r.domains(order), cross, r.humanConsistency(), r.rubricTable())
 }
 

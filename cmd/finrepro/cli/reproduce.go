@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/report"
 	"github.com/finrepro/finrepro/results"
@@ -107,7 +108,8 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if !*quiet {
 		width := terminalWidth(env.Stdout)
 		for _, r := range a.res {
-			if t := r.Table(r.Headline); t != nil {
+			// the headline with the rank interval next to the rank
+			if t := uncertainty.Terminal(r); t != nil {
 				fmt.Fprintf(w, "[%s]\n", r.Title)
 				if err := report.WriteTerminal(w, t, width); err != nil {
 					return err

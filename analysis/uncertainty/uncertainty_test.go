@@ -1,0 +1,171 @@
+package uncertainty
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.6f, want %.6f", what, got, want)
+	}
+}
+
+func TestWeighted(t *testing.T) {
+	// x = (1, 0, 0.5) with weights (1, 1, 2): the weighted mean is
+	// (1 + 0 + 1)/4 = 0.5, 50 points; the items are 3·w·x/4·100 =
+	// (75, 0, 75), whose mean is 50.
+	y := Weighted([]float64{1, 0, 0.5}, []float64{1, 1, 2}, 100)
+	for i, want := range []float64{75, 0, 75} {
+		near(t, "item", y[i], want, 1e-12)
+	}
+}
+
+// TestBoardByHand checks every statistic of a board against a hand
+// derivation. A scores 100 on both items of cluster 0 and 0 on both of
+// cluster 1, B scores 0 everywhere.
+//
+// A: mean 50; cluster residual sums +100 and -100, so
+// SE² = G/(G-1)·Σ r_g²/N² = 2·20000/16 = 2500, SE = 50. Naive: s² =
+// 4·2500/3, SE² = s²/4 = 833.33, SE = 28.868; design effect 2500/833.33 =
+// 3; G* = (2²+2²)²/(2⁴+2⁴) = 2. Treating the 4 items as 4 clusters would
+// give SE² = 4/3·4·2500/16 = 833.33, the naive one: the cluster is the
+// unit.
+//
+// A - B: the differences are A's scores, so SE 50; the sign-flip test
+// of cluster sums (200, 0) has all 4 patterns with |T| = 200: p = 1,
+// exact, so A and B share tier 1. Minimum detectable difference:
+// (t_{0.975,1} + t_{0.8,1})·50 = (12.7062 + 1.3764)·50 = 704.13.
+func TestBoardByHand(t *testing.T) {
+	b := New([]string{"A", "B"}, [][]float64{{100, 100, 0, 0}, {0, 0, 0, 0}}, []int{0, 0, 1, 1},
+		Config{Reps: 1000, Unit: "companies", Decimals: 1, Points: "points"})
+	m := b.Means[0]
+	near(t, "mean", m.Mean, 50, 1e-12)
+	near(t, "SE", m.SE, 50, 1e-9)
+	near(t, "naive SE", m.NaiveSE, math.Sqrt(2500.0/3), 1e-9)
+	near(t, "design effect", m.DesignEffect, 3, 1e-9)
+	near(t, "effective clusters", m.EffectiveClusters, 2, 1e-12)
+	p := b.Pairs[0]
+	if p.Err != nil || p.P != 1 || !p.Exact || p.Holm != 1 {
+		t.Errorf("pair %+v", p)
+	}
+	near(t, "pair SE", p.SE, 50, 1e-9)
+	if b.Groups[0] != 1 || b.Groups[1] != 1 {
+		t.Errorf("groups %v, want 1 1", b.Groups)
+	}
+	mdd, ok := b.MinDetectable()
+	near(t, "minimum detectable difference", mdd, 704.13, 0.01)
+	if !ok || !strings.Contains(b.PowerNote(), "differences below 704.1 points are not resolvable with 2 companies") {
+		t.Errorf("power note %q", b.PowerNote())
+	}
+	cells := b.Cells("A")
+	cols := b.Columns()
+	if len(cells) != len(cols) {
+		t.Fatalf("%d cells, %d columns", len(cells), len(cols))
+	}
+	for i, c := range cols {
+		if c.Name == "se_cluster" && cells[i].Num != m.SE {
+			t.Errorf("se_cluster cell %+v", cells[i])
+		}
+	}
+	if c := b.Tier("nobody"); !c.Undef {
+		t.Errorf("tier of an unknown system %+v", c)
+	}
+	pt := b.PairTable("x", "pairs")
+	if len(pt.Rows) != 1 || pt.Rows[0][pt.Col("resolved")].Text != "no" {
+		t.Errorf("pair table rows %v", pt.Rows)
+	}
+}
+
+func TestNoResamples(t *testing.T) {
+	b := New([]string{"A", "B"}, [][]float64{{1, 0, 1}, {0, 0, 1}}, []int{0, 1, 2}, Config{Reps: 0, Unit: "tasks"})
+	if c := b.Tier("A"); !c.Undef {
+		t.Errorf("tier without resamples %+v", c)
+	}
+	if b.Means[0].SE == 0 {
+		t.Error("the analytic error needs no resample")
+	}
+	if pt := b.PairTable("x", "pairs"); !pt.Rows[0][pt.Col("p")].Undef {
+		t.Errorf("p without resamples %+v", pt.Rows[0])
+	}
+}
+
+func TestProportionCells(t *testing.T) {
+	// Wald 2 of 4: 0.5 ± 1.959964·√(0.25/4) = 0.5 ± 0.489991.
+	c := ProportionCells(2, 4, true)
+	near(t, "Wald lo", c[2].Num, 1.0009, 1e-4)
+	near(t, "Wald hi", c[3].Num, 98.9991, 1e-4)
+	// Wilson 0 of 10: (0, 0.2775), Newcombe (1998) Table I, example (d).
+	c = ProportionCells(0, 10, false)
+	near(t, "Wilson lo", c[0].Num, 0, 0)
+	near(t, "Wilson hi", c[1].Num, 27.75, 0.01)
+	if c := ProportionCells(0, 0, true); !c[0].Undef || !c[2].Undef {
+		t.Errorf("no trials %+v", c)
+	}
+}
+
+func TestTerminal(t *testing.T) {
+	b := New([]string{"A", "B"}, [][]float64{{100, 100, 0, 0}, {0, 0, 0, 0}}, []int{0, 0, 1, 1}, Config{Reps: 200, Unit: "companies", Decimals: 1})
+	tb := &analysis.Table{Name: "h", Columns: append([]analysis.Column{{Name: "system"}, {Name: "score"}}, b.Columns()...)}
+	for _, n := range []string{"B", "A"} {
+		score := 0.0
+		if n == "A" {
+			score = 50
+		}
+		tb.AddRow(append([]analysis.Cell{analysis.Text(n), analysis.Number(score)}, b.Cells(n)...)...)
+	}
+	res := &analysis.Result{Headline: "h", Tables: []*analysis.Table{tb}, Ranking: []string{"A", "B"}, Scores: map[string]float64{"A": 50, "B": 0}}
+	out := Terminal(res)
+	if out.Columns[0].Header() != "rank (95%)" || out.Col("rank_lo") >= 0 || out.Col("se_naive") >= 0 || out.Col("se_cluster") < 0 {
+		t.Fatalf("columns %v", out.Columns)
+	}
+	// A ranks first in every resample but those drawing cluster 1 twice,
+	// where both score 0 and share rank 1: A is 1 (1-1); B is 2 and ties
+	// A in about a quarter of the resamples, so its interval is 1-2.
+	if got := out.Rows[1][0].Text; got != "1 (1-1)" {
+		t.Errorf("A %q", got)
+	}
+	if got := out.Rows[0][0].Text; got != "2 (1-2)" {
+		t.Errorf("B %q", got)
+	}
+}
+
+// TestSmallBoards checks the edges: no system, one system, no scored
+// item and one cluster give boards whose cells say why they are empty.
+func TestSmallBoards(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name    string
+		names   []string
+		scores  [][]float64
+		cluster []int
+	}{
+		{"no system", nil, nil, []int{0, 1}},
+		{"one system", []string{"A"}, [][]float64{{1, 2, 3}}, []int{0, 1, 2}},
+		{"nothing scored", []string{"A", "B"}, [][]float64{{nan, nan}, {nan, nan}}, []int{0, 1}},
+		{"one cluster", []string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{4, 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := New(c.names, c.scores, c.cluster, Config{Reps: 100, Unit: "tasks"})
+			for _, n := range c.names {
+				cells := b.Cells(n)
+				if len(cells) != len(b.Columns()) {
+					t.Fatalf("%d cells", len(cells))
+				}
+			}
+			b.PairTable("x", "pairs")
+			if len(c.names) > 1 && c.name != "one system" {
+				if tier := b.Tier("A"); c.name == "nothing scored" && !tier.Undef {
+					t.Errorf("tier %+v, want undefined", tier)
+				}
+				if c.name == "one cluster" && !b.Cells("A")[2].Undef {
+					t.Errorf("interval of one cluster %+v, want undefined", b.Cells("A")[2])
+				}
+			}
+		})
+	}
+}
