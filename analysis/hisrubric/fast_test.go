@@ -1,11 +1,11 @@
 package hisrubric
 
 import (
-	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The hand-written scanners give what the reference implementations in
@@ -67,47 +67,18 @@ func FuzzParseQuantityMatchesRef(f *testing.F) {
 	})
 }
 
-func FuzzParseReplyMatchesRef(f *testing.F) {
-	pts := 6.5
-	good, _ := json.Marshal(Reply{Items: []ReplyItem{
-		{ID: "a", Verdict: "correct", Reason: "<b>\"x\"</b> & \u2028 é\n"},
-		{ID: "b", Claims: []string{"one", "two \\ three"}, Criterion: []Point{{Point: "p", Max: 4}, {Point: "q", Max: 1e-7}}},
-		{ID: "c", Covered: []bool{true, false}, Points: &pts},
-	}})
-	for _, s := range []string{
-		string(good),
-		"Here:\n```json\n" + string(good) + "\n```\nDone.",
-		`{"items":[{"id":"a","verdict":"correct","covered":[true],"points":3}]}`,
-		"```json\n{\"items\":null}\n```",
-		`{"items":[]}`, `{"items":[{}]}`, `{ "items" : [ { "id" : "a" , "points" : -0.5e+1 } ] } `,
-		`{"items":[{"id":"a","ID":"b"}]}`, `{"items":[{"id":"a","id":"b"}]}`, `{"Items":[{"id":"a"}]}`,
-		`{"items":[{"id":"\u00e9\ud83d\ude00\/\t"}]}`, `{"items":[{"id":"a","points":1e400}]}`,
-		`{"items":[{"id":"a","extra":{"x":[1,2]}}]}`, `{"items":[{"id":"a"}],"note":"x"}`,
-		`{"items":[{"id":"a","claims":null}]}`, `{"items":[{"id":01}]}`, `{"items":[{"id":"a"}]} }`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got, err := ParseReply(s)
-		want, rerr := refParseReply(s)
-		if (err == nil) != (rerr == nil) || err != nil && err.Error() != rerr.Error() {
-			t.Fatalf("ParseReply(%q): error %v, want %v", s, err, rerr)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("ParseReply(%q):\n got %+v\nwant %+v", s, got, want)
-		}
-	})
-}
-
-func FuzzJudgePromptMatchesRef(f *testing.F) {
+// FuzzJudgePrompt checks that a judge request's batch reads back as it
+// was written, and that the grading prompt, written from items encoded
+// once per company, is the judge prompt of the same batch.
+func FuzzJudgePrompt(f *testing.F) {
 	f.Add("S1.1 Basic Information | Company Name | Value", "Acme <Corp> & \"Sons\"", "1,721 Millions\tUSD\u2028", 4.0)
-	f.Add("\x00\x1f\x7f\xff", "é\u2029", "", 1e-7)
+	f.Add("\x00\x1f\x7f", "é\u2029", "", 1e-7)
 	f.Add("", "", "x", 1e21)
 	f.Add("a", "b", "c", -0.0)
-	f.Add("\u2028x\u2029\xe2\x80", "\xe2\x80\xa8\xe2", "é\xe2\x80\xaa", 2.5)
+	f.Add("\u2028x\u2029", "\u2028", "é\u202a", 2.5)
 	f.Fuzz(func(t *testing.T, q, truth, pred string, max float64) {
-		if math.IsNaN(max) || math.IsInf(max, 0) {
-			return
+		if math.IsNaN(max) || math.IsInf(max, 0) || !utf8.ValidString(q) || !utf8.ValidString(truth) || !utf8.ValidString(pred) {
+			return // judge requests hold text read from JSON: valid UTF-8, finite numbers
 		}
 		for _, st := range []Stage{StageClaims, StageCriteria, StageAccuracy, StageCoverage, StageGrading} {
 			b := &Batch{Stage: st, Company: truth, Language: pred, Items: []BatchItem{
@@ -115,9 +86,10 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 				{ID: "x", Question: pred, Claims: []string{q, truth}},
 				{ID: "y", Question: truth, Criterion: []Point{{Point: q, Max: max}, {Point: pred, Max: max / 3}}},
 			}}
-			want := refJudgePrompt(b)
-			if got := judgePrompt(b); got != want {
-				t.Fatalf("judgePrompt:\n got %q\nwant %q", got, want)
+			want := judgePrompt(b)
+			back, err := ParseBatch(want)
+			if err != nil || !reflect.DeepEqual(back, b) {
+				t.Fatalf("ParseBatch(judgePrompt(%+v)) = %+v, %v", b, back, err)
 			}
 			parts, items := make([]itemJSON, len(b.Items)), make([]int, len(b.Items))
 			for i := range b.Items {
@@ -130,41 +102,21 @@ func FuzzJudgePromptMatchesRef(f *testing.F) {
 				t.Fatalf("gradingPrompt:\n got %q\nwant %q", got, want)
 			}
 		}
-		for _, s := range []string{q, truth, pred} {
-			var w strings.Builder
-			writeJSONString(&w, s)
-			if n := jsonStringLen(s); n != w.Len() {
-				t.Fatalf("jsonStringLen(%q) = %d, want %d", s, n, w.Len())
-			}
-		}
-		if got, want := judgePrompt(&Batch{Stage: StageClaims}), refJudgePrompt(&Batch{Stage: StageClaims}); got != want {
-			t.Fatalf("judgePrompt of no items:\n got %q\nwant %q", got, want)
-		}
 	})
 }
 
-func FuzzAppendClipMatchesClip(f *testing.F) {
-	for _, s := range []string{"", "abc", "héllo wörld", "\xff\xfeabc", "a\xe2\x80", "一二三四五六"} {
-		f.Add(s, 3)
+// TestResolve checks Resolve on known values.
+func TestResolve(t *testing.T) {
+	p := Params{FY: 2024, CY: 2023, Date: "2025-09-20"}
+	for _, tc := range []struct{ in, want string }{
+		{"Value as of {DATE}", "Value as of 2025-09-20"},
+		{"{FY} {FY_1} {FY_2} | {CY} {CY_1}", "2024 2023 2022 | 2023 2022"},
+		{"FY{FY}{FY}", "FY20242024"},
+		{"{FY_3} {fy} {", "{FY_3} {fy} {"},
+		{"no placeholder", "no placeholder"},
+	} {
+		if got := p.Resolve(tc.in); got != tc.want {
+			t.Errorf("Resolve(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		if n < 0 || n > 400 {
-			return
-		}
-		if got, want := string(appendClip([]byte("x"), s, n)), "x"+clip(s, n); got != want {
-			t.Fatalf("appendClip(%q, %d) = %q, want %q", s, n, got, want)
-		}
-	})
-}
-
-func FuzzResolveMatchesRef(f *testing.F) {
-	f.Add("Value as of {DATE}", 2024, 2024, "2025-09-20")
-	f.Add("{FY_{CY}}{CY_{FY}}", 1, 1, "{FY}")
-	f.Add("{FY}{FY_1}{FY_2}{CY}{CY_1}", -3, 0, "")
-	f.Fuzz(func(t *testing.T, s string, fy, cy int, date string) {
-		p := Params{FY: fy, CY: cy, Date: date}
-		if got, want := p.Resolve(s), refResolve(p, s); got != want {
-			t.Fatalf("Resolve(%q) with %+v = %q, want %q", s, p, got, want)
-		}
-	})
 }

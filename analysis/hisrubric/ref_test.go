@@ -4,9 +4,6 @@ package hisrubric
 // fuzz tests in fast_test.go compare the hand-written scanners with.
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -216,44 +213,4 @@ func refGroupsOfThree(tok, sep string) bool {
 		}
 	}
 	return len(parts[0]) >= 1 && len(parts[0]) <= 3
-}
-
-func refParseReply(text string) (*Reply, error) {
-	if len(text) > MaxReply {
-		return nil, fmt.Errorf("parse reply: longer than %d bytes", MaxReply)
-	}
-	i := strings.Index(text, "{")
-	j := strings.LastIndex(text, "}")
-	if i < 0 || j < i {
-		return nil, errors.New("parse reply: no JSON object")
-	}
-	var r Reply
-	if err := json.Unmarshal([]byte(text[i:j+1]), &r); err != nil {
-		return nil, fmt.Errorf("parse reply: %w", err)
-	}
-	if r.Items == nil {
-		return nil, errors.New(`parse reply: no "items"`)
-	}
-	return &r, nil
-}
-
-func refJudgePrompt(b *Batch) string {
-	js, err := json.Marshal(b)
-	if err != nil {
-		panic(err)
-	}
-	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
-}
-
-func refResolve(p Params, s string) string {
-	if !strings.Contains(s, "{") {
-		return s
-	}
-	for _, r := range [...]struct{ ph, v string }{
-		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
-		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
-	} {
-		s = strings.ReplaceAll(s, r.ph, r.v)
-	}
-	return s
 }
