@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -101,8 +100,7 @@ func settled(r rune) bool {
 // AppendCanonicalValue appends to dst the canonical encoding of the JSON
 // value v.
 func AppendCanonicalValue(dst, v []byte) ([]byte, error) {
-	e := newEncoder(v, 0, "")
-	defer e.free()
+	e := newEncoder(newDecoder(v), "", len(v))
 	if err := e.whole(); err != nil {
 		return nil, err
 	}
@@ -114,7 +112,7 @@ func AppendCanonicalValue(dst, v []byte) ([]byte, error) {
 // the canonical encoding of a JSON object (built with
 // AppendCanonicalString and AppendCanonicalValue, members sorted by the
 // bytes of their names) to its argument. It checks what Canonical checks
-// of the fields, and reuses its buffers between calls.
+// of the fields.
 func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []byte) (Key, error) {
 	switch {
 	case provider == "":
@@ -122,13 +120,7 @@ func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []b
 	case sample < 0 || sample > 1<<31-1:
 		return Key{}, &RequestError{"sample", "want an integer from 0 to 2147483647"}
 	}
-	bp := keyBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxScratch {
-			keyBuffers.Put(bp)
-		}
-	}()
-	b := append((*bp)[:0], KeySchema+"\n"+`{"body":`...)
+	b := append(make([]byte, 0, 4<<10), KeySchema+"\n"+`{"body":`...)
 	at := len(b)
 	b = body(b)
 	if len(b) == at || b[at] != '{' {
@@ -141,12 +133,8 @@ func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []b
 	b = append(b, `,"sample":`...)
 	b = strconv.AppendInt(b, int64(sample), 10)
 	b = append(b, '}')
-	*bp = b
 	if len(b) > MaxRequestBytes {
 		return Key{}, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
 	}
 	return sha256.Sum256(b), nil
 }
-
-// keyBuffers keeps RequestKey's buffers between calls.
-var keyBuffers = sync.Pool{New: func() any { return new([]byte) }}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"runtime"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxLineBytes caps one line of a JSONL exchange file.
@@ -45,50 +47,42 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 	}
-	p := &parser{src: b}
+	dec := newDecoder(b)
 	lerr := func(err error) error {
 		var re *RequestError
 		if errors.As(err, &re) {
 			return &LineError{Field: re.Field, Msg: re.Msg}
 		}
-		return &LineError{Msg: err.Error()}
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) {
+			field, _, _ := strings.Cut(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
+			return &LineError{Field: field, Msg: decoderMsg(err)}
+		}
+		return &LineError{Msg: decoderMsg(err)}
 	}
-	p.space()
-	if p.i >= len(b) || b[p.i] != '{' {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, &LineError{Msg: "not a JSON object"}
 	}
-	p.i++
 	var x Exchange
 	var canon, meta []byte
 	seen := map[string]bool{}
-	p.space()
-	for p.i < len(b) && b[p.i] != '}' {
-		p.space()
-		if p.i >= len(b) || b[p.i] != '"' {
-			return nil, nil, lerr(p.errf("", "want an object key"))
-		}
-		k, err := p.str("")
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, nil, lerr(err)
 		}
+		k := tok.String()
 		if seen[k] {
 			return nil, nil, &LineError{Field: k, Msg: "repeated"}
 		}
 		seen[k] = true
-		p.space()
-		if p.i >= len(b) || b[p.i] != ':' {
-			return nil, nil, lerr(p.errf(k, "want ':'"))
-		}
-		p.i++
-		p.space()
-		start := p.i
 		switch k {
 		case "request":
-			e := newEncoder(b, p.i, "request")
-			defer e.free()
-			err := e.value(0)
-			p.i = e.i
-			if err != nil {
+			// The value starts after the colon and the white space
+			// around it, which the tokenizer has checked.
+			start := int(dec.InputOffset())
+			e := newEncoder(dec, "request", len(b)-start)
+			if err := e.value(0); err != nil {
 				return nil, nil, lerr(err)
 			}
 			if canon, err = e.request(); err != nil {
@@ -98,39 +92,26 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 				}
 				return nil, nil, lerr(err)
 			}
-			x.Request = bytes.Clone(b[start:p.i])
-		case "response":
-			if err := p.skip(0, "response"); err != nil {
+			raw := bytes.TrimLeft(b[start:dec.InputOffset()], " \t\r\n:")
+			x.Request = bytes.Clone(raw)
+		case "response", "meta":
+			v, err := dec.ReadValue()
+			if err != nil {
 				return nil, nil, lerr(err)
 			}
-			x.Response = bytes.Clone(b[start:p.i])
-		case "meta":
-			if err := p.skip(0, "meta"); err != nil {
-				return nil, nil, lerr(err)
+			if k == "response" {
+				x.Response = bytes.Clone(v)
+			} else {
+				meta = bytes.Clone(v)
 			}
-			meta = b[start:p.i]
 		default:
 			return nil, nil, &LineError{Field: k, Msg: "unknown field"}
 		}
-		p.space()
-		if p.i < len(b) && b[p.i] == ',' {
-			p.i++
-			p.space()
-			if p.i < len(b) && b[p.i] == '}' {
-				return nil, nil, lerr(p.errf("", "want an object key"))
-			}
-			continue
-		}
-		if p.i >= len(b) || b[p.i] != '}' {
-			return nil, nil, lerr(p.errf("", "want ',' or '}'"))
-		}
 	}
-	if p.i >= len(b) {
-		return nil, nil, lerr(p.errf("", "unexpected end of input"))
+	if _, err := dec.ReadToken(); err != nil { // '}'
+		return nil, nil, lerr(err)
 	}
-	p.i++
-	p.space()
-	if p.i != len(b) {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, nil, &LineError{Msg: "trailing data after JSON value"}
 	}
 	switch {

@@ -14,7 +14,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
@@ -588,26 +587,13 @@ func parseOutput(kind Kind, body []byte) (*output, error) {
 	return &o, nil
 }
 
-// decodeOptions make the JSON decoder of responses read what
-// encoding/json reads (names match regardless of case but not of
-// underscores, a repeated name keeps the last value, invalid UTF-8
-// becomes U+FFFD) at about three times its speed: decoding stored
-// responses is a large part of a replay. FuzzParseOutputMatchesReference
-// holds the two to the same results.
-var decodeOptions = jsonv2.JoinOptions(
-	jsonv2.MatchCaseInsensitiveNames(true),
-	jsonv1.MatchCaseSensitiveDelimiter(true),
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
-
 // unmarshalObject decodes a JSON object body, tolerating unknown fields
 // (providers add them all the time) but nothing else.
 func unmarshalObject(body []byte, v any) error {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return fmt.Errorf("%w: not a JSON object", errMalformed)
 	}
-	if err := jsonv2.Unmarshal(body, v, decodeOptions); err != nil {
+	if err := jsonv2.Unmarshal(body, v, cache.DecodeOptions); err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	return nil
