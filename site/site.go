@@ -194,8 +194,7 @@ func render(in Input, emit func(file) error) error {
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for _, p := range pages {
 		g.Go(func() error {
-			buf := buffers.Get().(*pageBuffer)
-			defer buffers.Put(buf)
+			buf := new(pageBuffer)
 			for {
 				data, err := buf.render(p)
 				if err != nil {
@@ -220,25 +219,20 @@ func render(in Input, emit func(file) error) error {
 }
 
 // partMarker stands in a page's template output for the part the page
-// appends itself (a task page's body), so that long texts skip the
-// template engine, which would copy them several times.
+// appends itself (a task page's systems and verdicts, see appendBody), so
+// that long texts skip the template engine, which would copy them
+// several times.
 const partMarker = "\x00finrepro-part\x00"
 
 // A pageBuffer holds the template output and the page of one render,
-// reused from page to page.
+// reused while a page is cut to fit MaxPage.
 type pageBuffer struct {
 	tmpl bytes.Buffer
 	page []byte
 }
 
-var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
-
 // render renders p into b.page and returns it.
 func (b *pageBuffer) render(p *page) ([]byte, error) {
-	if p.Task != nil {
-		b.page = p.appendTask(b.page[:0])
-		return b.page, nil
-	}
 	b.tmpl.Reset()
 	if err := pageTemplates[p.Kind].ExecuteTemplate(&b.tmpl, "layout", p); err != nil {
 		return nil, err
