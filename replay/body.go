@@ -64,8 +64,8 @@ var (
 // members sorted by name, as encoding/json writes a map (and as the
 // canonical form sorts them, for ASCII names), so a wire body built here
 // has the bytes an encoding/json Encoder without HTML escaping gives the
-// same map, at a fraction of the cost: prompts are long, and reflection
-// over maps of any is slow. Leaving <, > and & as they are also keeps
+// same map without reflection over maps of any (request building is
+// part of what BenchmarkReplay/answer times). Leaving <, > and & as they are also keeps
 // most prompts in their canonical form.
 type jsonObject struct {
 	enc     *bodyEncoding
