@@ -176,7 +176,19 @@ func FuzzReadTasksCSV(f *testing.F) {
 	f.Add("id,week\n")
 	f.Add("id,id\n1,2\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		ReadTasksCSV(strings.NewReader(s), "tasks.csv", DefaultTolerances()) // must not panic
+		ts, err := ReadTasksCSV(strings.NewReader(s), "tasks.csv", DefaultTolerances())
+		if err != nil {
+			var ie *results.InputError
+			if !errors.As(err, &ie) || ie.File != "tasks.csv" {
+				t.Fatalf("error %v does not name tasks.csv", err)
+			}
+			return
+		}
+		for _, task := range ts {
+			if !task.tg.Before(task.td) || !task.td.Before(task.te) {
+				t.Fatalf("accepted task %s with unordered times", task.ID)
+			}
+		}
 	})
 }
 
