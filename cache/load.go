@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -47,7 +48,11 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 	}
-	dec := newDecoder(b)
+	// The line is read leniently: lone surrogate escapes are allowed in a
+	// response or meta, as encoding/json allows them; the request is
+	// tokenized again, strictly, by the key rule; raw invalid UTF-8 is
+	// refused everywhere.
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
 		var re *RequestError
 		if errors.As(err, &re) {
@@ -77,32 +82,33 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		}
 		seen[k] = true
 		switch k {
-		case "request":
-			// The value starts after the colon and the white space
-			// around it, which the tokenizer has checked.
-			start := int(dec.InputOffset())
-			e := newEncoder(dec, "request", len(b)-start)
-			if err := e.value(0); err != nil {
-				return nil, nil, lerr(err)
-			}
-			if canon, err = e.request(); err != nil {
-				var re *RequestError
-				if errors.As(err, &re) {
-					return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
-				}
-				return nil, nil, lerr(err)
-			}
-			raw := bytes.TrimLeft(b[start:dec.InputOffset()], " \t\r\n:")
-			x.Request = bytes.Clone(raw)
-		case "response", "meta":
+		case "request", "response", "meta":
 			v, err := dec.ReadValue()
 			if err != nil {
 				return nil, nil, lerr(err)
 			}
-			if k == "response" {
-				x.Response = bytes.Clone(v)
-			} else {
-				meta = bytes.Clone(v)
+			if !utf8.Valid(v) {
+				return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
+			}
+			raw := []byte(bytes.Clone(v))
+			switch k {
+			case "request":
+				e := newEncoder(newDecoder(raw), "request", len(raw))
+				if err := e.whole(); err != nil {
+					return nil, nil, lerr(err)
+				}
+				if canon, err = e.request(); err != nil {
+					var re *RequestError
+					if errors.As(err, &re) {
+						return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
+					}
+					return nil, nil, lerr(err)
+				}
+				x.Request = raw
+			case "response":
+				x.Response = raw
+			default:
+				meta = raw
 			}
 		default:
 			return nil, nil, &LineError{Field: k, Msg: "unknown field"}
