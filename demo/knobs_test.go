@@ -9,13 +9,8 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/analysis/consensus"
-	"github.com/finrepro/finrepro/analysis/forecast"
-	"github.com/finrepro/finrepro/analysis/hisrubric"
-	"github.com/finrepro/finrepro/analysis/icbc"
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
-	"github.com/finrepro/finrepro/results"
 )
 
 // FuzzKnobValues sets one knob of one benchmark (--set benchmark.knob=v)
@@ -23,7 +18,7 @@ import (
 // either refused with an error that names the knob, or scored into
 // tables of finite numbers.
 func FuzzKnobValues(f *testing.F) {
-	benches := []analysis.Benchmark{icbc.Benchmark{}, hisrubric.Benchmark{}, forecast.Benchmark{}, consensus.Benchmark{}}
+	benches := benchmarks
 	for b, bm := range benches {
 		for k, knob := range bm.Knobs() {
 			for _, v := range append([]string{knob.Default, "", "-1", "NaN"}, knob.Sweep...) {
@@ -35,19 +30,12 @@ func FuzzKnobValues(f *testing.F) {
 	if err := cache.ReadArchive(bytes.NewReader(Embedded()), dir, cache.ArchiveLimits{}); err != nil {
 		f.Fatal(err)
 	}
-	bundle, err := results.OpenBundle(dir)
-	if err != nil {
-		f.Fatal(err)
-	}
-	store, err := cache.Open(bundle.CachePath(), cache.Options{ReadOnly: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { store.Close() })
+	bundle, store := openBundle(f, dir)
 	ctx := context.Background()
 	answer := replay.New(store, replay.Config{Mode: replay.Offline})
 	cols := make([]analysis.Collection, len(benches))
 	for i, bm := range benches {
+		var err error
 		if cols[i], err = bm.Collect(ctx, analysis.Input{Bundle: bundle, Answer: answer}); err != nil {
 			f.Fatal(err)
 		}
