@@ -488,8 +488,10 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 	return out
 }
 
-// Body writes the table's rows, the bytes the "cell" template in
-// layout.html would write for them: tables run to thousands of cells.
+// Body writes the table's rows, escaped as html/template escapes text
+// and attributes (the golden pages hold the bytes): tables run to
+// thousands of cells; BenchmarkWrite times them with the rest of the
+// site.
 func (t *tableView) Body() template.HTML {
 	size := 0
 	for _, row := range t.Rows {
