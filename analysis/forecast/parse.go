@@ -318,6 +318,9 @@ func ParseReply(text string) (Forecast, error) {
 				continue // a URL in the answer is not cited evidence
 			}
 		}
+		if !strings.Contains(ln, "http") {
+			continue // most lines cite nothing: skip the regular expression
+		}
 		urls := urlRE.FindAllString(ln, -1)
 		if len(urls) == 0 {
 			continue

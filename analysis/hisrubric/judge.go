@@ -1,6 +1,7 @@
 package hisrubric
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,12 +114,32 @@ func newItemJSON(it *BatchItem) itemJSON {
 // gradingPrompt is judgePrompt of a batch of stage st for a company
 // named company, in language, whose k-th item is parts[items[k]]
 // around the prediction pred(items[k]). A company's items go to the
-// judge once for each system: their parts are encoded once.
+// judge once for each system: their parts are encoded once, and the
+// message is written into a string sized for it (the messages are
+// FinDeepResearch's bulk of bytes: BenchmarkBundle/findeepresearch).
 func gradingPrompt(st Stage, company, language string, parts []itemJSON, items []int, pred func(i int) string) string {
+	n := len(instructions[st]) + len(promptOpen) + len(promptClose) + 64 + 2*(len(company)+len(language))
+	for _, i := range items {
+		n += len(parts[i].head) + len(parts[i].tail) + 16 + len(pred(i))*9/8
+	}
 	var w strings.Builder
+	w.Grow(n)
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp) // escapes as json.Marshal does
+	str := func(s string) {
+		tmp.Reset()
+		_ = enc.Encode(s)                  // a string always encodes
+		w.Write(tmp.Bytes()[:tmp.Len()-1]) // without Encode's newline
+	}
 	w.WriteString(instructions[st])
 	w.WriteString(promptOpen)
-	fmt.Fprintf(&w, `{"stage":%s,"company":%s,"language":%s,"items":[`, marshal(st), marshal(company), marshal(language))
+	w.WriteString(`{"stage":`)
+	str(string(st))
+	w.WriteString(`,"company":`)
+	str(company)
+	w.WriteString(`,"language":`)
+	str(language)
+	w.WriteString(`,"items":[`)
 	for k, i := range items {
 		if k > 0 {
 			w.WriteByte(',')
@@ -126,7 +147,7 @@ func gradingPrompt(st Stage, company, language string, parts []itemJSON, items [
 		w.WriteString(parts[i].head)
 		if p := pred(i); p != "" {
 			w.WriteString(`,"prediction":`)
-			w.WriteString(marshal(p))
+			str(p)
 		}
 		w.WriteString(parts[i].tail)
 	}

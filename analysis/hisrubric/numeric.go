@@ -2,9 +2,9 @@ package hisrubric
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A Quantity is a number read from a cell, with its multiplier applied.
@@ -42,17 +42,19 @@ func ParseQuantity(s string) (Quantity, bool) {
 	if len(s) > 200 {
 		return Quantity{}, false
 	}
-	s = strings.ToLower(quantityReplacer.Replace(s))
-	locs := numRE.FindAllStringIndex(s, -1)
-	if len(locs) != 1 {
-		return Quantity{}, false
+	if !isASCII(s) || strings.Contains(s, "'000") {
+		s = quantityReplacer.Replace(s) // else it has nothing to replace
 	}
-	tok := s[locs[0][0]:locs[0][1]]
-	v, ok := parseNumber(tok)
+	s = strings.ToLower(s)
+	start, end, ok := onlyNumber(s)
 	if !ok {
 		return Quantity{}, false
 	}
-	prefix, suffix := s[:locs[0][0]], s[locs[0][1]:]
+	v, ok := parseNumber(s[start:end])
+	if !ok {
+		return Quantity{}, false
+	}
+	prefix, suffix := s[:start], s[end:]
 	p := strings.TrimRight(strings.TrimFunc(prefix, func(r rune) bool {
 		return r == ' ' || r == '$' || r == '¥' || r == '£' || r == '€' || r >= 'a' && r <= 'z'
 	}), " ")
@@ -73,15 +75,65 @@ func ParseQuantity(s string) (Quantity, bool) {
 			return q, true
 		}
 	}
-	for _, w := range strings.FieldsFunc(suffix, func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+	// The words of the suffix are its runs of a-z.
+	for i := 0; i < len(suffix); {
+		if !isLower(suffix[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(suffix) && isLower(suffix[j]) {
+			j++
+		}
 		for _, m := range multipliers {
-			if w == m.word {
+			if suffix[i:j] == m.word {
 				q.Value *= m.f
 				return q, true
 			}
 		}
+		i = j
 	}
 	return q, true
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// onlyNumber finds the one run of digits, with single dots or commas
+// between digits, in s; ok is false when there is none or more than one.
+func onlyNumber(s string) (start, end int, ok bool) {
+	start = -1
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		if start >= 0 {
+			return 0, 0, false
+		}
+		start = i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		for i+1 < len(s) && (s[i] == '.' || s[i] == ',') && isDigit(s[i+1]) {
+			i++
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+		}
+		end = i
+	}
+	return start, end, start >= 0
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // parseNumber reads digits with "," and "." separators.
@@ -95,7 +147,7 @@ func parseNumber(tok string) (float64, bool) {
 			tok = strings.ReplaceAll(tok, ",", "")
 		}
 	case comma > 0:
-		if groupsOfThree(tok, ",") {
+		if groupsOfThree(tok, ',') {
 			tok = strings.ReplaceAll(tok, ",", "")
 		} else if comma == 1 {
 			tok = strings.ReplaceAll(tok, ",", ".")
@@ -103,7 +155,7 @@ func parseNumber(tok string) (float64, bool) {
 			return 0, false
 		}
 	case dot > 1:
-		if !groupsOfThree(tok, ".") {
+		if !groupsOfThree(tok, '.') {
 			return 0, false
 		}
 		tok = strings.ReplaceAll(tok, ".", "")
@@ -114,19 +166,24 @@ func parseNumber(tok string) (float64, bool) {
 
 // groupsOfThree reports whether tok is 1 to 3 characters, then groups
 // of 3 each after a sep.
-func groupsOfThree(tok, sep string) bool {
-	parts := strings.Split(tok, sep)
-	for _, p := range parts[1:] {
-		if len(p) != 3 {
+func groupsOfThree(tok string, sep byte) bool {
+	i := strings.IndexByte(tok, sep)
+	if i < 0 {
+		return len(tok) >= 1 && len(tok) <= 3
+	}
+	if i < 1 || i > 3 {
+		return false
+	}
+	for rest := tok[i+1:]; ; rest = rest[4:] {
+		j := strings.IndexByte(rest, sep)
+		if j < 0 {
+			return len(rest) == 3
+		}
+		if j != 3 {
 			return false
 		}
 	}
-	return len(parts[0]) >= 1 && len(parts[0]) <= 3
 }
-
-// numRE matches a run of digits with single dots or commas between
-// digits.
-var numRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 
 // A Tolerance says when two quantities are equal.
 type Tolerance struct {

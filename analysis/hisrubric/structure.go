@@ -59,9 +59,19 @@ func (p Params) Resolve(s string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	v := [len(placeholders)]string{strconv.Itoa(p.FY), strconv.Itoa(p.FY - 1), strconv.Itoa(p.FY - 2), strconv.Itoa(p.CY), strconv.Itoa(p.CY - 1), p.Date}
+	// In order, each placeholder s holds at its turn.
 	for k, ph := range placeholders {
-		s = strings.ReplaceAll(s, ph, v[k])
+		if !strings.Contains(s, ph) {
+			continue
+		}
+		v := p.Date
+		switch k {
+		case 0, 1, 2:
+			v = strconv.Itoa(p.FY - k)
+		case 3, 4:
+			v = strconv.Itoa(p.CY - (k - 3))
+		}
+		s = strings.ReplaceAll(s, ph, v)
 	}
 	return s
 }
