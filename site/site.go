@@ -194,7 +194,8 @@ func render(in Input, emit func(file) error) error {
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
 	for _, p := range pages {
 		g.Go(func() error {
-			buf := new(pageBuffer)
+			buf := buffers.Get().(*pageBuffer)
+			defer buffers.Put(buf)
 			for {
 				data, err := buf.render(p)
 				if err != nil {
@@ -225,11 +226,16 @@ func render(in Input, emit func(file) error) error {
 const partMarker = "\x00finrepro-part\x00"
 
 // A pageBuffer holds the template output and the page of one render,
-// reused while a page is cut to fit MaxPage.
+// reused from page to page.
 type pageBuffer struct {
 	tmpl bytes.Buffer
 	page []byte
 }
+
+// buffers keeps page buffers between pages: thousands of task pages are
+// rendered, and growing a new buffer for each costs a tenth of a
+// full-scale site's writing time (profile of reproduce, BenchmarkWrite).
+var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
 
 // render renders p into b.page and returns it.
 func (b *pageBuffer) render(p *page) ([]byte, error) {
