@@ -552,10 +552,33 @@ func (t *tableView) Body() template.HTML {
 	return template.HTML(b)
 }
 
-// Body stands for the systems' list and the sections of the systems:
-// the page appends them itself where the marker is (see appendBody), so
-// that the template engine does not copy them.
+// Body stands for the content of a task page: the page appends it
+// itself where the marker is (see appendTop and appendBody), so that the
+// template engine neither copies the long texts nor runs once per task
+// page.
 func (v *taskView) Body() template.HTML { return partMarker }
+
+// appendTop appends the top of a task page's content: the crumb, the
+// heading and the question.
+func (v *taskView) appendTop(b []byte) []byte {
+	b = append(b, "<p class=\"crumb\"><a href=\""...)
+	b = append(b, escapeHref(v.BenchHref)...)
+	b = append(b, `">`...)
+	b = appendEscaped(b, v.Benchmark)
+	b = append(b, "</a> › task</p>\n<h1>Task "...)
+	b = appendEscaped(b, v.Task)
+	b = append(b, "</h1>"...)
+	if v.Question != "" {
+		b = append(b, "\n<section aria-labelledby=\"question-h\"><h2 id=\"question-h\">Question</h2><pre class=\"text\">"...)
+		b = append(b, v.Question...)
+		b = append(b, "</pre>"...)
+		if v.QCut {
+			b = append(b, "\n<p class=\"note\">The question is cut here; the bundle holds the full text.</p>"...)
+		}
+		b = append(b, "\n</section>"...)
+	}
+	return append(b, '\n')
+}
 
 // appendBody appends the systems' list and a section per system, with
 // its output and its judges' verdicts, the bytes html/template would write
