@@ -68,6 +68,9 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 	slices.SortStableFunc(refs, func(a, b Reference) int { return a.N - b.N })
 	var claims []Claim
 	for _, line := range body {
+		if !strings.Contains(line, "[") {
+			continue // no sentence of it cites
+		}
 		for _, sent := range sentences(line) {
 			ms := reMarker.FindAllStringSubmatch(sent, -1)
 			if ms == nil {
