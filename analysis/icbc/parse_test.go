@@ -348,8 +348,9 @@ func FuzzParseReport(f *testing.F) {
 			}
 		}
 		for i, c := range claims {
-			if !have[c.Ref] || c.ID != fmt.Sprintf("C%d", i+1) || c.Text == "" || reMarker.MatchString(c.Text) {
-				t.Fatalf("claim %+v: unknown reference, bad id, empty or with a marker", c)
+			// (Removing markers can leave one: "[[2]0]" is "[0]" without "[2]".)
+			if !have[c.Ref] || c.ID != fmt.Sprintf("C%d", i+1) || c.Text == "" {
+				t.Fatalf("claim %+v: unknown reference, bad id or empty", c)
 			}
 			if utf8.ValidString(s) && !utf8.ValidString(c.Text) {
 				t.Fatalf("invalid UTF-8 claim from valid input")
