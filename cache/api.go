@@ -65,11 +65,12 @@ type Exchange struct {
 // ErrNotFound is returned by Get for a key that is not stored.
 var ErrNotFound = errors.New("cache: not found")
 
-// metaOptions make decodeMeta read what encoding/json reads (names match
-// regardless of case but not of underscores, a repeated name keeps the
-// last value, invalid UTF-8 becomes U+FFFD) at several times its speed: a
-// replay decodes one meta per exchange.
-var metaOptions = jsonv2.JoinOptions(
+// DecodeOptions make go-json-experiment's Unmarshal read what
+// encoding/json reads (names match regardless of case but not of
+// underscores, a repeated name keeps the last value, invalid UTF-8
+// becomes U+FFFD): the options of every stored meta and response
+// finrepro decodes.
+var DecodeOptions = jsonv2.JoinOptions(
 	jsonv2.MatchCaseInsensitiveNames(true),
 	jsonv1.MatchCaseSensitiveDelimiter(true),
 	jsontext.AllowDuplicateNames(true),
@@ -77,4 +78,4 @@ var metaOptions = jsonv2.JoinOptions(
 )
 
 // decodeMeta decodes the JSON of a meta into m.
-func decodeMeta(b []byte, m *Meta) error { return jsonv2.Unmarshal(b, m, metaOptions) }
+func decodeMeta(b []byte, m *Meta) error { return jsonv2.Unmarshal(b, m, DecodeOptions) }

@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -103,24 +102,28 @@ func Canonical(request []byte) ([]byte, error) {
 	if len(request) > MaxRequestBytes {
 		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
 	}
-	e := newEncoder(request, 0, "")
-	defer e.free()
+	e := newEncoder(newDecoder(request), "", len(request))
 	if err := e.whole(); err != nil {
 		return nil, err
 	}
 	return e.request()
 }
 
+// newDecoder returns a strict JSON (RFC 8259) tokenizer of b: valid
+// UTF-8, no lone surrogates. Duplicate names are the encoder's to find,
+// after NFC.
+func newDecoder(b []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))
+}
+
 // whole encodes the one JSON value that makes up the source, with
 // nothing but white space around it.
 func (e *encoder) whole() error {
-	e.space()
 	if err := e.value(0); err != nil {
 		return err
 	}
-	e.space()
-	if e.i != len(e.src) {
-		return e.errf("", "trailing data after JSON value")
+	if _, err := e.dec.ReadToken(); err != io.EOF {
+		return e.errf("trailing data after JSON value")
 	}
 	return nil
 }
@@ -182,39 +185,15 @@ func canonicalJSON(c []byte) ([]byte, bool) {
 
 func isString(enc []byte) bool { return len(enc) >= 2 && enc[0] == '"' }
 
-// parser is a strict JSON parser (RFC 8259) that produces the canonical
-// encoding of each value as it goes.
-type parser struct {
-	src []byte
-	i   int
-}
-
-func (p *parser) errf(field, format string, args ...any) error {
-	return &RequestError{field, fmt.Sprintf("offset %d: ", p.i) + fmt.Sprintf(format, args...)}
-}
-
-func (p *parser) space() {
-	for p.i < len(p.src) {
-		switch p.src[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// An encoder is a strict JSON parser (RFC 8259) that writes the
-// canonical encoding of what it reads into one buffer: every value is
-// written in place, and an object whose keys are out of order is moved
-// once, when it ends. Paths for errors are built only on an error.
+// An encoder writes the canonical encoding of the JSON values a
+// jsontext.Decoder reads into one buffer: every value is written in
+// place, and an object whose keys are out of order is moved once, when
+// it ends.
 type encoder struct {
-	parser
+	dec     *jsontext.Decoder
 	out     []byte
 	val     int    // where the top-level value starts in out
-	buf     []byte // a string's decoded bytes
-	tmp     []byte // an object's members while they are put in order
-	members []span // the members of the objects being read, innermost last
+	members []span // the members of the top-level object
 	path    []step // where the value being read is
 	root    string // the path of the top-level value
 }
@@ -233,32 +212,15 @@ type step struct {
 	idx int
 }
 
-// newEncoder returns an encoder reading src from offset i, whose output
-// starts with the KeySchema line.
-func newEncoder(src []byte, i int, root string) *encoder {
-	e := encoders.Get().(*encoder)
-	e.parser, e.root = parser{src: src, i: i}, root
-	e.out = make([]byte, 0, len(KeySchema)+1+len(src)-i+16)
+// newEncoder returns an encoder of the next value dec reads, whose
+// output starts with the KeySchema line; size is the input's length.
+func newEncoder(dec *jsontext.Decoder, root string, size int) *encoder {
+	e := &encoder{dec: dec, root: root, out: make([]byte, 0, len(KeySchema)+1+size+16)}
 	e.out = append(e.out, KeySchema...)
 	e.out = append(e.out, '\n')
 	e.val = len(e.out)
 	return e
 }
-
-// encoders keeps encoders with their scratch buffers between requests.
-var encoders = sync.Pool{New: func() any { return new(encoder) }}
-
-// free returns e to the pool; the output stays with the caller.
-func (e *encoder) free() {
-	if cap(e.buf) > maxScratch || cap(e.tmp) > maxScratch {
-		return // a huge request's buffers are not worth keeping
-	}
-	*e = encoder{buf: e.buf[:0], tmp: e.tmp[:0], members: e.members[:0], path: e.path[:0]}
-	encoders.Put(e)
-}
-
-// maxScratch is the largest scratch buffer an encoder keeps for reuse.
-const maxScratch = 4 << 20
 
 // where returns the path of the value being read.
 func (e *encoder) where() string {
@@ -276,86 +238,69 @@ func (e *encoder) where() string {
 	return p
 }
 
-// at sets the path of an error from the parser, which has none.
-func (e *encoder) at(err error) error {
-	var re *RequestError
-	if errors.As(err, &re) {
-		re.Field = e.where()
+// errf is an error at the value being read.
+func (e *encoder) errf(format string, args ...any) error {
+	return &RequestError{e.where(), fmt.Sprintf("offset %d: ", e.dec.InputOffset()) + fmt.Sprintf(format, args...)}
+}
+
+// fail is the error of the decoder, at the value being read.
+func (e *encoder) fail(err error) error {
+	return &RequestError{e.where(), decoderMsg(err)}
+}
+
+// decoderMsg describes an error of a jsontext.Decoder.
+func decoderMsg(err error) string {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("offset %d: %v", se.ByteOffset, se.Err)
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected end of input"
 	}
-	return err
+	return err.Error()
 }
 
 // value encodes one value. The members of the top-level object stay in
 // e.members.
 func (e *encoder) value(depth int) error {
 	if depth > maxDepth {
-		return e.errf(e.where(), "nested deeper than %d", maxDepth)
+		return e.errf("nested deeper than %d", maxDepth)
 	}
-	if e.i >= len(e.src) {
-		return e.errf(e.where(), "unexpected end of input")
+	tok, err := e.dec.ReadToken()
+	if err != nil {
+		return e.fail(err)
 	}
-	switch c := e.src[e.i]; {
-	case c == '{':
+	switch tok.Kind() {
+	case '{':
 		return e.object(depth)
-	case c == '[':
+	case '[':
 		return e.array(depth)
-	case c == '"':
-		return e.str()
-	case c == '-' || '0' <= c && c <= '9':
-		n, err := e.number("")
+	case '"':
+		e.out = appendString(e.out, nfc(tok.String()))
+	case '0':
+		n, err := number(tok.String())
 		if err != nil {
-			return e.at(err)
+			return e.errf("%v", err)
 		}
 		e.out = append(e.out, n...)
-		return nil
-	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(e.src[e.i:], []byte(lit)) {
-				e.i += len(lit)
-				e.out = append(e.out, lit...)
-				return nil
-			}
-		}
-		return e.errf(e.where(), "invalid character %q", c)
+	default: // true, false, null
+		e.out = append(e.out, tok.String()...)
 	}
+	return nil
 }
 
-// manyMembers is the member count from which duplicate keys are found
-// with a map rather than by a scan.
-const manyMembers = 16
-
 func (e *encoder) object(depth int) error {
-	e.i++ // '{'
 	start := len(e.out)
 	e.out = append(e.out, '{')
-	e.space()
-	if e.i < len(e.src) && e.src[e.i] == '}' {
-		e.i++
-		e.out = append(e.out, '}')
-		return nil
-	}
-	base := len(e.members)
-	var seen map[string]bool
-	for {
-		e.space()
-		if e.i >= len(e.src) || e.src[e.i] != '"' {
-			return e.errf(e.where(), "want an object key")
-		}
-		k, err := e.parser.str("")
+	var ms []span
+	for e.dec.PeekKind() != '}' {
+		tok, err := e.dec.ReadToken()
 		if err != nil {
-			return e.at(err)
+			return e.fail(err)
 		}
+		k := nfc(tok.String())
 		e.path = append(e.path, step{key: k, idx: -1})
-		if e.dup(base, k, &seen) {
-			return e.errf(e.where(), "duplicate key")
-		}
-		e.space()
-		if e.i >= len(e.src) || e.src[e.i] != ':' {
-			return e.errf(e.where(), "want ':'")
-		}
-		e.i++
-		e.space()
-		if len(e.members) > base {
+		if len(ms) > 0 {
 			e.out = append(e.out, ',')
 		}
 		m := span{key: k, start: len(e.out)}
@@ -366,89 +311,56 @@ func (e *encoder) object(depth int) error {
 			return err
 		}
 		m.end = len(e.out)
-		e.members = append(e.members, m)
+		ms = append(ms, m)
 		e.path = e.path[:len(e.path)-1]
-		e.space()
-		if e.i >= len(e.src) {
-			return e.errf(e.where(), "unexpected end of input")
-		}
-		if e.src[e.i] == '}' {
-			e.i++
-			break
-		}
-		if e.src[e.i] != ',' {
-			return e.errf(e.where(), "want ',' or '}'")
-		}
-		e.i++
 	}
-	e.order(start, e.members[base:])
+	if _, err := e.dec.ReadToken(); err != nil { // '}'
+		return e.fail(err)
+	}
+	if dup, ok := e.order(start, ms); !ok {
+		e.path = append(e.path, step{key: dup, idx: -1})
+		return e.errf("duplicate key")
+	}
 	e.out = append(e.out, '}')
-	if depth > 0 {
-		e.members = e.members[:base]
+	if depth == 0 {
+		e.members = ms
 	}
 	return nil
 }
 
-// dup reports whether key k was already read in the object whose members
-// start at base.
-func (e *encoder) dup(base int, k string, seen *map[string]bool) bool {
-	ms := e.members[base:]
-	if len(ms) < manyMembers {
-		for _, m := range ms {
-			if m.key == k {
-				return true
-			}
-		}
-		return false
-	}
-	if *seen == nil {
-		*seen = make(map[string]bool, 2*len(ms))
-		for _, m := range ms {
-			(*seen)[m.key] = true
-		}
-	}
-	if (*seen)[k] {
-		return true
-	}
-	(*seen)[k] = true
-	return false
-}
-
 // order sorts the members ms of the object starting at start in out by
 // the UTF-8 bytes of their keys, moving them when they are out of order.
-func (e *encoder) order(start int, ms []span) {
-	sorted := true
-	for i := 1; i < len(ms) && sorted; i++ {
-		sorted = ms[i-1].key < ms[i].key
-	}
-	if sorted {
-		return
+// It reports a key found twice.
+func (e *encoder) order(start int, ms []span) (dup string, ok bool) {
+	if slices.IsSortedFunc(ms, func(a, b span) int { return strings.Compare(a.key, b.key) }) {
+		for i := 1; i < len(ms); i++ {
+			if ms[i-1].key == ms[i].key {
+				return ms[i].key, false
+			}
+		}
+		return "", true
 	}
 	off := start + 1
-	e.tmp = append(e.tmp[:0], e.out[off:]...)
-	slices.SortFunc(ms, func(a, b span) int { return strings.Compare(a.key, b.key) })
+	tmp := slices.Clone(e.out[off:])
+	slices.SortStableFunc(ms, func(a, b span) int { return strings.Compare(a.key, b.key) })
 	e.out = e.out[:off]
 	for j, m := range ms {
 		if j > 0 {
+			if ms[j-1].key == m.key {
+				return m.key, false
+			}
 			e.out = append(e.out, ',')
 		}
 		at := len(e.out)
-		e.out = append(e.out, e.tmp[m.start-off:m.end-off]...)
+		e.out = append(e.out, tmp[m.start-off:m.end-off]...)
 		ms[j] = span{key: m.key, start: at, val: at + m.val - m.start, end: len(e.out)}
 	}
+	return "", true
 }
 
 func (e *encoder) array(depth int) error {
-	e.i++ // '['
 	e.out = append(e.out, '[')
-	e.space()
-	if e.i < len(e.src) && e.src[e.i] == ']' {
-		e.i++
-		e.out = append(e.out, ']')
-		return nil
-	}
-	for n := 0; ; n++ {
-		e.space()
+	for n := 0; e.dec.PeekKind() != ']'; n++ {
 		if n > 0 {
 			e.out = append(e.out, ',')
 		}
@@ -457,298 +369,32 @@ func (e *encoder) array(depth int) error {
 			return err
 		}
 		e.path = e.path[:len(e.path)-1]
-		e.space()
-		if e.i >= len(e.src) {
-			return e.errf(e.where(), "unexpected end of input")
-		}
-		if e.src[e.i] == ']' {
-			e.i++
-			e.out = append(e.out, ']')
-			return nil
-		}
-		if e.src[e.i] != ',' {
-			return e.errf(e.where(), "want ',' or ']'")
-		}
-		e.i++
 	}
+	if _, err := e.dec.ReadToken(); err != nil { // ']'
+		return e.fail(err)
+	}
+	e.out = append(e.out, ']')
+	return nil
 }
 
-// plain scans the string literal whose content starts at start and
-// reports where its closing quote is when the literal is ASCII and holds
-// only the escapes appendString writes, except \u00xx.
-func (e *encoder) plain(start int) (end int, ok bool) {
-	for j := start; j < len(e.src); j++ {
-		switch c := e.src[j]; {
-		case c == '"':
-			return j, true
-		case c < 0x20 || c >= 0x80:
-			return 0, false
-		case c == '\\':
-			if j+1 >= len(e.src) {
-				return 0, false
-			}
-			switch e.src[j+1] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				j++
-			default:
-				return 0, false
-			}
-		}
+// nfc returns s in Unicode NFC.
+func nfc(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
 	}
-	return 0, false
+	return norm.NFC.String(s)
 }
-
-// str encodes a string literal: its NFC value, escaped as appendString
-// does. A literal that is already in that form is copied as it is.
-func (e *encoder) str() error {
-	e.i++ // '"'
-	start := e.i
-	for e.i < len(e.src) {
-		c := e.src[e.i]
-		if c == '"' {
-			s := e.src[start:e.i]
-			e.i++
-			if !utf8.Valid(s) {
-				return e.errf(e.where(), "invalid UTF-8 in string")
-			}
-			if isNFC(s) {
-				// no quote, backslash or control character to escape
-				e.out = append(e.out, '"')
-				e.out = append(e.out, s...)
-				e.out = append(e.out, '"')
-			} else {
-				e.out = appendString(e.out, norm.NFC.String(string(s)))
-			}
-			return nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		e.i++
-	}
-	// An ASCII literal whose escapes are all ones appendString writes is
-	// its own canonical form: no need to decode it.
-	if end, ok := e.plain(start); ok {
-		e.out = append(e.out, e.src[start-1:end+1]...)
-		e.i = end + 1
-		return nil
-	}
-	// canon: every escape so far is the one appendString writes
-	canon := true
-	buf := append(e.buf[:0], e.src[start:e.i]...)
-	defer func() { e.buf = buf[:0] }()
-	for e.i < len(e.src) {
-		j := e.i
-		for j < len(e.src) && e.src[j] >= 0x20 && e.src[j] != '"' && e.src[j] != '\\' {
-			j++
-		}
-		buf = append(buf, e.src[e.i:j]...)
-		e.i = j
-		if e.i >= len(e.src) {
-			break
-		}
-		switch c := e.src[e.i]; {
-		case c == '"':
-			lit := e.src[start:e.i]
-			e.i++
-			if !utf8.Valid(buf) {
-				return e.errf(e.where(), "invalid UTF-8 in string")
-			}
-			switch {
-			case !isNFC(buf):
-				e.out = appendString(e.out, norm.NFC.String(string(buf)))
-			case canon:
-				e.out = append(e.out, '"')
-				e.out = append(e.out, lit...)
-				e.out = append(e.out, '"')
-			default:
-				e.out = appendString(e.out, string(buf))
-			}
-			return nil
-		case c < 0x20:
-			return e.errf(e.where(), "control character in string")
-		}
-		e.i++ // '\\'
-		if e.i >= len(e.src) {
-			break
-		}
-		x := e.src[e.i]
-		e.i++
-		switch x {
-		case '"', '\\':
-			buf = append(buf, x)
-		case '/':
-			buf, canon = append(buf, x), false
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			canon = false
-			r, ok := e.hex4()
-			if !ok {
-				return e.errf(e.where(), "bad \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				if r >= 0xdc00 || !bytes.HasPrefix(e.src[e.i:], []byte(`\u`)) {
-					return e.errf(e.where(), "lone surrogate in \\u escape")
-				}
-				e.i += 2
-				r2, ok := e.hex4()
-				if !ok {
-					return e.errf(e.where(), "bad \\u escape")
-				}
-				r = utf16.DecodeRune(r, r2)
-				if r == utf8.RuneError {
-					return e.errf(e.where(), "lone surrogate in \\u escape")
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			return e.errf(e.where(), "bad escape \\%c", x)
-		}
-	}
-	return e.errf(e.where(), "unterminated string")
-}
-
-// str parses a string literal and returns its NFC value.
-func (p *parser) str(path string) (string, error) {
-	p.i++ // '"'
-	start := p.i
-	// Fast path: no escapes, ASCII or valid UTF-8 without control bytes.
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		if c == '"' {
-			s := p.src[start:p.i]
-			p.i++
-			if !utf8.Valid(s) {
-				return "", p.errf(path, "invalid UTF-8 in string")
-			}
-			return nfc(s), nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		p.i++
-	}
-	buf := append([]byte(nil), p.src[start:p.i]...)
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			if !utf8.Valid(buf) {
-				return "", p.errf(path, "invalid UTF-8 in string")
-			}
-			return nfc(buf), nil
-		case c < 0x20:
-			return "", p.errf(path, "control character in string")
-		case c != '\\':
-			buf = append(buf, c)
-			p.i++
-			continue
-		}
-		p.i++
-		if p.i >= len(p.src) {
-			break
-		}
-		e := p.src[p.i]
-		p.i++
-		switch e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return "", p.errf(path, "bad \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				if r >= 0xdc00 || !bytes.HasPrefix(p.src[p.i:], []byte(`\u`)) {
-					return "", p.errf(path, "lone surrogate in \\u escape")
-				}
-				p.i += 2
-				r2, ok := p.hex4()
-				if !ok {
-					return "", p.errf(path, "bad \\u escape")
-				}
-				r = utf16.DecodeRune(r, r2)
-				if r == utf8.RuneError {
-					return "", p.errf(path, "lone surrogate in \\u escape")
-				}
-			}
-			buf = utf8.AppendRune(buf, r)
-		default:
-			return "", p.errf(path, "bad escape \\%c", e)
-		}
-	}
-	return "", p.errf(path, "unterminated string")
-}
-
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.src) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(p.src[p.i:p.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	p.i += 4
-	return rune(n), true
-}
-
-func nfc(b []byte) string {
-	if isNFC(b) {
-		return string(b)
-	}
-	return string(norm.NFC.Bytes(b))
-}
-
-// isNFC reports whether b, valid UTF-8, is in Unicode NFC.
-func isNFC(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return norm.NFC.IsNormal(b)
-		}
-	}
-	return true
-}
-
-// needsEscape reports the bytes appendString escapes.
-var needsEscape = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
 
 // appendString appends s as a JSON string: only '"', '\\' and control
 // characters are escaped; control characters use the short escapes where
-// JSON has them and \u00xx (lower-case hex) otherwise. Byte-slice callers
-// convert: they are the rare strings that need normalising or re-escaping.
+// JSON has them and \u00xx (lower-case hex) otherwise.
 func appendString(out []byte, s string) []byte {
 	const hexdig = "0123456789abcdef"
 	out = append(out, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !needsEscape[c] {
+		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
 		out = append(out, s[start:i]...)
@@ -774,65 +420,26 @@ func appendString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
-// number parses a JSON number and returns its normal form: the exact
-// decimal value (no rounding) written without a fraction or exponent when
-// it is an integer of at most 21 digits, as 0.000ddd or ddd.ddd when its
-// decimal point falls within 6 places before the first digit or 21 after,
-// and as d.ddde±x otherwise. Trailing fraction zeros, leading zeros and
-// the sign of zero are dropped: 1, 1.0, 10e-1 and 0.1E1 all become "1".
-func (p *parser) number(path string) ([]byte, error) {
-	start := p.i
-	neg := false
-	if p.src[p.i] == '-' {
-		neg = true
-		p.i++
-	}
-	var digits []byte
-	exp := 0
-	switch {
-	case p.i < len(p.src) && p.src[p.i] == '0':
-		p.i++
-	case p.i < len(p.src) && '1' <= p.src[p.i] && p.src[p.i] <= '9':
-		for p.i < len(p.src) && '0' <= p.src[p.i] && p.src[p.i] <= '9' {
-			digits = append(digits, p.src[p.i])
-			p.i++
-		}
-	default:
-		return nil, p.errf(path, "bad number")
-	}
-	if p.i < len(p.src) && p.src[p.i] == '.' {
-		p.i++
-		n := 0
-		for p.i < len(p.src) && '0' <= p.src[p.i] && p.src[p.i] <= '9' {
-			digits = append(digits, p.src[p.i])
-			p.i++
-			n++
-		}
-		if n == 0 {
-			return nil, p.errf(path, "bad number")
-		}
-		exp -= n
-	}
-	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
-		p.i++
-		eneg := false
-		if p.i < len(p.src) && (p.src[p.i] == '+' || p.src[p.i] == '-') {
-			eneg = p.src[p.i] == '-'
-			p.i++
-		}
-		es := p.i
-		for p.i < len(p.src) && '0' <= p.src[p.i] && p.src[p.i] <= '9' {
-			p.i++
-		}
-		ed := bytes.TrimLeft(p.src[es:p.i], "0")
-		if p.i == es {
-			return nil, p.errf(path, "bad number")
-		}
+// number returns the normal form of the JSON number lit (valid, as the
+// tokenizer read it): the exact decimal value (no rounding) written
+// without a fraction or exponent when it is an integer of at most 21
+// digits, as 0.000ddd or ddd.ddd when its decimal point falls within 6
+// places before the first digit or 21 after, and as d.ddde±x otherwise.
+// Trailing fraction zeros, leading zeros and the sign of zero are
+// dropped: 1, 1.0, 10e-1 and 0.1E1 all become "1".
+func number(lit string) ([]byte, error) {
+	s, neg := strings.CutPrefix(lit, "-")
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := []byte(intPart + frac)
+	exp := -len(frac)
+	if hasExp {
+		ed := strings.TrimLeft(strings.TrimLeft(expPart, "+-"), "0")
 		if len(ed) > maxExpDigits {
-			return nil, p.errf(path, "number %s: exponent too large", p.src[start:p.i])
+			return nil, fmt.Errorf("number %s: exponent too large", lit)
 		}
-		e, _ := strconv.Atoi("0" + string(ed)) // at most 6 digits: cannot fail
-		if eneg {
+		e, _ := strconv.Atoi("0" + ed) // at most 6 digits: cannot fail
+		if strings.HasPrefix(expPart, "-") {
 			e = -e
 		}
 		exp += e
@@ -876,110 +483,4 @@ func (p *parser) number(path string) ([]byte, error) {
 		out = strconv.AppendInt(out, int64(k-1), 10)
 	}
 	return out, nil
-}
-
-// skip checks one JSON value without encoding it.
-func (p *parser) skip(depth int, path string) error {
-	if depth > maxDepth {
-		return p.errf(path, "nested deeper than %d", maxDepth)
-	}
-	if p.i >= len(p.src) {
-		return p.errf(path, "unexpected end of input")
-	}
-	switch c := p.src[p.i]; {
-	case c == '{' || c == '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		p.i++
-		p.space()
-		if p.i < len(p.src) && p.src[p.i] == end {
-			p.i++
-			return nil
-		}
-		for {
-			p.space()
-			if c == '{' {
-				if p.i >= len(p.src) || p.src[p.i] != '"' {
-					return p.errf(path, "want an object key")
-				}
-				if err := p.skipString(path); err != nil {
-					return err
-				}
-				p.space()
-				if p.i >= len(p.src) || p.src[p.i] != ':' {
-					return p.errf(path, "want ':'")
-				}
-				p.i++
-				p.space()
-			}
-			if err := p.skip(depth+1, path); err != nil {
-				return err
-			}
-			p.space()
-			if p.i >= len(p.src) {
-				return p.errf(path, "unexpected end of input")
-			}
-			if p.src[p.i] == end {
-				p.i++
-				return nil
-			}
-			if p.src[p.i] != ',' {
-				return p.errf(path, "want ',' or '%c'", end)
-			}
-			p.i++
-		}
-	case c == '"':
-		return p.skipString(path)
-	case c == '-' || '0' <= c && c <= '9':
-		_, err := p.number(path)
-		return err
-	default:
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.src[p.i:], []byte(lit)) {
-				p.i += len(lit)
-				return nil
-			}
-		}
-		return p.errf(path, "invalid character %q", c)
-	}
-}
-
-// skipString checks a string literal: valid escapes, no control
-// characters, valid UTF-8.
-func (p *parser) skipString(path string) error {
-	p.i++ // '"'
-	start := p.i
-	for p.i < len(p.src) {
-		switch c := p.src[p.i]; {
-		case c == '"':
-			if !utf8.Valid(p.src[start:p.i]) {
-				return p.errf(path, "invalid UTF-8 in string")
-			}
-			p.i++
-			return nil
-		case c < 0x20:
-			return p.errf(path, "control character in string")
-		case c == '\\':
-			p.i++
-			if p.i >= len(p.src) {
-				return p.errf(path, "unterminated string")
-			}
-			switch p.src[p.i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i++
-			case 'u':
-				p.i++
-				if _, ok := p.hex4(); !ok {
-					return p.errf(path, "bad \\u escape")
-				}
-			default:
-				return p.errf(path, "bad escape")
-			}
-		default:
-			p.i++
-		}
-	}
-	return p.errf(path, "unterminated string")
 }

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestCanonical(t *testing.T) {
@@ -235,6 +238,57 @@ func FuzzCanonical(f *testing.F) {
 		again, err := Canonical(js)
 		if err != nil || string(again) != string(c) {
 			t.Fatalf("not a fixed point: %q -> %q (%v)", c, again, err)
+		}
+	})
+}
+
+// FuzzCanonicalValues checks the key rule's value forms by properties:
+// every number it accepts keeps its exact value (big.Rat of the input
+// equals big.Rat of the output), and every string decodes to the NFC of
+// what the input decodes to.
+func FuzzCanonicalValues(f *testing.F) {
+	for _, n := range []string{"0", "-0", "1.0", "10e-1", "0.1E1", "1.50", "1e21", "0.0000001", "123456789012345678901",
+		"0.000001", "-2.5E+3", "1E400", "1e-400", "0.000123000e+3", "120e-1", "01", "1.", "-", "1e999999"} {
+		f.Add(n, "caf\\u0065\\u0301 \\ud83d\\ude00 \\\" \\/ \\u001f")
+	}
+	f.Fuzz(func(t *testing.T, num, str string) {
+		c, err := Canonical([]byte(`{"provider":"p","endpoint":"e","body":{"n":` + num + `}}`))
+		if err == nil {
+			js, _ := canonicalJSON(c)
+			var v struct {
+				Body struct {
+					N json.RawMessage `json:"n"`
+				} `json:"body"`
+			}
+			if err := json.Unmarshal(js, &v); err != nil {
+				t.Fatalf("canonical form of %q is not JSON: %v", num, err)
+			}
+			if _, e, _ := strings.Cut(strings.ToLower(num), "e"); len(strings.TrimLeft(e, "+-0")) > 4 ||
+				strings.IndexAny(string(v.Body.N[:1]), "-0123456789") < 0 {
+				return // not a number, or a huge exponent that big.Rat would take long over
+			}
+			in, ok1 := new(big.Rat).SetString(strings.TrimSpace(num))
+			out, ok2 := new(big.Rat).SetString(string(v.Body.N))
+			if !ok1 || !ok2 || in.Cmp(out) != 0 {
+				t.Fatalf("number %q became %s", num, v.Body.N)
+			}
+		}
+		c, err = Canonical([]byte(`{"provider":"p","endpoint":"e","body":{"s":"` + str + `"}}`))
+		if err != nil {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(`"`+str+`"`), &want); err != nil {
+			t.Fatalf("string %q accepted by Canonical, refused by encoding/json: %v", str, err)
+		}
+		js, _ := canonicalJSON(c)
+		var v struct {
+			Body struct {
+				S string `json:"s"`
+			} `json:"body"`
+		}
+		if err := json.Unmarshal(js, &v); err != nil || v.Body.S != norm.NFC.String(want) {
+			t.Fatalf("string %q became %q (%v), want %q", str, v.Body.S, err, norm.NFC.String(want))
 		}
 	})
 }

@@ -9,6 +9,9 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxLineBytes caps one line of a JSONL exchange file.
@@ -45,95 +48,79 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 	}
-	p := &parser{src: b}
+	// The line is read leniently: lone surrogate escapes are allowed in a
+	// response or meta, as encoding/json allows them; the request is
+	// tokenized again, strictly, by the key rule; raw invalid UTF-8 is
+	// refused everywhere.
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
 		var re *RequestError
 		if errors.As(err, &re) {
 			return &LineError{Field: re.Field, Msg: re.Msg}
 		}
-		return &LineError{Msg: err.Error()}
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) {
+			field, _, _ := strings.Cut(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
+			return &LineError{Field: field, Msg: decoderMsg(err)}
+		}
+		return &LineError{Msg: decoderMsg(err)}
 	}
-	p.space()
-	if p.i >= len(b) || b[p.i] != '{' {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, &LineError{Msg: "not a JSON object"}
 	}
-	p.i++
 	var x Exchange
 	var canon, meta []byte
 	seen := map[string]bool{}
-	p.space()
-	for p.i < len(b) && b[p.i] != '}' {
-		p.space()
-		if p.i >= len(b) || b[p.i] != '"' {
-			return nil, nil, lerr(p.errf("", "want an object key"))
-		}
-		k, err := p.str("")
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, nil, lerr(err)
 		}
+		k := tok.String()
 		if seen[k] {
 			return nil, nil, &LineError{Field: k, Msg: "repeated"}
 		}
 		seen[k] = true
-		p.space()
-		if p.i >= len(b) || b[p.i] != ':' {
-			return nil, nil, lerr(p.errf(k, "want ':'"))
-		}
-		p.i++
-		p.space()
-		start := p.i
 		switch k {
-		case "request":
-			e := newEncoder(b, p.i, "request")
-			defer e.free()
-			err := e.value(0)
-			p.i = e.i
+		case "request", "response", "meta":
+			v, err := dec.ReadValue()
 			if err != nil {
 				return nil, nil, lerr(err)
 			}
-			if canon, err = e.request(); err != nil {
-				var re *RequestError
-				if errors.As(err, &re) {
-					return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
+			if !utf8.Valid(v) {
+				return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
+			}
+			raw := []byte(bytes.Clone(v))
+			switch k {
+			case "request":
+				e := newEncoder(newDecoder(raw), "request", len(raw))
+				if err := e.whole(); err != nil {
+					return nil, nil, lerr(err)
 				}
-				return nil, nil, lerr(err)
+				if canon, err = e.request(); err != nil {
+					var re *RequestError
+					if errors.As(err, &re) {
+						return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
+					}
+					return nil, nil, lerr(err)
+				}
+				if err := e.checkEncodedEndpoint(); err != nil {
+					return nil, nil, &LineError{Field: "request.endpoint", Msg: err.Error()}
+				}
+				x.Request = raw
+			case "response":
+				x.Response = raw
+			default:
+				meta = raw
 			}
-			if err := e.checkEncodedEndpoint(); err != nil {
-				return nil, nil, &LineError{Field: "request.endpoint", Msg: err.Error()}
-			}
-			x.Request = bytes.Clone(b[start:p.i])
-		case "response":
-			if err := p.skip(0, "response"); err != nil {
-				return nil, nil, lerr(err)
-			}
-			x.Response = bytes.Clone(b[start:p.i])
-		case "meta":
-			if err := p.skip(0, "meta"); err != nil {
-				return nil, nil, lerr(err)
-			}
-			meta = b[start:p.i]
 		default:
 			return nil, nil, &LineError{Field: k, Msg: "unknown field"}
 		}
-		p.space()
-		if p.i < len(b) && b[p.i] == ',' {
-			p.i++
-			p.space()
-			if p.i < len(b) && b[p.i] == '}' {
-				return nil, nil, lerr(p.errf("", "want an object key"))
-			}
-			continue
-		}
-		if p.i >= len(b) || b[p.i] != '}' {
-			return nil, nil, lerr(p.errf("", "want ',' or '}'"))
-		}
 	}
-	if p.i >= len(b) {
-		return nil, nil, lerr(p.errf("", "unexpected end of input"))
+	if _, err := dec.ReadToken(); err != nil { // '}'
+		return nil, nil, lerr(err)
 	}
-	p.i++
-	p.space()
-	if p.i != len(b) {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, nil, &LineError{Msg: "trailing data after JSON value"}
 	}
 	switch {

@@ -678,9 +678,6 @@ func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
 	return nil, firstErr
 }
 
-// frames keeps readAt's buffers for compressed frames between reads.
-var frames = sync.Pool{New: func() any { return new([]byte) }}
-
 // maxRatio bounds how much room readAt makes ahead for an object, as a
 // multiple of its compressed size; exchanges compress about 3 times.
 const maxRatio = 64
@@ -693,10 +690,7 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 	if l.rawLen > s.opt.MaxObjectBytes {
 		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
 	}
-	fp := frames.Get().(*[]byte)
-	defer frames.Put(fp)
-	frame := slices.Grow((*fp)[:0], int(l.clen))[:l.clen]
-	*fp = frame
+	frame := make([]byte, l.clen)
 	if err := s.preadPack(l.p, frame, l.off); err != nil {
 		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 	}

@@ -26,17 +26,9 @@ func BenchmarkBundle(b *testing.B) {
 	if dir == "" {
 		b.Skip("FINREPRO_BENCH_BUNDLE not set")
 	}
-	bundle, err := results.OpenBundle(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := cache.Open(bundle.CachePath(), cache.Options{ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	bundle, store := openBundle(b, dir)
 	ctx := context.Background()
-	for _, bm := range []analysis.Benchmark{icbc.Benchmark{}, hisrubric.Benchmark{}, forecast.Benchmark{}, consensus.Benchmark{}} {
+	for _, bm := range benchmarks {
 		if !bundle.Has(bm.Name()) {
 			continue
 		}
@@ -65,6 +57,25 @@ func BenchmarkBundle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchmarks are the four benchmarks, in display order.
+var benchmarks = []analysis.Benchmark{icbc.Benchmark{}, hisrubric.Benchmark{}, forecast.Benchmark{}, consensus.Benchmark{}}
+
+// openBundle opens the bundle in dir and its store, read-only, closed
+// when the test ends.
+func openBundle(tb testing.TB, dir string) (*results.Bundle, *cache.Store) {
+	tb.Helper()
+	bundle, err := results.OpenBundle(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	store, err := cache.Open(bundle.CachePath(), cache.Options{ReadOnly: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	return bundle, store
 }
 
 // A tapeAnswerer records the replies of a while it has one, then plays

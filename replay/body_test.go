@@ -148,15 +148,3 @@ func FuzzBodyOf(f *testing.F) {
 		checkSameBody(t, p)
 	})
 }
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<&>", "\u2028\u2029", "\x00\x1f\x7f", "\xff", "é\xc3", "\b\f\n\r\t\"\\"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := refJSON(s)
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}

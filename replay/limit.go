@@ -103,20 +103,25 @@ func (b *backoff) delay(retry int, retryAfter time.Duration) time.Duration {
 	return d
 }
 
+// maxRetryAfter caps the wait a Retry-After header can ask for, so that a
+// huge number cannot overflow into a negative wait (the backoff caps the
+// wait further).
+const maxRetryAfter = 365 * 24 * time.Hour
+
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
-		if ms, err := strconv.Atoi(h.Get("retry-after-ms")); err == nil && ms > 0 {
-			return time.Duration(ms) * time.Millisecond
+		if ms, err := strconv.ParseInt(h.Get("retry-after-ms"), 10, 64); err == nil && ms > 0 {
+			return time.Duration(min(ms, int64(maxRetryAfter/time.Millisecond))) * time.Millisecond
 		}
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if s < 0 {
 			return 0
 		}
-		return time.Duration(s) * time.Second
+		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

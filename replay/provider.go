@@ -14,7 +14,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
@@ -397,206 +396,221 @@ type output struct {
 	APIError string
 }
 
-// apiError returns the error of a body's "error" member, if it has one.
-func apiError(e jsontext.Value) *output {
-	if len(e) == 0 || string(e) == "null" {
-		return nil
-	}
-	return &output{APIError: snippet(e)}
-}
-
 // errMalformed marks a response body that is not the provider's shape.
 var errMalformed = errors.New("malformed response")
 
 // parseOutput reads a response body of the given kind.
 func parseOutput(kind Kind, body []byte) (*output, error) {
-	var o output
+	var r response
 	switch kind {
 	case KindChat, KindSim:
-		var r struct {
-			Model   string `json:"model"`
-			Choices []struct {
-				Message struct {
-					Content *string `json:"content"`
-					Refusal *string `json:"refusal"`
-				} `json:"message"`
-				FinishReason string `json:"finish_reason"`
-			} `json:"choices"`
-			Usage struct {
-				Prompt     int `json:"prompt_tokens"`
-				Completion int `json:"completion_tokens"`
-			} `json:"usage"`
-			Error jsontext.Value `json:"error"`
-		}
-		if err := unmarshalObject(body, &r); err != nil {
-			return nil, err
-		}
-		if e := apiError(r.Error); e != nil {
-			return e, nil
-		}
-		if len(r.Choices) == 0 {
-			return nil, fmt.Errorf("%w: no choices", errMalformed)
-		}
-		c := r.Choices[0]
-		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Prompt, r.Usage.Completion
-		if c.Message.Content != nil {
-			o.Text = *c.Message.Content
-		}
-		switch {
-		case c.Message.Refusal != nil && *c.Message.Refusal != "":
-			o.Refusal, o.RefusalReason = true, *c.Message.Refusal
-		case c.FinishReason == "content_filter":
-			o.Refusal, o.RefusalReason = true, "finish_reason content_filter"
-		}
+		r = new(chatResponse)
 	case KindResponses:
-		var r struct {
-			Model  string `json:"model"`
-			Status string `json:"status"`
-			Output []struct {
-				Type    string `json:"type"`
-				Content []struct {
-					Type    string `json:"type"`
-					Text    string `json:"text"`
-					Refusal string `json:"refusal"`
-				} `json:"content"`
-			} `json:"output"`
-			Usage struct {
-				Input  int `json:"input_tokens"`
-				Output int `json:"output_tokens"`
-			} `json:"usage"`
-			Error jsontext.Value `json:"error"`
-		}
-		if err := unmarshalObject(body, &r); err != nil {
-			return nil, err
-		}
-		if e := apiError(r.Error); e != nil {
-			return e, nil
-		}
-		if r.Output == nil {
-			return nil, fmt.Errorf("%w: no output", errMalformed)
-		}
-		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Input, r.Usage.Output
-		var sb strings.Builder
-		for _, it := range r.Output {
-			if it.Type != "message" {
-				continue
-			}
-			for _, c := range it.Content {
-				switch c.Type {
-				case "output_text":
-					sb.WriteString(c.Text)
-				case "refusal":
-					o.Refusal, o.RefusalReason = true, c.Refusal
-				}
-			}
-		}
-		o.Text = sb.String()
-		if r.Status == "failed" {
-			return nil, fmt.Errorf("%w: status failed", errMalformed)
-		}
+		r = new(responsesResponse)
 	case KindAnthropic:
-		var r struct {
-			Type    string `json:"type"`
-			Model   string `json:"model"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			StopReason string `json:"stop_reason"`
-			Usage      struct {
-				Input  int `json:"input_tokens"`
-				Output int `json:"output_tokens"`
-			} `json:"usage"`
-			Error jsontext.Value `json:"error"`
-		}
-		if err := unmarshalObject(body, &r); err != nil {
-			return nil, err
-		}
-		if e := apiError(r.Error); e != nil || r.Type == "error" {
-			if e == nil {
-				e = &output{APIError: snippet(body)}
-			}
-			return e, nil
-		}
-		if r.Type != "message" {
-			return nil, fmt.Errorf("%w: type %q, want \"message\"", errMalformed, r.Type)
-		}
-		o.Model, o.InputTokens, o.OutputTokens = r.Model, r.Usage.Input, r.Usage.Output
-		var sb strings.Builder
-		for _, c := range r.Content {
-			if c.Type == "text" {
-				sb.WriteString(c.Text)
-			}
-		}
-		o.Text = sb.String()
-		if r.StopReason == "refusal" {
-			o.Refusal, o.RefusalReason = true, "stop_reason refusal"
-		}
+		r = new(anthropicResponse)
 	case KindGemini:
-		var r struct {
-			ModelVersion string `json:"modelVersion"`
-			Candidates   []struct {
-				Content struct {
-					Parts []struct {
-						Text    string `json:"text"`
-						Thought bool   `json:"thought"`
-					} `json:"parts"`
-				} `json:"content"`
-				FinishReason string `json:"finishReason"`
-			} `json:"candidates"`
-			PromptFeedback struct {
-				BlockReason string `json:"blockReason"`
-			} `json:"promptFeedback"`
-			Usage struct {
-				Prompt     int `json:"promptTokenCount"`
-				Candidates int `json:"candidatesTokenCount"`
-			} `json:"usageMetadata"`
-			Error jsontext.Value `json:"error"`
-		}
-		if err := unmarshalObject(body, &r); err != nil {
-			return nil, err
-		}
-		if e := apiError(r.Error); e != nil {
-			return e, nil
-		}
-		o.Model, o.InputTokens, o.OutputTokens = r.ModelVersion, r.Usage.Prompt, r.Usage.Candidates
-		if r.PromptFeedback.BlockReason != "" {
-			o.Refusal, o.RefusalReason = true, "prompt blocked: "+r.PromptFeedback.BlockReason
-			return &o, nil
-		}
-		if len(r.Candidates) == 0 {
-			return nil, fmt.Errorf("%w: no candidates", errMalformed)
-		}
-		c := r.Candidates[0]
-		var sb strings.Builder
-		for _, p := range c.Content.Parts {
-			if !p.Thought {
-				sb.WriteString(p.Text)
-			}
-		}
-		o.Text = sb.String()
-		switch c.FinishReason {
-		case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
-			o.Refusal, o.RefusalReason = true, "finishReason "+c.FinishReason
-		}
+		r = new(geminiResponse)
 	default:
 		return nil, fmt.Errorf("unknown provider kind %q", kind)
 	}
-	return &o, nil
+	if err := unmarshalObject(body, r); err != nil {
+		return nil, err
+	}
+	if e := r.apiError(body); e != "" {
+		return &output{APIError: e}, nil
+	}
+	return r.output()
 }
 
-// decodeOptions make the JSON decoder of responses read what
-// encoding/json reads (names match regardless of case but not of
-// underscores, a repeated name keeps the last value, invalid UTF-8
-// becomes U+FFFD) at about three times its speed: decoding stored
-// responses is a large part of a replay. FuzzParseOutputMatchesReference
-// holds the two to the same results.
-var decodeOptions = jsonv2.JoinOptions(
-	jsonv2.MatchCaseInsensitiveNames(true),
-	jsonv1.MatchCaseSensitiveDelimiter(true),
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
+// A response is a provider's response body, decoded.
+type response interface {
+	// apiError is the error the body carries, or "".
+	apiError(body []byte) string
+	// output is what the body says.
+	output() (*output, error)
+}
+
+// An errorMember is the "error" member every provider's schema has.
+type errorMember struct {
+	Error jsontext.Value `json:"error"`
+}
+
+func (e *errorMember) apiError([]byte) string {
+	if len(e.Error) == 0 || string(e.Error) == "null" {
+		return ""
+	}
+	return snippet(e.Error)
+}
+
+// tokenUsage is the usage member of the Responses and Anthropic schemas.
+type tokenUsage struct {
+	Input  int `json:"input_tokens"`
+	Output int `json:"output_tokens"`
+}
+
+// A textPart is a piece of a reply's text, of a type.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// joinText joins the texts of the parts of type typ.
+func joinText(parts []textPart, typ string) string {
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == typ {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String()
+}
+
+type chatResponse struct {
+	errorMember
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+func (r *chatResponse) output() (*output, error) {
+	if len(r.Choices) == 0 {
+		return nil, fmt.Errorf("%w: no choices", errMalformed)
+	}
+	c := r.Choices[0]
+	o := &output{Model: r.Model, InputTokens: r.Usage.Prompt, OutputTokens: r.Usage.Completion}
+	if c.Message.Content != nil {
+		o.Text = *c.Message.Content
+	}
+	switch {
+	case c.Message.Refusal != nil && *c.Message.Refusal != "":
+		o.Refusal, o.RefusalReason = true, *c.Message.Refusal
+	case c.FinishReason == "content_filter":
+		o.Refusal, o.RefusalReason = true, "finish_reason content_filter"
+	}
+	return o, nil
+}
+
+type responsesResponse struct {
+	errorMember
+	Model  string `json:"model"`
+	Status string `json:"status"`
+	Output []struct {
+		Type    string `json:"type"`
+		Content []struct {
+			textPart
+			Refusal string `json:"refusal"`
+		} `json:"content"`
+	} `json:"output"`
+	Usage tokenUsage `json:"usage"`
+}
+
+func (r *responsesResponse) output() (*output, error) {
+	if r.Output == nil {
+		return nil, fmt.Errorf("%w: no output", errMalformed)
+	}
+	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output}
+	var parts []textPart
+	for _, it := range r.Output {
+		if it.Type != "message" {
+			continue
+		}
+		for _, c := range it.Content {
+			parts = append(parts, c.textPart)
+			if c.Type == "refusal" {
+				o.Refusal, o.RefusalReason = true, c.Refusal
+			}
+		}
+	}
+	o.Text = joinText(parts, "output_text")
+	if r.Status == "failed" {
+		return nil, fmt.Errorf("%w: status failed", errMalformed)
+	}
+	return o, nil
+}
+
+type anthropicResponse struct {
+	errorMember
+	Type       string     `json:"type"`
+	Model      string     `json:"model"`
+	Content    []textPart `json:"content"`
+	StopReason string     `json:"stop_reason"`
+	Usage      tokenUsage `json:"usage"`
+}
+
+// apiError is the body's error member, or the whole body when its type
+// is "error".
+func (r *anthropicResponse) apiError(body []byte) string {
+	if e := r.errorMember.apiError(body); e != "" || r.Type != "error" {
+		return e
+	}
+	return snippet(body)
+}
+
+func (r *anthropicResponse) output() (*output, error) {
+	if r.Type != "message" {
+		return nil, fmt.Errorf("%w: type %q, want \"message\"", errMalformed, r.Type)
+	}
+	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output, Text: joinText(r.Content, "text")}
+	if r.StopReason == "refusal" {
+		o.Refusal, o.RefusalReason = true, "stop_reason refusal"
+	}
+	return o, nil
+}
+
+type geminiResponse struct {
+	errorMember
+	ModelVersion string `json:"modelVersion"`
+	Candidates   []struct {
+		Content struct {
+			Parts []struct {
+				Text    string `json:"text"`
+				Thought bool   `json:"thought"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	Usage struct {
+		Prompt     int `json:"promptTokenCount"`
+		Candidates int `json:"candidatesTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+func (r *geminiResponse) output() (*output, error) {
+	o := &output{Model: r.ModelVersion, InputTokens: r.Usage.Prompt, OutputTokens: r.Usage.Candidates}
+	if r.PromptFeedback.BlockReason != "" {
+		o.Refusal, o.RefusalReason = true, "prompt blocked: "+r.PromptFeedback.BlockReason
+		return o, nil
+	}
+	if len(r.Candidates) == 0 {
+		return nil, fmt.Errorf("%w: no candidates", errMalformed)
+	}
+	c := r.Candidates[0]
+	var sb strings.Builder
+	for _, p := range c.Content.Parts {
+		if !p.Thought {
+			sb.WriteString(p.Text)
+		}
+	}
+	o.Text = sb.String()
+	switch c.FinishReason {
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII":
+		o.Refusal, o.RefusalReason = true, "finishReason "+c.FinishReason
+	}
+	return o, nil
+}
 
 // unmarshalObject decodes a JSON object body, tolerating unknown fields
 // (providers add them all the time) but nothing else.
@@ -604,7 +618,7 @@ func unmarshalObject(body []byte, v any) error {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return fmt.Errorf("%w: not a JSON object", errMalformed)
 	}
-	if err := jsonv2.Unmarshal(body, v, decodeOptions); err != nil {
+	if err := jsonv2.Unmarshal(body, v, cache.DecodeOptions); err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	return nil

@@ -1,18 +1,8 @@
 package report
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"testing"
-
 	"github.com/finrepro/finrepro/analysis"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // hostile is a table with everything a writer must defend against: text
 // that spreadsheets run as formulas, markup that ends a script, LaTeX
@@ -70,42 +60,4 @@ func plain() *analysis.Table {
 	t.AddRow(analysis.Text("beta"), analysis.Number(65.95), analysis.Int(120))
 	t.AddRow(analysis.Text("gamma"), analysis.Number(40), analysis.Int(118))
 	return t
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n%s", name, diff(string(want), string(got)))
-	}
-}
-
-// diff shows the lines that differ between want and got.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl + "\n")
-		}
-	}
-	return b.String()
 }

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -461,11 +460,8 @@ func hashFile(name string, sum *[sha256.Size]byte) error {
 		return err
 	}
 	defer f.Close() // read only: a close error loses nothing
-	buf := hashBuffers.Get().(*[]byte)
-	defer hashBuffers.Put(buf)
 	h := sha256.New()
-	// io.Copy would allocate a buffer per file: *os.File's WriteTo does
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
+	if _, err := io.Copy(h, f); err != nil {
 		return err
 	}
 	h.Sum(sum[:0])
@@ -476,9 +472,8 @@ func hashFile(name string, sum *[sha256.Size]byte) error {
 // exactly data (a link is never unchanged). A rerun into the
 // same folder leaves such files (and their modification times) alone
 // instead of rewriting them, which costs the file system far more than
-// reading them. The file is read in chunks into a pooled buffer and
-// compared as it is read, so that a rerun allocates nothing per file and
-// stops at the first difference.
+// reading them. The file is read in chunks and compared as it is read,
+// stopping at the first difference.
 func Unchanged(root *os.Root, name string, data []byte) bool {
 	st, err := root.Lstat(name)
 	if err != nil || !st.Mode().IsRegular() || st.Size() != int64(len(data)) {
@@ -489,9 +484,7 @@ func Unchanged(root *os.Root, name string, data []byte) bool {
 		return false
 	}
 	defer f.Close() // read only: a close error loses nothing
-	bp := compareBuffers.Get().(*[]byte)
-	defer compareBuffers.Put(bp)
-	buf := *bp
+	buf := make([]byte, 128<<10)
 	for len(data) > 0 {
 		n, err := io.ReadFull(f, buf[:min(len(buf), len(data))])
 		if err != nil || !bytes.Equal(buf[:n], data[:n]) {
@@ -503,9 +496,3 @@ func Unchanged(root *os.Root, name string, data []byte) bool {
 	n, _ := f.Read(buf[:1])
 	return n == 0
 }
-
-// compareBuffers are Unchanged's read buffers.
-var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
-
-// hashBuffers are hashFile's read buffers.
-var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

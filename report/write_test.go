@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 )
 
@@ -79,7 +81,7 @@ func TestWriteAll(t *testing.T) {
 		}
 	}
 	if !bytes.Equal(sums[0], sums[1]) {
-		t.Errorf("two runs differ:\n%s", diff(string(sums[0]), string(sums[1])))
+		t.Errorf("two runs differ:\n%s", golden.Diff("run 1", "run 2", string(sums[0]), string(sums[1])))
 	}
 }
 
@@ -154,7 +156,7 @@ func TestWriteAllProcesses(t *testing.T) {
 		}
 	}
 	if len(sums[0]) == 0 || !bytes.Equal(sums[0], sums[1]) {
-		t.Errorf("two processes differ:\n%s", diff(string(sums[0]), string(sums[1])))
+		t.Errorf("two processes differ:\n%s", golden.Diff("process 1", "process 2", string(sums[0]), string(sums[1])))
 	}
 }
 
@@ -228,7 +230,7 @@ func TestWriteSumsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("WriteSumsOf differs from WriteSums:\n%s", diff(string(want), string(got)))
+		t.Errorf("WriteSumsOf differs from WriteSums:\n%s", golden.Diff("WriteSums", "WriteSumsOf", string(want), string(got)))
 	}
 	checkSums(t, out, got, paths)
 	clash := sums[0]

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/finrepro/finrepro/internal/golden"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
@@ -35,7 +38,7 @@ func TestGolden(t *testing.T) {
 				if err := wr.write(&b, tables[name]); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, name+"."+wr.ext, b.Bytes())
+				golden.Check(t, filepath.Join("testdata", name+"."+wr.ext), b.Bytes())
 			})
 		}
 	}

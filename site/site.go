@@ -199,6 +199,7 @@ func render(in Input, emit func(file) error) error {
 	if s.err != nil {
 		return s.err
 	}
+	var frames sync.Map // frameKey -> [3]string, for this site only
 	var g errgroup.Group
 	// twice the CPUs: a page's goroutine also waits on the disk
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
@@ -207,7 +208,7 @@ func render(in Input, emit func(file) error) error {
 			buf := buffers.Get().(*pageBuffer)
 			defer buffers.Put(buf)
 			for {
-				data, err := buf.render(p)
+				data, err := buf.render(p, &frames)
 				if err != nil {
 					return fmt.Errorf("page %s: %w", p.Path, err)
 				}
@@ -230,8 +231,9 @@ func render(in Input, emit func(file) error) error {
 }
 
 // partMarker stands in a page's template output for the part the page
-// appends itself (a task page's body), so that long texts skip the
-// template engine, which would copy them several times.
+// appends itself (a task page's systems and verdicts, see appendBody), so
+// that long texts skip the template engine, which would copy them
+// several times.
 const partMarker = "\x00finrepro-part\x00"
 
 // A pageBuffer holds the template output and the page of one render,
@@ -241,31 +243,69 @@ type pageBuffer struct {
 	page []byte
 }
 
+// buffers keeps page buffers between pages: thousands of task pages are
+// rendered, and growing a new buffer for each costs a tenth of a
+// full-scale site's writing time (profile of reproduce, BenchmarkWrite).
 var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
 
-// render renders p into b.page and returns it.
-func (b *pageBuffer) render(p *page) ([]byte, error) {
+// titleMarker stands for the title in a task page's frame: letters
+// and digits, which no escaper changes.
+const titleMarker = "finreproTitle7c1f0e"
+
+// A frameKey is what a task page's frame depends on besides its title.
+type frameKey struct {
+	root, current string
+	synthetic     bool
+	nav           int
+}
+
+// frame returns the frame of task page p: the layout before the title,
+// between the title and the content, and after the content. frames
+// holds the frames of one site, rendered with the templates once per
+// frameKey.
+func frame(p *page, frames *sync.Map) ([3]string, error) {
+	k := frameKey{p.Root, p.Current, p.Synthetic, len(p.Nav)}
+	if f, ok := frames.Load(k); ok {
+		return f.([3]string), nil
+	}
+	stub := *p
+	stub.Title = titleMarker
+	var b bytes.Buffer
+	if err := pageTemplates[p.Kind].ExecuteTemplate(&b, "layout", &stub); err != nil {
+		return [3]string{}, err
+	}
+	before, rest, ok1 := strings.Cut(b.String(), titleMarker)
+	middle, after, ok2 := strings.Cut(rest, partMarker)
+	if !ok1 || !ok2 {
+		return [3]string{}, fmt.Errorf("template wrote no title or no task body")
+	}
+	f := [3]string{before, middle, after}
+	frames.Store(k, f)
+	return f, nil
+}
+
+// render renders p into b.page and returns it. A task page is its
+// frame around its title and content, which the page writes itself.
+func (b *pageBuffer) render(p *page, frames *sync.Map) ([]byte, error) {
+	b.page = b.page[:0]
 	if p.Task != nil {
-		b.page = p.appendTask(b.page[:0])
+		f, err := frame(p, frames)
+		if err != nil {
+			return nil, err
+		}
+		b.page = append(b.page, f[0]...)
+		b.page = appendEscaped(b.page, p.Title)
+		b.page = append(b.page, f[1]...)
+		b.page = p.Task.appendTop(b.page)
+		b.page = p.Task.appendBody(b.page)
+		b.page = append(b.page, f[2]...)
 		return b.page, nil
 	}
 	b.tmpl.Reset()
 	if err := pageTemplates[p.Kind].ExecuteTemplate(&b.tmpl, "layout", p); err != nil {
 		return nil, err
 	}
-	out := b.tmpl.Bytes()
-	b.page = b.page[:0]
-	if p.Task != nil {
-		i := bytes.Index(out, []byte(partMarker))
-		if i < 0 {
-			return nil, fmt.Errorf("template wrote no task body")
-		}
-		b.page = append(b.page, out[:i]...)
-		b.page = p.Task.appendBody(b.page)
-		b.page = append(b.page, out[i+len(partMarker):]...)
-	} else {
-		b.page = append(b.page, out...)
-	}
+	b.page = append(b.page, b.tmpl.Bytes()...)
 	return b.page, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -16,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // write writes in into a fresh site folder under an output root that
 // holds the download files, and returns the site folder.
@@ -109,32 +108,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", strings.ReplaceAll(page, "/", "_")+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-				for i := 0; i < max(len(g), len(w)); i++ {
-					gl, wl := "", ""
-					if i < len(g) {
-						gl = g[i]
-					}
-					if i < len(w) {
-						wl = w[i]
-					}
-					if gl != wl {
-						t.Fatalf("%s differs from %s at line %d:\n got: %s\nwant: %s\n(run go test -update if the change is intended)", page, golden, i+1, gl, wl)
-					}
-				}
-			}
+			golden.Check(t, filepath.Join("testdata", strings.ReplaceAll(page, "/", "_")+".golden"), got)
 		})
 	}
 }

@@ -301,8 +301,9 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 	if len(vals) == 0 {
 		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
 	}
+	slices.Sort(vals)
 	a := (1 - level) / 2
-	return stats.QuantileUnsorted(vals, a), stats.QuantileUnsorted(vals, 1-a), nil
+	return stats.Quantile(vals, a), stats.Quantile(vals, 1-a), nil
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each

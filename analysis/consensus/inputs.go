@@ -1,7 +1,6 @@
 package consensus
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -165,7 +164,7 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	for i := range in.Reports {
 		in.Reports[i] = make([]string, len(in.Panel.Products))
 	}
-	if err := eachPlainLine(fsys, RubricsFile, plainRubric, in.addRubric); err != nil {
+	if err := eachLine(fsys, RubricsFile, in.addRubric); err != nil {
 		return nil, err
 	}
 	in.rubIdx = make([]map[string]int, len(in.Queries))
@@ -211,96 +210,14 @@ func readJSONFile(fsys fs.FS, name string, v any) error {
 	return results.ReadJSON(f, name, v)
 }
 
+// eachLine is results.EachJSONL over file name of fsys.
 func eachLine[T any](fsys fs.FS, name string, fn func(line int, v *T) error) error {
-	return eachPlainLine(fsys, name, nil, fn)
-}
-
-// eachPlainLine is results.EachJSONL over file name of fsys, except that
-// a line plain decodes (reporting true) skips encoding/json; plain may be
-// nil.
-func eachPlainLine[T any](fsys fs.FS, name string, plain func(b []byte, v *T) bool, fn func(line int, v *T) error) error {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return results.Errorf(name, 0, "", "%v", unwrapPath(err))
 	}
 	defer f.Close() // read-only: a close error cannot lose data
-	if plain == nil {
-		return results.EachJSONL(f, name, fn)
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), results.MaxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		v := new(T)
-		if !plain(b, v) {
-			v = new(T)
-			if err := results.DecodeStrict(b, v); err != nil {
-				return lineError[T](b, name, n)
-			}
-		}
-		if err := fn(n, v); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return results.Errorf(name, n+1, "", "%v", err)
-	}
-	return nil
-}
-
-// lineError is the error results.EachJSONL reports for the bad JSON line
-// b, line n of file.
-func lineError[T any](b []byte, file string, n int) error {
-	err := results.EachJSONL(bytes.NewReader(b), file, func(int, *T) error { return nil })
-	var ie *results.InputError
-	if errors.As(err, &ie) {
-		at := *ie
-		at.Line = n
-		return &at
-	}
-	return err
-}
-
-// plainRubric decodes b when it is {"query":"...","id":"...","text":"...",
-// "dimension":"..."} (JSON white space allowed between tokens) with
-// plain strings (valid UTF-8, no escapes), as rubric files are written.
-func plainRubric(b []byte, r *Rubric) bool {
-	return plainObject(string(b), []string{"query", "id", "text", "dimension"}, []*string{&r.Query, &r.ID, &r.Text, &r.Dimension})
-}
-
-// plainObject decodes s when it is a JSON object of the given keys, in
-// order, with plain string values, into dst.
-func plainObject(s string, keys []string, dst []*string) bool {
-	i := skipWS(s, 0)
-	for k, key := range keys {
-		open := byte(',')
-		if k == 0 {
-			open = '{'
-		}
-		if i >= len(s) || s[i] != open {
-			return false
-		}
-		got, j, ok := plainString(s, skipWS(s, i+1))
-		if !ok || got != key {
-			return false
-		}
-		j = skipWS(s, j)
-		if j >= len(s) || s[j] != ':' {
-			return false
-		}
-		v, j, ok := plainString(s, skipWS(s, j+1))
-		if !ok {
-			return false
-		}
-		*dst[k] = v
-		i = skipWS(s, j)
-	}
-	return i == len(s)-1 && s[i] == '}'
+	return results.EachJSONL(f, name, fn)
 }
 
 func unwrapPath(err error) error {

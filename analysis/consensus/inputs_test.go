@@ -2,8 +2,6 @@ package consensus
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -115,38 +113,6 @@ func FuzzLoad(f *testing.F) {
 			if len(rs) == 0 || len(in.Reports[q]) != len(in.Panel.Products) {
 				t.Fatal("loaded inputs break the invariants")
 			}
-		}
-	})
-}
-
-// FuzzPlainRubrics compares the rubric reader with results.EachJSONL,
-// which it must match rubric for rubric and error for error.
-func FuzzPlainRubrics(f *testing.F) {
-	for _, s := range []string{
-		`{"query":"q1","id":"a1","text":"Does it?","dimension":"insight"}` + "\n",
-		` { "query" : "q1" , "id":"a1", "text":"x", "dimension":"d" } ` + "\n\n" + `{"id":"a1","query":"q1","text":"x","dimension":"d"}`,
-		`{"Query":"q1","id":"a1","text":"x","dimension":"d"}`, `{"query":"q1","id":"a1","text":"caf\u00e9 \xff","dimension":"d"}`,
-		`{"query":"q1","id":"a1","text":"x","dimension":"d"}}`, `{"query":"q1","id":"a1","text":"x","dimension":"d","more":1}`,
-		`{"query":"q1","id":"a1"}`, "{\"query\":\"q\t1\",\"id\":\"a1\",\"text\":\"x\",\"dimension\":\"d\"}", `{"query":1}`, "[", "",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		type rec struct {
-			line int
-			r    Rubric
-		}
-		var got, want []rec
-		gotErr := eachPlainLine(fstest.MapFS{RubricsFile: {Data: []byte(s)}}, RubricsFile, plainRubric, func(line int, r *Rubric) error {
-			got = append(got, rec{line, *r})
-			return nil
-		})
-		wantErr := results.EachJSONL(strings.NewReader(s), RubricsFile, func(line int, r *Rubric) error {
-			want = append(want, rec{line, *r})
-			return nil
-		})
-		if !slices.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-			t.Fatalf("eachPlainLine(%q) = %v, %v; EachJSONL %v, %v", s, got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestRunFromBundle(t *testing.T) {
 	dir := t.TempDir()
@@ -115,25 +114,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	file := filepath.Join("testdata", "fixture.json")
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got %s\nwant %s\n(run go test -update to accept)", file, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s differs in length: got %d lines, want %d (run go test -update to accept)", file, len(gl), len(wl))
-	}
+	golden.Check(t, filepath.Join("testdata", "fixture.json"), got)
 }
 
 func TestNoGoldRubric(t *testing.T) {

@@ -1,6 +1,8 @@
 package consensus
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -59,11 +61,33 @@ func FuzzParseVerdicts(f *testing.F) {
 	for _, s := range []string{
 		"R1: yes\nR2: no", "- **[R1]** Yes", `{"R1": "yes", "R2": {"verdict": "no"}}`, "```json\n[{\"id\": \"R2\", \"verdict\": true}]\n```",
 		"R1: yes\nR1: no", "", "\xff\xfe", "[[[[", `{"R1": {"verdict": {"verdict": "yes"}}}`,
+		"r1: PASSED\r\nx.y:z - unmet\n", `{"R1": "yes", "R1": "maybe", "R2": 1.0, "x.y:z": -0}`, `{"R1": 1e400, "R2": "no"}`,
+		`{"R1": "Yes ", "R2": "\u00a0no", "x.y:z": "tru\xffe"}`, `{"R1": true}x`, `{"R1": 01}`, "R1 R2 yes\nR2: no yes",
+		"R1.: yes.", "R1\xc2\xa0yes", "R1 ſ pass", "R2: no\nR1: yes\nR2 yes", "R1.: no\nR1. yes",
 	} {
-		f.Add(s)
+		for set := range uint8(3) {
+			f.Add(s, set, uint8(set*3))
+		}
 	}
-	ids := []string{"R1", "R2", "x.y:z"}
-	f.Fuzz(func(t *testing.T, answer string) {
+	f.Fuzz(func(t *testing.T, answer string, set, bits uint8) {
+		// Distinct IDs; a repeated one; one ending in trimmed punctuation.
+		ids := [][]string{{"R1", "R2", "x.y:z"}, {"R1", "R2", "R1", "x.y:z"}, {"R1", "R2", "R1.", "x.y:z"}}[set%3]
+		// Round trip: an answer of "- **ID**: Yes/No" lines, one per
+		// distinct ID, gives back those labels, and so does its JSON form.
+		want := []int8{int8(bits & 1), int8(bits >> 1 & 1), int8(bits >> 2 & 1)}
+		distinct := []string{"R1", "R2", "x.y:z"}
+		var lines []string
+		obj := map[string]string{}
+		for i, id := range distinct {
+			lines = append(lines, fmt.Sprintf("- **%s**: %s", id, map[int8]string{yes: "Yes", no: "No"}[want[i]]))
+			obj[id] = map[int8]string{yes: "yes", no: "no"}[want[i]]
+		}
+		js, _ := json.Marshal(obj) // a map of strings always encodes
+		for _, a := range []string{strings.Join(lines, "\n"), string(js)} {
+			if got, probs := ParseVerdicts(a, distinct); !slices.Equal(got, want) || probs != nil {
+				t.Fatalf("ParseVerdicts(%q) = %v %q, want %v", a, got, probs, want)
+			}
+		}
 		got, probs := ParseVerdicts(answer, ids)
 		if len(got) != len(ids) {
 			t.Fatalf("%d labels for %d ids", len(got), len(ids))
@@ -84,32 +108,6 @@ func FuzzParseVerdicts(f *testing.F) {
 		again, _ := ParseVerdicts(answer, ids)
 		if !slices.Equal(got, again) {
 			t.Fatal("not deterministic")
-		}
-	})
-}
-
-// FuzzParseVerdictsReference compares ParseVerdicts with the reference
-// parser built on encoding/json and strings.FieldsFunc.
-func FuzzParseVerdictsReference(f *testing.F) {
-	for _, s := range []string{
-		"R1: yes\nR2: no", "- **[R1]** Yes\n- **[R2]** No.", "r1: PASSED\r\nx.y:z - unmet\n",
-		`{"R1": "yes", "R2": {"verdict": "no"}}`, "```json\n{\n  \"R1\": \"yes\",\n  \"R2\": \"no\"\n}\n```\n",
-		`{"R1": "yes", "R1": "maybe", "R2": 1.0, "x.y:z": -0}`, `{"R1": 1e400, "R2": "no"}`, `{"R1": "y\u0065s"}`,
-		`{"R1": "Yes ", "R2": "\u00a0no", "x.y:z": "tru\xffe"}`, `{"R1": true}x`, `{"R1": 01}`, `{"R1": .5}`, `{}`, `{ }`,
-		"```\n[{\"id\": \"R2\", \"verdict\": true}]\n```", "R1: yes\nR1: no", "", "\xff\xfe", "[[[[",
-		`{"R1": {"verdict": {"verdict": "yes"}}}`, "R1 R2 yes\nR2: no yes", "R1.: yes.", "R1\xc2\xa0yes", "R1 ſ pass", "R2: no\nR1: yes\nR2 yes", "R1.: no\nR1. yes",
-	} {
-		for set := range uint8(3) {
-			f.Add(s, set)
-		}
-	}
-	f.Fuzz(func(t *testing.T, answer string, set uint8) {
-		// Distinct IDs; a repeated one; one ending in trimmed punctuation.
-		ids := [][]string{{"R1", "R2", "x.y:z"}, {"R1", "R2", "R1", "x.y:z"}, {"R1", "R2", "R1.", "x.y:z"}}[set%3]
-		got, probs := ParseVerdicts(answer, ids)
-		want, wantProbs := refParseVerdicts(answer, ids)
-		if !slices.Equal(got, want) || !slices.Equal(probs, wantProbs) {
-			t.Fatalf("ParseVerdicts(%q) = %v %q, reference %v %q", answer, got, probs, want, wantProbs)
 		}
 	})
 }

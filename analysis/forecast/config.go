@@ -1,13 +1,10 @@
 package forecast
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/results"
 )
@@ -91,7 +88,7 @@ func ReadLog(r io.Reader, file string, systems map[string]bool, tasks map[string
 
 // readLogInto is ReadLog adding the entries to out.
 func readLogInto(out map[logKey]time.Time, r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
-	err := eachLogEntry(r, file, func(line int, e *LogEntry) error {
+	err := results.EachJSONL(r, file, func(line int, e *LogEntry) error {
 		if !systems[e.System] {
 			return results.Errorf(file, line, "system", "unknown system %q", e.System)
 		}
@@ -118,113 +115,4 @@ func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, er
 	}
 	out := make(map[logKey]time.Time, bytes.Count(b, []byte{'\n'})+1) // an entry a line
 	return readLogInto(out, bytes.NewReader(b), "prediction_log.jsonl", systems, tasks)
-}
-
-// eachLogEntry is results.EachJSONL for log entries, with a fast path for
-// the lines a log holds: {"system":"...","task":"...","recorded_at":"..."}
-// with plain strings (valid UTF-8, no escapes). Any other line is decoded
-// by results.DecodeStrict.
-func eachLogEntry(r io.Reader, file string, fn func(line int, e *LogEntry) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), results.MaxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		e, ok := plainLogEntry(b)
-		if !ok {
-			e = &LogEntry{}
-			if err := results.DecodeStrict(b, e); err != nil {
-				return lineError(b, file, n)
-			}
-		}
-		if err := fn(n, e); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return results.Errorf(file, n+1, "", "%v", err)
-	}
-	return nil
-}
-
-// lineError is the error results.EachJSONL reports for the bad JSON line
-// b, line n of file.
-func lineError(b []byte, file string, n int) error {
-	err := results.EachJSONL(bytes.NewReader(b), file, func(int, *LogEntry) error { return nil })
-	var ie *results.InputError
-	if errors.As(err, &ie) {
-		at := *ie
-		at.Line = n
-		return &at
-	}
-	return err
-}
-
-// plainLogEntry decodes b when it is {"system":"S","task":"T",
-// "recorded_at":"R"} (JSON white space allowed between tokens) with
-// plain strings; ok is false for anything else.
-func plainLogEntry(b []byte) (e *LogEntry, ok bool) {
-	e = &LogEntry{}
-	i := skipWS(b, 0)
-	for k, f := range []struct {
-		key string
-		dst *string
-	}{{"system", &e.System}, {"task", &e.Task}, {"recorded_at", &e.RecordedAt}} {
-		open := byte(',')
-		if k == 0 {
-			open = '{'
-		}
-		if i >= len(b) || b[i] != open {
-			return nil, false
-		}
-		key, j, ok := plainString(b, skipWS(b, i+1))
-		if !ok || key != f.key {
-			return nil, false
-		}
-		j = skipWS(b, j)
-		if j >= len(b) || b[j] != ':' {
-			return nil, false
-		}
-		v, j, ok := plainString(b, skipWS(b, j+1))
-		if !ok {
-			return nil, false
-		}
-		*f.dst = v
-		i = skipWS(b, j)
-	}
-	if i != len(b)-1 || b[i] != '}' {
-		return nil, false
-	}
-	return e, true
-}
-
-// skipWS skips JSON white space from b[i].
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// plainString reads a JSON string at b[i] made of valid UTF-8 without
-// escapes or control characters; it returns its contents and the index
-// after it.
-func plainString(b []byte, i int) (string, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return "", i, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			v := b[i+1 : j]
-			return string(v), j + 1, utf8.Valid(v)
-		case c == '\\', c < 0x20:
-			return "", j, false
-		}
-	}
-	return "", len(b), false
 }

@@ -1,17 +1,15 @@
 package forecast
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // render writes every table, the ranking, the problems and the details
 // of res as plain text.
@@ -51,30 +49,5 @@ func render(res *analysis.Result) string {
 // testdata/fixture.golden; go test -update rewrites it.
 func TestGolden(t *testing.T) {
 	got := render(runFixture(t, nil))
-	file := filepath.Join("testdata", "fixture.golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("line %d:\n got  %s\n want %s", i+1, g, w)
-			}
-		}
-		t.Fatal("result differs from testdata/fixture.golden (go test -update to accept)")
-	}
+	golden.Check(t, filepath.Join("testdata", "fixture.golden"), []byte(got))
 }

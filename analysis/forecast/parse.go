@@ -63,11 +63,7 @@ var approxPrefixes = []string{"approximately", "approx.", "approx", "about", "ar
 // ','), typographic minus signs to '-', and trims space and markdown
 // emphasis.
 func normalize(s string) string {
-	if isASCII(s) { // nothing to map
-		return strings.TrimSpace(strings.Trim(strings.TrimSpace(s), "*_`"))
-	}
 	var b strings.Builder
-	b.Grow(len(s))
 	for _, r := range s {
 		switch {
 		case r >= 0xFF01 && r <= 0xFF5E:
@@ -84,47 +80,9 @@ func normalize(s string) string {
 	return strings.TrimSpace(strings.Trim(strings.TrimSpace(b.String()), "*_`"))
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// numPrefix is numRE.FindString(s): the number s starts with, or "".
-func numPrefix(s string) string {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	group := func(i int) bool { // ",ddd" at s[i]
-		return i+4 <= len(s) && s[i] == ',' && digits(i+1) >= i+4
-	}
-	n := digits(0)
-	// The first alternative, 1 to 3 digits and ",ddd" groups, is preferred;
-	// it can start only when the run of digits is at most 3 long.
-	if n >= 1 && n <= 3 && group(n) {
-		for n += 4; group(n); n += 4 {
-		}
-	}
-	if n+1 < len(s) && s[n] == '.' && s[n+1] >= '0' && s[n+1] <= '9' {
-		n = digits(n + 1)
-	}
-	if n < len(s) && (s[n] == 'e' || s[n] == 'E') {
-		j := n + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if e := digits(j); e > j {
-			n = e
-		}
-	}
-	return s[:n]
-}
+// numRE matches the number an answer starts with: digits, with ",ddd"
+// thousands groups or without, a decimal part and an exponent.
+var numRE = regexp.MustCompile(`^(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)?(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?`)
 
 // ParseNumber parses a numeric forecast: an optional approximation word,
 // sign or accounting parentheses for negatives, currency, digits with
@@ -168,7 +126,7 @@ func ParseNumber(s string) (Number, error) {
 	sign()
 	s = trimCurrency(s, true)
 	sign()
-	m := numPrefix(s)
+	m := numRE.FindString(s)
 	if m == "" || m == "." || strings.IndexFunc(m, unicode.IsDigit) < 0 || strings.HasPrefix(m, "e") || strings.HasPrefix(m, "E") {
 		return fail()
 	}
@@ -222,11 +180,6 @@ func wordEnd(r string) bool {
 // trimCurrency removes one currency symbol or code from the start
 // (prefix) or the whole of s (suffix, where only a currency may remain).
 func trimCurrency(s string, prefix bool) string {
-	// No currency is empty, and none starts with a digit or with a rune
-	// that folds to one.
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return s
-	}
 	for _, c := range currencies {
 		if prefix {
 			if r, ok := cutFold(s, c); ok && (r == "" || !unicode.IsLetter(rune(r[0]))) {
@@ -299,16 +252,7 @@ var answerKeys = []string{"final answer", "prediction", "forecast", "answer", "�
 // answer"), optional emphasis, a colon (ASCII or full-width), then the
 // answer, trimmed of emphasis and space.
 func answerLine(ln string) (string, bool) {
-	i := 0
-	for i < len(ln) && strings.IndexByte(" \t>#*_-", ln[i]) >= 0 {
-		i++
-	}
-	s := ln[i:]
-	// A key starts with f, p or a in either case, or with the first byte
-	// of 最, 答 or 预: no other rune folds to those letters.
-	if s == "" || strings.IndexByte("fFpPaA\xe6\xe7\xe9", s[0]) < 0 {
-		return "", false
-	}
+	s := strings.TrimLeft(ln, " \t>#*_-")
 	if len(s) > 5 && strings.EqualFold(s[:5], "final") {
 		s = "final " + strings.TrimLeft(s[5:], " \t")
 	}
@@ -343,55 +287,11 @@ func pubTime(ln string) string {
 		}
 		rest = strings.TrimPrefix(after, "于")
 	}
-	for {
-		if rest != "" && (rest[0] == ' ' || rest[0] == '\t' || rest[0] == ':') {
-			rest = rest[1:]
-		} else if r, ok := strings.CutPrefix(rest, "："); ok {
-			rest = r
-		} else {
-			break
-		}
-	}
-	return leadingDate(rest)
+	return dateRE.FindString(strings.TrimLeft(rest, " \t:："))
 }
 
-// leadingDate returns the date, and time, s starts with, or "": what
-// the regular expression
-//
-//	^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?
-//
-// finds.
-func leadingDate(s string) string {
-	at := func(i int, c byte) bool { return i < len(s) && s[i] == c }
-	digits := func(i, n int) bool {
-		if i+n > len(s) {
-			return false
-		}
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		return true
-	}
-	hhmm := func(i int) bool { return digits(i, 2) && at(i+2, ':') && digits(i+3, 2) }
-	if !digits(0, 4) || !at(4, '-') || !digits(5, 2) || !at(7, '-') || !digits(8, 2) {
-		return ""
-	}
-	n := 10
-	if (at(n, 'T') || at(n, ' ')) && hhmm(n+1) {
-		n += 6
-		if at(n, ':') && digits(n+1, 2) {
-			n += 3
-		}
-		if at(n, 'Z') {
-			n++
-		} else if (at(n, '+') || at(n, '-')) && hhmm(n+1) {
-			n += 6
-		}
-	}
-	return s[:n]
-}
+// dateRE matches the date, and time, a publication note starts with.
+var dateRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9]{2}:[0-9]{2})?)?`)
 
 // ErrNoAnswer is returned by ParseReply when a reply has no final answer.
 var ErrNoAnswer = errors.New("no final answer")
@@ -405,18 +305,13 @@ func ParseReply(text string) (Forecast, error) {
 	if len(text) > MaxReply {
 		text = text[:MaxReply]
 	}
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
 	if f, ok := parseJSONReply(text); ok {
 		return f, nil
 	}
 	var f Forecast
 	found := false
 	for ln := range strings.SplitSeq(text, "\n") {
-		// Cheap checks first: most lines hold neither an answer nor a URL,
-		// and an answer line longer than maxAnswerLine could not hold a
-		// valid answer anyway.
 		if len(ln) <= maxAnswerLine {
 			if a, ok := answerLine(ln); ok {
 				f.Answer, found = a, true
@@ -424,16 +319,15 @@ func ParseReply(text string) (Forecast, error) {
 			}
 		}
 		if !strings.Contains(ln, "http") {
-			continue
+			continue // most lines cite nothing: skip the regular expression
 		}
-		urls := findURLs(ln)
+		urls := urlRE.FindAllString(ln, -1)
 		if len(urls) == 0 {
 			continue
 		}
-		e := newEvidence("", pubTime(ln)) // the time parsed once for the line
+		pub := pubTime(ln)
 		for _, u := range urls {
-			e.URL = strings.TrimRight(u, ".,;:")
-			f.Evidence = append(f.Evidence, e)
+			f.Evidence = append(f.Evidence, newEvidence(strings.TrimRight(u, ".,;:"), pub))
 		}
 	}
 	if !found {
@@ -445,46 +339,6 @@ func ParseReply(text string) (Forecast, error) {
 		return f, ErrNoAnswer
 	}
 	return f, nil
-}
-
-// findURLs is urlRE.FindAllString(s, -1) for valid UTF-8 s, without
-// the regular expression engine.
-func findURLs(s string) []string {
-	var out []string
-	for i := 0; ; {
-		k := strings.Index(s[i:], "http")
-		if k < 0 {
-			return out
-		}
-		k += i
-		j := k + len("http")
-		if j < len(s) && s[j] == 's' {
-			j++
-		}
-		if strings.HasPrefix(s[j:], "://") {
-			start := j + len("://")
-			e := start
-			for e < len(s) && !urlStop(s[e]) {
-				e++
-			}
-			if e > start {
-				out = append(out, s[k:e])
-				i = e
-				continue
-			}
-		}
-		i = k + 1
-	}
-}
-
-// urlStop reports whether c ends a URL in urlRE: white space (as \s
-// means), <, >, quotes, parentheses or brackets.
-func urlStop(c byte) bool {
-	switch c {
-	case '\t', '\n', '\f', '\r', ' ', '<', '>', '"', '\'', '(', ')', '[', ']':
-		return true
-	}
-	return false
 }
 
 func parseJSONReply(text string) (Forecast, bool) {
@@ -519,9 +373,6 @@ func parseJSONReply(text string) (Forecast, bool) {
 
 func newEvidence(url, pub string) Evidence {
 	e := Evidence{URL: url, Published: pub}
-	if pub == "" { // no layout matches
-		return e
-	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.Parse(layout, pub); err == nil {
 			e.Time = t.UTC()

@@ -2,9 +2,12 @@ package forecast
 
 import (
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -164,32 +167,88 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
+// FuzzParseNumber checks, for every finite float64 x written the way
+// strconv writes it, that ParseNumber reads back x exactly, -x in
+// accounting parentheses, and x with scale 1e6 after "million"; and that
+// any accepted answer reads the same between spaces.
 func FuzzParseNumber(f *testing.F) {
-	for _, s := range []string{"1,234.5 million", "(12)", "3.2亿元", "５％", "1e3", "$-4", "~7", "", "(", "1,23"} {
-		f.Add(s)
+	for _, s := range []string{"1,234.5 million", "(12)", "3.2亿元", "５％", "1e3", "$-4", "~7", "", "(", "1,23",
+		"1,2345", "123,4567.5e+3x", "1234,567", "12,345,678 USD", "1e+", "1E-7 bn", ".5", "5.", "-.5e", "0,000", "1,000,00",
+		"USD 12", "12 usd", "HK$ 3.5", "approx. 1,234 万", "−4,5 %", "１２，３４５", "3 percent", "1 元", "\xff1", "1\u3000m"} {
+		f.Add(s, 12.5)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := ParseNumber(s)
-		if err == nil && (n.Value != n.Value || n.Value > 1e308 || n.Value < -1e308) {
-			t.Fatalf("ParseNumber(%q) = %v", s, n.Value)
+	f.Add("", 1e-300)
+	f.Add("", -0.0)
+	f.Fuzz(func(t *testing.T, s string, x float64) {
+		if n, err := ParseNumber(s); err == nil {
+			if math.IsNaN(n.Value) || math.IsInf(n.Value, 0) {
+				t.Fatalf("ParseNumber(%q) = %v", s, n.Value)
+			}
+			if len(s)+2 <= MaxAnswer {
+				if m, err := ParseNumber("\t" + s + " "); err != nil || m != n {
+					t.Fatalf("ParseNumber(space %q space) = %+v, %v; want %+v", s, m, err, n)
+				}
+			}
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return
+		}
+		w := strconv.FormatFloat(math.Abs(x), 'f', -1, 64)
+		if len(w)+len(" million") > MaxAnswer {
+			w = strconv.FormatFloat(math.Abs(x), 'e', -1, 64)
+		}
+		for _, tc := range []struct {
+			in   string
+			want Number
+		}{
+			{w, Number{Value: math.Abs(x)}},
+			{"-" + w, Number{Value: -math.Abs(x)}},
+			{"(" + w + ")", Number{Value: -math.Abs(x)}},
+			{w + " million", Number{Value: math.Abs(x), Scale: 1e6}},
+		} {
+			if n, err := ParseNumber(tc.in); err != nil || n != tc.want {
+				t.Fatalf("ParseNumber(%q) = %+v, %v; want %+v", tc.in, n, err, tc.want)
+			}
 		}
 	})
 }
 
+// FuzzParseBinary checks that a known yes or no word followed by a stop
+// decides the answer whatever follows it.
 func FuzzParseBinary(f *testing.F) {
-	for _, s := range []string{"Yes", "否", "no.", "", "Ｙｅｓ"} {
+	for _, s := range []string{"Yes", "否", "no.", "", "Ｙｅｓ", "because ...", "**"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ParseBinary(s) // must not panic
+		ParseBinary(s) // any input: an answer or an error
+		if !utf8.ValidString(s) {
+			return
+		}
+		for _, w := range append(append([]string{}, yesWords...), noWords...) {
+			in := w + ". " + s
+			if len(in) > MaxAnswer {
+				continue
+			}
+			if got, err := ParseBinary(in); err != nil || got != slices.Contains(yesWords, w) {
+				t.Fatalf("ParseBinary(%q) = %v, %v", in, got, err)
+			}
+		}
 	})
 }
 
+// FuzzParseReply checks that a reply of a final-answer line and an
+// evidence line gives back the answer, trimmed, and the dated URL; and
+// that any reply with no error has an answer in valid UTF-8.
 func FuzzParseReply(f *testing.F) {
 	for _, s := range []string{
 		"Final answer: 1\nEvidence:\n- https://a.example (published 2025-11-01T00:00:00Z)",
 		`{"answer": "Yes", "evidence": [{"url": "https://x.example", "published": "2025-01-01"}]}`,
 		"最终答案：否", "\xff\xfe Final answer: \x00", "{",
+		"> **Final   Answer**: Yes\n- https://x.example/a published: 2025-01-02 03:04:05+08:00 and http://y.example",
+		"- https://a.b (published：： 2025-10-29T16:00) \n## 预测：否\nhttps://c.d 发布于2024-01-01T00:00:00-05",
+		"Prediction : 12 bn\nhttps://e.f published 2025-1-01\nhttps://g.h PUBLISHED 2025-01-01T00:00:60Zx",
+		"ＦＩＮＡＬ answer: 3\nfınal answer: 4\nAnswer:\t\n最终答案：42\n答案: \xff\n\xe6\x9c",
+		"- none (no search; synthetic)\nhttps://x 2025-01-01 published",
 	} {
 		f.Add(s)
 	}
@@ -201,20 +260,21 @@ func FuzzParseReply(f *testing.F) {
 		if !utf8.ValidString(fc.Answer) {
 			t.Fatalf("answer %q is not UTF-8", fc.Answer)
 		}
-	})
-}
-
-// FuzzFindURLs compares findURLs with the regular expression it stands
-// for.
-func FuzzFindURLs(f *testing.F) {
-	for _, s := range []string{"see https://a.b/c (published 2025-01-01)", "http://x https://y,z\thttp:// httpx://q",
-		"httphttps://a.b", "https://a\u00e9b]c", "[https://a.b](https://c.d)", "hhttps://x", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-		if got, want := findURLs(s), urlRE.FindAllString(s, -1); !slices.Equal(got, want) {
-			t.Fatalf("findURLs(%q) = %q, regexp %q", s, got, want)
+		if !utf8.ValidString(s) || strings.ContainsAny(s, "\n") || len(s) > MaxAnswer {
+			return
+		}
+		want := strings.TrimSpace(strings.Trim(strings.TrimSpace(s), "*_"))
+		reply := "Final answer: " + s + "\n- https://x.example/p (published 2025-01-02)"
+		fc, err = ParseReply(reply)
+		if want == "" {
+			if err != ErrNoAnswer {
+				t.Fatalf("ParseReply(%q): error %v, want ErrNoAnswer", reply, err)
+			}
+			return
+		}
+		if err != nil || fc.Answer != want || len(fc.Evidence) != 1 || fc.Evidence[0].URL != "https://x.example/p" ||
+			!fc.Evidence[0].Time.Equal(time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("ParseReply(%q) = %+v, %v; want answer %q and one dated URL", reply, fc, err, want)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -220,28 +221,14 @@ func verdict(p *Prediction, st Status, opt Options, o int8) (summary, reason str
 		s = "correct"
 	}
 	if t.Kind == NonRecurrent {
-		return s, "forecast " + yesNo(p.Yes) + ", outcome " + yesNo(t.yes)
+		return s, fmt.Sprintf("forecast %s, outcome %s", yesNo(p.Yes), yesNo(t.yes))
 	}
 	eps := t.eps * opt.Scale
-	b := make([]byte, 0, 96)
-	b = append(b, "forecast "...)
-	b = strconv.AppendFloat(b, p.Value, 'g', 8, 64)
 	if t.y == 0 {
-		b = append(b, ", outcome 0 ("...)
-		b = append(b, opt.ZeroRule...)
-		b = append(b, " zero rule, eps "...)
-		b = strconv.AppendFloat(b, eps, 'g', 8, 64)
-		b = append(b, ')')
-		return s, string(b)
+		return s, fmt.Sprintf("forecast %s, outcome 0 (%s zero rule, eps %s)", fmtNum(p.Value), opt.ZeroRule, fmtNum(eps))
 	}
 	rel := math.Abs((p.Value - t.y) / t.y)
-	b = append(b, ", outcome "...)
-	b = strconv.AppendFloat(b, t.y, 'g', 8, 64)
-	b = append(b, ": relative error "...)
-	b = strconv.AppendFloat(b, rel, 'g', 4, 64) // as %.4g
-	b = append(b, " vs eps "...)
-	b = strconv.AppendFloat(b, eps, 'g', 8, 64)
-	return s, string(b)
+	return s, fmt.Sprintf("forecast %s, outcome %s: relative error %.4g vs eps %s", fmtNum(p.Value), fmtNum(t.y), rel, fmtNum(eps))
 }
 
 func yesNo(b bool) string {

@@ -209,53 +209,26 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 	return t
 }
 
-// narrowTasks is the most tasks bootstrap counts in 16-bit fields; a
-// variable so that tests can try the 32-bit ones.
-var narrowTasks = 1<<16 - 1
-
 // bootstrap returns every system's percentile interval of accuracy over
 // task resamples. The resamples are drawn once and shared (paired), which
 // gives the intervals stats.Bootstrap would give system by system with
-// the same seed, at one system's cost.
+// the same seed.
 func (b *board) bootstrap() (lo, hi []float64, ok []bool) {
-	ns, nt := b.nsys(), len(b.in.Tasks)
+	ns := b.nsys()
 	vals := make([][]float64, ns)
-	// A resample's counts of scored and correct outcomes are added for
-	// every system at once: each system has two w-bit fields, scored and
-	// correct, in words of rows (nw per task), and no count exceeds nt.
-	w := 16
-	if nt > narrowTasks {
-		w = 32
-	}
-	per := 32 / w // systems per word
-	nw := (ns + per - 1) / per
-	rows := make([]uint64, nt*nw)
-	for s := range ns {
-		for i, o := range b.out[s] {
-			var x uint64
-			switch o {
-			case correct:
-				x = 1 | 1<<w
-			case wrong:
-				x = 1
-			}
-			rows[i*nw+s/per] |= x << (2 * w * (s % per))
-		}
-	}
-	mask := uint64(1)<<w - 1
-	acc := make([]uint64, nw)
-	stats.Bootstrap(nt, bootReps, bootSeed, bootLevel, func(idx []int) float64 {
-		clear(acc)
-		for _, i := range idx {
-			row := rows[i*nw : (i+1)*nw]
-			a := acc[:len(row)]
-			for k, x := range row {
-				a[k] += x
-			}
-		}
+	stats.Bootstrap(len(b.in.Tasks), bootReps, bootSeed, bootLevel, func(idx []int) float64 {
 		for s := range ns {
-			v := acc[s/per] >> (2 * w * (s % per))
-			if n, c := v&mask, v>>w&mask; n > 0 {
+			o := b.out[s]
+			var c, n int
+			for _, i := range idx {
+				if o[i] != notScored {
+					n++
+					if o[i] == correct {
+						c++
+					}
+				}
+			}
+			if n > 0 {
 				vals[s] = append(vals[s], 100*float64(c)/float64(n))
 			}
 		}

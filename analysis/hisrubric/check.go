@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // An Element is one checked part of a report's structure: a section, a
@@ -240,23 +239,6 @@ func list(xs []string) string {
 		q[i] = fmt.Sprintf("%q", clip(x, 40))
 	}
 	return "[" + strings.Join(q, ", ") + "]"
-}
-
-// appendClip appends clip(s, n) to b.
-func appendClip(b []byte, s string, n int) []byte {
-	if len(s) > n {
-		k := 0 // runes before i
-		for i := range s {
-			if k == n {
-				if utf8.ValidString(s[:i]) {
-					return append(append(b, s[:i]...), "…"...)
-				}
-				return append(b, clip(s, n)...)
-			}
-			k++
-		}
-	}
-	return append(b, s...)
 }
 
 // clip cuts s to at most n runes.

@@ -1,16 +1,14 @@
 package hisrubric
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // render writes every table of res as text, then the problems.
 func render(res *analysis.Result) string {
@@ -41,32 +39,5 @@ func render(res *analysis.Result) string {
 func TestFixtureGolden(t *testing.T) {
 	res, _ := runFixture(t, nil, false)
 	got := render(res)
-	file := filepath.Join("testdata", "fixture.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("line %d:\n got: %s\nwant: %s", i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "fixture.golden"), []byte(got))
 }

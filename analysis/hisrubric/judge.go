@@ -1,6 +1,7 @@
 package hisrubric
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,80 +81,77 @@ const judgeSystem = "You are an expert financial analyst grading research report
 // The json block of a judge request's user message.
 const promptOpen, promptClose = "\n\n```json\n", "\n```\n"
 
-// judgePrompt writes the user message of a judge request.
-func judgePrompt(b *Batch) string {
-	ins := instructions[b.Stage]
-	n := len(ins) + len(promptOpen) + len(promptClose) + 64 + len(b.Company) + len(b.Language)
-	for i := range b.Items {
-		it := &b.Items[i]
-		n += 64 + len(it.ID) + len(it.Question) + len(it.Truth) + len(it.Prediction)
-		for _, c := range it.Claims {
-			n += 3 + len(c)
-		}
-		for _, p := range it.Criterion {
-			n += 32 + len(p.Point)
-		}
+// marshal is json.Marshal for the values of a judge request: strings and
+// the finite numbers of criteria (read from JSON, which has no NaN or
+// infinity), so it cannot fail.
+func marshal(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("hisrubric: " + err.Error())
 	}
-	var w strings.Builder
-	w.Grow(n + n/16) // room for some escapes
-	w.WriteString(ins)
-	w.WriteString(promptOpen)
-	writeBatch(&w, b)
-	w.WriteString(promptClose)
-	return w.String()
+	return string(b)
 }
 
-// An itemJSON is a BatchItem as writeBatch writes it, cut around its
-// prediction.
+// judgePrompt writes the user message of a judge request.
+func judgePrompt(b *Batch) string {
+	return instructions[b.Stage] + promptOpen + marshal(b) + promptClose
+}
+
+// An itemJSON is a BatchItem as json.Marshal writes it, cut around its
+// prediction: head is the id, question and truth, tail the claims,
+// criterion and closing brace.
 type itemJSON struct{ head, tail string }
 
 // newItemJSON writes it, but for its prediction.
 func newItemJSON(it *BatchItem) itemJSON {
-	var h, t strings.Builder
-	writeItemHead(&h, it)
-	writeItemTail(&t, it)
-	return itemJSON{h.String(), t.String()}
+	head := marshal(BatchItem{ID: it.ID, Question: it.Question, Truth: it.Truth})
+	tail := marshal(BatchItem{Claims: it.Claims, Criterion: it.Criterion})
+	// tail is {"id":"","question":""...}: keep what follows the question.
+	tail = tail[len(`{"id":"","question":""`):]
+	return itemJSON{head[:len(head)-1], tail}
 }
 
 // gradingPrompt is judgePrompt of a batch of stage st for a company
 // named company, in language, whose k-th item is parts[items[k]]
 // around the prediction pred(items[k]). A company's items go to the
-// judge once for each system: their parts are written once. The
-// message is written into a string of its exact length.
+// judge once for each system: their parts are encoded once, and the
+// message is written into a string sized for it (the messages are
+// FinDeepResearch's bulk of bytes: BenchmarkBundle/findeepresearch).
 func gradingPrompt(st Stage, company, language string, parts []itemJSON, items []int, pred func(i int) string) string {
-	const stage, comp, lang, open, closing, predKey = `{"stage":`, `,"company":`, `,"language":`, `,"items":[`, "]}", `,"prediction":`
-	ins := instructions[st]
-	n := len(ins) + len(promptOpen) + len(stage) + len(comp) + len(lang) + len(open) + len(closing) + len(promptClose) +
-		jsonStringLen(string(st)) + jsonStringLen(company) + jsonStringLen(language) + max(len(items)-1, 0)
+	n := len(instructions[st]) + len(promptOpen) + len(promptClose) + 64 + 2*(len(company)+len(language))
 	for _, i := range items {
-		n += len(parts[i].head) + len(parts[i].tail)
-		if p := pred(i); p != "" {
-			n += len(predKey) + jsonStringLen(p)
-		}
+		n += len(parts[i].head) + len(parts[i].tail) + 16 + len(pred(i))*9/8
 	}
 	var w strings.Builder
 	w.Grow(n)
-	w.WriteString(ins)
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp) // escapes as json.Marshal does
+	str := func(s string) {
+		tmp.Reset()
+		_ = enc.Encode(s)                  // a string always encodes
+		w.Write(tmp.Bytes()[:tmp.Len()-1]) // without Encode's newline
+	}
+	w.WriteString(instructions[st])
 	w.WriteString(promptOpen)
-	w.WriteString(stage)
-	writeJSONString(&w, string(st))
-	w.WriteString(comp)
-	writeJSONString(&w, company)
-	w.WriteString(lang)
-	writeJSONString(&w, language)
-	w.WriteString(open)
+	w.WriteString(`{"stage":`)
+	str(string(st))
+	w.WriteString(`,"company":`)
+	str(company)
+	w.WriteString(`,"language":`)
+	str(language)
+	w.WriteString(`,"items":[`)
 	for k, i := range items {
 		if k > 0 {
 			w.WriteByte(',')
 		}
 		w.WriteString(parts[i].head)
 		if p := pred(i); p != "" {
-			w.WriteString(predKey)
-			writeJSONString(&w, p)
+			w.WriteString(`,"prediction":`)
+			str(p)
 		}
 		w.WriteString(parts[i].tail)
 	}
-	w.WriteString(closing)
+	w.WriteString("]}")
 	w.WriteString(promptClose)
 	return w.String()
 }

@@ -61,7 +61,10 @@ var (
 )
 
 // Parse parses a markdown report. It never fails: whatever is not a
-// header or a table is text.
+// header or a table is text. Parsing reports took 0.13 s of a full-scale
+// reproduce (about 3.2 CPU-s) with regular expressions; the scanner here
+// is several times as fast (BenchmarkParse: 59 us against 439 us for a
+// full report).
 func Parse(md string) *Doc {
 	d := &Doc{}
 	if len(md) > MaxReport {

@@ -2,6 +2,8 @@ package hisrubric
 
 import (
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -295,22 +297,33 @@ func FuzzParseReport(f *testing.F) {
 	})
 }
 
-func FuzzParseReply(f *testing.F) {
-	f.Add(`{"items":[{"id":"a","verdict":"correct","covered":[true],"points":3}]}`)
-	f.Add("```json\n{\"items\":null}\n```")
-	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseReply(s)
-		if err == nil && r.Items == nil {
-			t.Fatal("nil items without error")
-		}
-	})
-}
-
+// FuzzParseQuantity checks that any text gives a verdict NumericVerdict
+// knows, and that a whole number n written with thousands separators
+// reads back as n, -n in parentheses or after a minus, n x 1e6 before
+// "million", and as a percentage before "%".
 func FuzzParseQuantity(f *testing.F) {
-	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0"} {
-		f.Add(s, "1,721")
+	for _, s := range []string{"1,721 Millions USD", "(3.5)%", "1.234.567", "3亿", "-0.0", "1..2", "12'000 ribu", "−4,5 %", "1.234,5 juta"} {
+		f.Add(s, "1,721", uint32(1721))
 	}
-	f.Fuzz(func(t *testing.T, a, b string) {
+	f.Fuzz(func(t *testing.T, a, b string, n uint32) {
+		w := strconv.FormatUint(uint64(n), 10)
+		for i := len(w) - 3; i > 0; i -= 3 {
+			w = w[:i] + "," + w[i:]
+		}
+		for _, tc := range []struct {
+			in   string
+			want Quantity
+		}{
+			{w, Quantity{Value: float64(n)}},
+			{"(" + w + ")", Quantity{Value: -float64(n)}},
+			{"-" + w, Quantity{Value: -float64(n)}},
+			{"USD " + w + " million", Quantity{Value: float64(n) * 1e6}},
+			{w + "%", Quantity{Value: float64(n), Percent: true}},
+		} {
+			if q, ok := ParseQuantity(tc.in); !ok || q != tc.want {
+				t.Fatalf("ParseQuantity(%q) = %+v, %v; want %+v", tc.in, q, ok, tc.want)
+			}
+		}
 		q, ok := ParseQuantity(a)
 		if ok && (q.Value != q.Value) {
 			t.Fatalf("NaN from %q", a)
@@ -327,7 +340,15 @@ func FuzzParseBatch(f *testing.F) {
 	f.Add(judgePrompt(&Batch{Stage: StageClaims, Items: []BatchItem{{ID: "a", Truth: "t"}}}))
 	f.Add("```json\n{}\n```")
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = ParseBatch(s)
+		b, err := ParseBatch(s)
+		if err != nil {
+			return
+		}
+		// What reads as a batch reads the same once written again.
+		again, err := ParseBatch(judgePrompt(b))
+		if err != nil || !reflect.DeepEqual(again, b) {
+			t.Fatalf("ParseBatch(judgePrompt(%+v)) = %+v, %v", b, again, err)
+		}
 	})
 }
 

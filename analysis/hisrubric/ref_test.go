@@ -1,15 +1,10 @@
 package hisrubric
 
-// The first implementations of the parsers, kept as the reference the
-// fuzz tests in fast_test.go compare the hand-written scanners with.
+// The regular-expression parser of reports that the scanner in
+// markdown.go replaced, kept as the baseline of BenchmarkParse.
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
 )
@@ -17,7 +12,6 @@ import (
 var (
 	refHeaderRE = regexp.MustCompile(`^ {0,3}(#{1,6})(.*)$`)
 	refAlignRE  = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
-	refNumRE    = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	refEmphasis = strings.NewReplacer("**", "", "__", "", "`", "")
 )
 
@@ -133,127 +127,4 @@ func refKey(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func refParseQuantity(s string) (Quantity, bool) {
-	if len(s) > 200 {
-		return Quantity{}, false
-	}
-	s = strings.ToLower(quantityReplacer.Replace(s))
-	locs := refNumRE.FindAllStringIndex(s, -1)
-	if len(locs) != 1 {
-		return Quantity{}, false
-	}
-	tok := s[locs[0][0]:locs[0][1]]
-	v, ok := refParseNumber(tok)
-	if !ok {
-		return Quantity{}, false
-	}
-	prefix, suffix := s[:locs[0][0]], s[locs[0][1]:]
-	p := strings.TrimRight(strings.TrimFunc(prefix, func(r rune) bool {
-		return r == ' ' || r == '$' || r == '¥' || r == '£' || r == '€' || r >= 'a' && r <= 'z'
-	}), " ")
-	switch {
-	case strings.HasSuffix(p, "-"):
-		v = -v
-	case strings.HasSuffix(p, "(") && strings.HasPrefix(strings.TrimSpace(suffix), ")"):
-		v = -v
-	}
-	q := Quantity{Value: v}
-	if strings.Contains(suffix, "%") {
-		q.Percent = true
-		return q, true
-	}
-	for _, m := range cjkMultipliers {
-		if strings.Contains(suffix, m.word) {
-			q.Value *= m.f
-			return q, true
-		}
-	}
-	for _, w := range strings.FieldsFunc(suffix, func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
-		for _, m := range multipliers {
-			if w == m.word {
-				q.Value *= m.f
-				return q, true
-			}
-		}
-	}
-	return q, true
-}
-
-func refParseNumber(tok string) (float64, bool) {
-	comma, dot := strings.Count(tok, ","), strings.Count(tok, ".")
-	switch {
-	case comma > 0 && dot > 0:
-		if strings.LastIndex(tok, ",") > strings.LastIndex(tok, ".") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, ".", ""), ",", ".")
-		} else {
-			tok = strings.ReplaceAll(tok, ",", "")
-		}
-	case comma > 0:
-		if refGroupsOfThree(tok, ",") {
-			tok = strings.ReplaceAll(tok, ",", "")
-		} else if comma == 1 {
-			tok = strings.ReplaceAll(tok, ",", ".")
-		} else {
-			return 0, false
-		}
-	case dot > 1:
-		if !refGroupsOfThree(tok, ".") {
-			return 0, false
-		}
-		tok = strings.ReplaceAll(tok, ".", "")
-	}
-	v, err := strconv.ParseFloat(tok, 64)
-	return v, err == nil && !math.IsInf(v, 0)
-}
-
-func refGroupsOfThree(tok, sep string) bool {
-	parts := strings.Split(tok, sep)
-	for _, p := range parts[1:] {
-		if len(p) != 3 {
-			return false
-		}
-	}
-	return len(parts[0]) >= 1 && len(parts[0]) <= 3
-}
-
-func refParseReply(text string) (*Reply, error) {
-	if len(text) > MaxReply {
-		return nil, fmt.Errorf("parse reply: longer than %d bytes", MaxReply)
-	}
-	i := strings.Index(text, "{")
-	j := strings.LastIndex(text, "}")
-	if i < 0 || j < i {
-		return nil, errors.New("parse reply: no JSON object")
-	}
-	var r Reply
-	if err := json.Unmarshal([]byte(text[i:j+1]), &r); err != nil {
-		return nil, fmt.Errorf("parse reply: %w", err)
-	}
-	if r.Items == nil {
-		return nil, errors.New(`parse reply: no "items"`)
-	}
-	return &r, nil
-}
-
-func refJudgePrompt(b *Batch) string {
-	js, err := json.Marshal(b)
-	if err != nil {
-		panic(err)
-	}
-	return instructions[b.Stage] + "\n\n```json\n" + string(js) + "\n```\n"
-}
-
-func refResolve(p Params, s string) string {
-	if !strings.Contains(s, "{") {
-		return s
-	}
-	for _, r := range [...]struct{ ph, v string }{
-		{"{FY}", strconv.Itoa(p.FY)}, {"{FY_1}", strconv.Itoa(p.FY - 1)}, {"{FY_2}", strconv.Itoa(p.FY - 2)},
-		{"{CY}", strconv.Itoa(p.CY)}, {"{CY_1}", strconv.Itoa(p.CY - 1)}, {"{DATE}", p.Date},
-	} {
-		s = strings.ReplaceAll(s, r.ph, r.v)
-	}
-	return s
 }

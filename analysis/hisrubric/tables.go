@@ -628,13 +628,13 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 			}
 			buf = append(append(buf, heads[i]...), v...)
 			ends = append(ends, len(buf))
-			buf = appendClip(append(buf, "answer: "...), g.answer.Text, 300)
-			buf = appendClip(append(buf, " | truth: "...), truth[i], 300)
+			buf = append(append(buf, "answer: "...), clip(g.answer.Text, 300)...)
+			buf = append(append(buf, " | truth: "...), clip(truth[i], 300)...)
 			if num := r.numeric(rep, i); num != "" {
 				buf = append(append(buf, " | numeric: "...), num...)
 			}
 			if g.reason != "" {
-				buf = appendClip(append(buf, " | judge: "...), g.reason, 300)
+				buf = append(append(buf, " | judge: "...), clip(g.reason, 300)...)
 			}
 			ends = append(ends, len(buf))
 		}

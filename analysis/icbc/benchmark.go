@@ -510,27 +510,13 @@ func (c *collection) datedRefs(refs []Reference, s *Subjective, sys *System) []d
 	return out
 }
 
-// scoreLines lists the scores one a line, "ID: score. justification",
-// the score as %g writes it.
+// scoreLines lists the scores one a line, "ID: score. justification".
 func scoreLines(scores []SubScore) string {
-	n := 0
-	for _, sc := range scores {
-		n += len(sc.ID) + len(sc.Justification) + 32 // room for the rest
-	}
-	var b strings.Builder
-	b.Grow(n)
-	var num [32]byte
+	lines := make([]string, len(scores))
 	for i, sc := range scores {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(sc.ID)
-		b.WriteString(": ")
-		b.Write(strconv.AppendFloat(num[:0], sc.Score, 'g', -1, 64))
-		b.WriteString(". ")
-		b.WriteString(sc.Justification)
+		lines[i] = fmt.Sprintf("%s: %g. %s", sc.ID, sc.Score, sc.Justification)
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 func trimFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

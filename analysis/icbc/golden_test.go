@@ -1,16 +1,14 @@
 package icbc
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/internal/golden"
+
 	"github.com/finrepro/finrepro/analysis"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // render prints every table, the ranking and the problems of a result.
 func render(res *analysis.Result) string {
@@ -42,29 +40,5 @@ func render(res *analysis.Result) string {
 // testdata/fixture.golden (refresh with go test -update).
 func TestGolden(t *testing.T) {
 	got := render(runFixture(t, fixtureInputs(), nil))
-	const file = "testdata/fixture.golden"
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s", file, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, "testdata/fixture.golden", []byte(got))
 }

@@ -2,7 +2,9 @@ package icbc
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -252,14 +254,40 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// judgeSeeds are judge responses the fuzz tests start from.
+var judgeSeeds = []string{
+	`{"extracted_final_answer": "A", "reasoning": "r \"q\" \u003cb\u003e", "correct": "yes", "confidence": 85}`,
+	"```json\n{\"correct\":\"no\",\"confidence\":\"85%\"}\n```",
+	`｛"correct"："yes"，"confidence"：90｝`,
+	`{"correct": true, "confidence": null, "reasoning": 3}`,
+	`{"Correct": "yes", "correct": "no"}`,
+	`{"correct": "yes", "correct": "no", "confidence": 1e400}`,
+	`{"scores": [{"id": "1.1", "score": 8, "justification": "ok\n"}, {"id": " 1.2", "score": "38.5%"}, {"id": "2.1", "score": null}, {"id": "2.2"}, {"id": "1.2", "score": [1]}]}`,
+	`{"scores": [{"id": "1.1", "score": -0.5e1, "justification": "\ud83d\ude00"}], "total": 5}`,
+	`{"scores": []}`,
+	`{"verdicts": [{"id": "C1", "verdict": "Supported", "reason": "x"}, {"id": "C2", "verdict": "partly"}]}`,
+	`{"verdicts": null}`,
+	"{\"verdicts\": [{\"id\": \"C1\", \"verdict\": \"supported\xff\"}]}",
+	`{"id": 01, "score": 1.}`,
+	`{`, ``, `"correct": yes`,
+}
+
+// FuzzParseVerdict checks that a verdict's confidence is in 0..100 and
+// that the verdict does not depend on map order: keys equal but for case
+// resolve the same way every time.
 func FuzzParseVerdict(f *testing.F) {
-	for _, s := range []string{`{"correct": "yes", "confidence": "85%"}`, "```json\n{\"correct\":\"no\"}\n```", `｛"correct"："yes"｝`, `"correct": yes`, "{", ""} {
+	for _, s := range append(judgeSeeds, `{"correct": "yes", "confidence": "85%"}`, "```json\n{\"correct\":\"no\"}\n```", `｛"correct"："yes"｝`, `"correct": yes`) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseVerdict(s)
 		if err == nil && !(v.Confidence >= 0 && v.Confidence <= 100) {
 			t.Fatalf("confidence %v outside 0..100", v.Confidence)
+		}
+		for range 3 {
+			if v2, err2 := ParseVerdict(s); !reflect.DeepEqual(v, v2) || fmt.Sprint(err) != fmt.Sprint(err2) {
+				t.Fatalf("two parses differ: %+v, %v and %+v, %v", v, err, v2, err2)
+			}
 		}
 	})
 }
@@ -268,10 +296,27 @@ func FuzzParseRubric(f *testing.F) {
 	f.Add(rubricEN)
 	f.Add(rubricZH)
 	f.Add("### 1. A (x points)\n**(1)")
+	f.Add("# T\n4 primary dimensions and 12 secondary dimensions\n1. A (10 pts)\n（1）B（10分）\n- 9-10: x\n+ 5: y\n* **1 to 2 points**: z")
+	f.Add("## 4个一级维度、12个二级维度\n(1) early (5 points)\n### 1、名称（共 30 分）\n- bad")
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseRubric(s)
-		if err == nil && len(r.Dimensions) == 0 {
+		if err != nil {
+			return
+		}
+		if len(r.Dimensions) == 0 {
 			t.Fatal("no error and no dimensions")
+		}
+		for _, d := range r.Dimensions {
+			for _, sd := range d.Subs {
+				if !strings.HasPrefix(sd.ID, d.ID+".") {
+					t.Fatalf("sub-dimension %s under dimension %s", sd.ID, d.ID)
+				}
+				for _, b := range sd.Bands {
+					if b.Lo > b.Hi {
+						t.Fatalf("band %+v: low above high", b)
+					}
+				}
+			}
 		}
 	})
 }
@@ -280,16 +325,33 @@ func FuzzParseReport(f *testing.F) {
 	f.Add(reportA1, 5)
 	f.Add("a.[1][2] b。[3]\n[1] https://x.gov 2025-01-01", 2)
 	f.Add("[", 1)
+	f.Add(" - [12]: Title — https://a.b/c?d=1). 2025-02-03 x\n* [3] https://)x https://y.z/(1) 2024-1-01 2024-01-011 a2024-01-01 2024-01-01\nClaim one [12] . Two[3]， 三[3]。", 30)
+	f.Add("\xff[1] https://a\xfe 2020-01-01\nbad \xff utf8 [1]. more\xc3[1]", 30)
+	f.Add("[1] 来源：《报告》https://x.gov.cn/a，2025-01-01\n甲上升 [1] ，乙下降[1][1]！丙[1]？", 30)
 	f.Fuzz(func(t *testing.T, s string, max int) {
 		max = max%50 + 1
 		if max < 1 {
 			max = 1
 		}
-		_, claims := ParseReport(s, max)
+		refs, claims := ParseReport(s, max)
 		if len(claims) > max {
 			t.Fatalf("%d claims, max %d", len(claims), max)
 		}
-		for _, c := range claims {
+		have := map[int]bool{}
+		for i, r := range refs {
+			if i > 0 && refs[i-1].N > r.N || have[r.N] {
+				t.Fatalf("references not sorted and unique: %+v", refs)
+			}
+			have[r.N] = true
+			if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") {
+				t.Fatalf("reference URL %q", r.URL)
+			}
+		}
+		for i, c := range claims {
+			// (Removing markers can leave one: "[[2]0]" is "[0]" without "[2]".)
+			if !have[c.Ref] || c.ID != fmt.Sprintf("C%d", i+1) || c.Text == "" {
+				t.Fatalf("claim %+v: unknown reference, bad id or empty", c)
+			}
 			if utf8.ValidString(s) && !utf8.ValidString(c.Text) {
 				t.Fatalf("invalid UTF-8 claim from valid input")
 			}
@@ -300,6 +362,9 @@ func FuzzParseReport(f *testing.F) {
 func FuzzParseJudgeJSON(f *testing.F) {
 	f.Add(`{"scores":[{"id":"1.1","score":5}]}`, `{"verdicts":[{"id":"C1","verdict":"supported"}]}`)
 	f.Add("```{", "}")
+	for _, s := range judgeSeeds {
+		f.Add(s, s)
+	}
 	r, _ := ParseRubric(rubricEN)
 	f.Fuzz(func(t *testing.T, scores, verdicts string) {
 		s, _, err := ParseRubricScores(scores, r)

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // A Reference is one entry of a report's reference list:
@@ -44,26 +44,22 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 	var body []string
 	have := map[int]bool{}
 	for line := range strings.SplitSeq(report, "\n") {
-		num, title, url, rest, ok := "", "", "", "", false
+		var m []string
 		if t := strings.TrimLeft(line, " \t-*+"); strings.HasPrefix(t, "[") && strings.Contains(t, "://") {
-			num, title, url, rest, ok = refLine(line)
+			m = reRefLine.FindStringSubmatch(line)
 		}
-		if !ok {
+		if m == nil {
 			body = append(body, line)
 			continue
 		}
-		n, _ := strconv.Atoi(num)
+		n, _ := strconv.Atoi(m[1])
 		if have[n] {
 			continue
 		}
 		have[n] = true
-		r := Reference{N: n, URL: strings.TrimRight(url, ".,;"), Title: strings.Trim(strings.TrimSpace(title), "-—–:.,;，、 ")}
-		d := findDate(title)
-		if d == "" {
-			d = findDate(rest)
-		}
-		if d != "" {
-			if t, err := time.Parse(time.DateOnly, d); err == nil {
+		r := Reference{N: n, URL: strings.TrimRight(m[3], ".,;"), Title: strings.Trim(strings.TrimSpace(m[2]), "-—–:.,;，、 ")}
+		if d := reDate.FindStringSubmatch(m[2] + " " + m[4]); d != nil {
+			if t, err := time.Parse(time.DateOnly, d[1]); err == nil {
 				r.Date = t
 			}
 		}
@@ -72,161 +68,43 @@ func ParseReport(report string, maxClaims int) ([]Reference, []Claim) {
 	slices.SortStableFunc(refs, func(a, b Reference) int { return a.N - b.N })
 	var claims []Claim
 	for _, line := range body {
-		if strings.IndexByte(line, '[') < 0 {
+		if !strings.Contains(line, "[") {
 			continue // no sentence of it cites
 		}
 		for _, sent := range sentences(line) {
-			if strings.IndexByte(sent, '[') < 0 {
+			ms := reMarker.FindAllStringSubmatch(sent, -1)
+			if ms == nil {
 				continue
 			}
-			text := ""
-			var seen []int
-			for i := 0; i < len(sent); i++ {
-				k := markerLen(sent[i:])
-				if k == 0 {
+			text := strings.TrimSpace(reSpacePunct.ReplaceAllString(reMarker.ReplaceAllString(sent, ""), "$1"))
+			text = strings.TrimLeft(text, "-*#> ")
+			if text == "" {
+				continue
+			}
+			seen := map[int]bool{}
+			for _, m := range ms {
+				n, _ := strconv.Atoi(m[1])
+				if !have[n] || seen[n] {
 					continue
 				}
-				if text == "" {
-					if text = claimText(sent); text == "" {
-						break
-					}
-				}
-				n, _ := strconv.Atoi(sent[i+1 : i+k-1])
-				i += k - 1
-				if !have[n] || slices.Contains(seen, n) {
-					continue
-				}
-				seen = append(seen, n)
+				seen[n] = true
 				if len(claims) == maxClaims {
 					return refs, claims
 				}
-				claims = append(claims, Claim{ID: "C" + strconv.Itoa(len(claims)+1), Text: text, Ref: n})
+				claims = append(claims, Claim{ID: fmt.Sprintf("C%d", len(claims)+1), Text: text, Ref: n})
 			}
 		}
 	}
 	return refs, claims
 }
 
-// refLine matches a reference line: optional space and list bullet,
-// "[n]" (1 to 4 digits), an optional colon and space, a title and the
-// first http(s) URL, and the rest of the line.
-func refLine(line string) (num, title, url, rest string, ok bool) {
-	i := skipSpace(line, 0)
-	if i < len(line) && (line[i] == '-' || line[i] == '*' || line[i] == '+') {
-		i = skipSpace(line, i+1)
-	}
-	k := markerLen(line[i:])
-	if k == 0 {
-		return "", "", "", "", false
-	}
-	num = line[i+1 : i+k-1]
-	i += k
-	if i < len(line) && line[i] == ':' {
-		i++
-	}
-	i = skipSpace(line, i)
-	for p := i; p < len(line); p++ {
-		if line[p] != 'h' || !strings.HasPrefix(line[p:], "http") {
-			continue
-		}
-		for _, scheme := range []string{"https://", "http://"} {
-			if strings.HasPrefix(line[p:], scheme) {
-				if e := urlEnd(line, p+len(scheme)); e > p+len(scheme) {
-					return num, line[i:p], line[p:e], line[e:], true
-				}
-			}
-		}
-	}
-	return "", "", "", "", false
-}
-
-// isSpace reports whether c is a space of regular expressions' \s.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && isSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-// urlEnd returns the end of the URL characters starting at s[i:]: every
-// rune but space, <>()]"' and the full-width ）.
-func urlEnd(s string, i int) int {
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch r {
-		case ' ', '\t', '\n', '\f', '\r', '<', '>', '(', ')', ']', '"', '\'', '）':
-			return i
-		}
-		i += size
-	}
-	return i
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func isWord(c byte) bool {
-	return isDigit(c) || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// findDate returns the first YYYY-MM-DD of s standing apart from letters,
-// digits and underscores, or "".
-func findDate(s string) string {
-	for p := 0; p+10 <= len(s); p++ {
-		if p > 0 && isWord(s[p-1]) || p+10 < len(s) && isWord(s[p+10]) {
-			continue
-		}
-		d := s[p : p+10]
-		if d[4] == '-' && d[7] == '-' && isDigit(d[0]) && isDigit(d[1]) && isDigit(d[2]) && isDigit(d[3]) &&
-			isDigit(d[5]) && isDigit(d[6]) && isDigit(d[8]) && isDigit(d[9]) {
-			return d
-		}
-	}
-	return ""
-}
-
-// claimText is a sentence without its citation markers and the spaces
-// they leave before a stop, trimmed.
-func claimText(sent string) string {
-	b := make([]byte, 0, len(sent))
-	for i := 0; i < len(sent); i++ {
-		if k := markerLen(sent[i:]); k > 0 {
-			i += k - 1
-			continue
-		}
-		b = append(b, sent[i])
-	}
-	out := b[:0]
-	for i := 0; i < len(b); {
-		if !isSpace(b[i]) {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && isSpace(b[j]) {
-			j++
-		}
-		if !stopAt(b[j:]) {
-			out = append(out, b[i:j]...)
-		}
-		i = j
-	}
-	return strings.TrimLeft(strings.TrimSpace(string(out)), "-*#> ")
-}
-
-// stopAt reports whether b starts with a stop: .,;:!? or 。，；：！？.
-func stopAt(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if strings.IndexByte(".,;:!?", b[0]) >= 0 {
-		return true
-	}
-	r, _ := utf8.DecodeRune(b)
-	return strings.ContainsRune("。，；：！？", r)
-}
+var (
+	reRefLine = regexp.MustCompile(`^\s*(?:[-*+]\s*)?\[(\d{1,4})\]:?\s*(.*?)(https?://[^\s<>()\]"'）]+)(.*)$`)
+	reDate    = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})\b`)
+	reMarker  = regexp.MustCompile(`\[(\d{1,4})\]`)
+	// reSpacePunct finds the space a removed marker leaves before a stop.
+	reSpacePunct = regexp.MustCompile(`\s+([.,;:!?。，；：！？])`)
+)
 
 // A Citation is the citation judge's verdict on one claim.
 type Citation struct {
@@ -251,25 +129,22 @@ func ParseCitations(s string, ids []string) (map[string]Citation, []string, erro
 	if len(s) > MaxResponse {
 		s = s[:MaxResponse]
 	}
-	verdicts, ok := scanCitations(jsonObject(s))
-	if !ok {
-		var resp struct {
-			Verdicts []Citation `json:"verdicts"`
+	var resp struct {
+		Verdicts []Citation `json:"verdicts"`
+	}
+	ok := false
+	for _, c := range []string{s, fullWidth.Replace(s)} {
+		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil {
+			ok = true
+			break
 		}
-		for _, c := range []string{s, fullWidth.Replace(s)} {
-			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil {
-				ok = true
-				break
-			}
-		}
-		verdicts = resp.Verdicts
 	}
 	if !ok {
 		return nil, nil, errors.New("citations: no JSON object with verdicts")
 	}
 	out := map[string]Citation{}
 	var notes []string
-	for _, v := range verdicts {
+	for _, v := range resp.Verdicts {
 		if !slices.Contains(ids, v.ID) {
 			continue
 		}
@@ -292,33 +167,6 @@ func ParseCitations(s string, ids []string) (map[string]Citation, []string, erro
 	return out, notes, nil
 }
 
-// scanCitations reads a plain citation judge object; ok is false when
-// obj is not plain.
-func scanCitations(obj string) ([]Citation, bool) {
-	p := newScanner(obj)
-	var out []Citation
-	p.object([]string{"verdicts"}, func(int) {
-		p.array(func() {
-			var c Citation
-			p.object([]string{"id", "verdict", "reason"}, func(k int) {
-				switch k {
-				case 0:
-					c.ID = p.str()
-				case 1:
-					c.Verdict = p.str()
-				case 2:
-					c.Reason = p.str()
-				}
-			})
-			out = append(out, c)
-		})
-	})
-	if !p.end() {
-		return nil, false
-	}
-	return out, true
-}
-
 // A SubScore is the rubric judge's score of one sub-dimension.
 type SubScore struct {
 	ID            string  `json:"id"`
@@ -335,25 +183,18 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 	if len(s) > MaxResponse {
 		s = s[:MaxResponse]
 	}
-	scores, ok := scanScores(jsonObject(s))
-	if !ok {
-		var resp struct {
-			Scores []struct {
-				ID            string          `json:"id"`
-				Score         json.RawMessage `json:"score"`
-				Justification string          `json:"justification"`
-			} `json:"scores"`
-		}
-		for _, c := range []string{s, fullWidth.Replace(s)} {
-			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil && len(resp.Scores) > 0 {
-				ok = true
-				break
-			}
-		}
-		for _, x := range resp.Scores {
-			var v any
-			err := json.Unmarshal(x.Score, &v)
-			scores = append(scores, rawScore{id: x.ID, justification: x.Justification, score: v, text: string(x.Score), bad: err != nil})
+	var resp struct {
+		Scores []struct {
+			ID            string          `json:"id"`
+			Score         json.RawMessage `json:"score"`
+			Justification string          `json:"justification"`
+		} `json:"scores"`
+	}
+	ok := false
+	for _, c := range []string{s, fullWidth.Replace(s)} {
+		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &resp) == nil && len(resp.Scores) > 0 {
+			ok = true
+			break
 		}
 	}
 	if !ok {
@@ -361,18 +202,19 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 	}
 	got := map[string]SubScore{}
 	var notes []string
-	for _, x := range scores {
-		id := strings.TrimSpace(x.id)
-		if x.bad {
+	for _, x := range resp.Scores {
+		id := strings.TrimSpace(x.ID)
+		var v any
+		if err := json.Unmarshal(x.Score, &v); err != nil {
 			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score", id))
 			continue
 		}
-		f, present, err := number(x.score)
+		f, present, err := number(v)
 		if err != nil || !present {
-			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score %s", id, x.text))
+			notes = append(notes, fmt.Sprintf("sub-dimension %s: unreadable score %s", id, x.Score))
 			continue
 		}
-		got[id] = SubScore{ID: id, Score: f, Justification: x.justification}
+		got[id] = SubScore{ID: id, Score: f, Justification: x.Justification}
 	}
 	var out []SubScore
 	for _, sd := range r.Subs() {
@@ -391,101 +233,58 @@ func ParseRubricScores(s string, r *Rubric) ([]SubScore, []string, error) {
 	return out, notes, nil
 }
 
-// A rawScore is one entry of a rubric judge's scores.
-type rawScore struct {
-	id, justification string
-	score             any    // the score as encoding/json decodes it
-	text              string // its JSON text
-	bad               bool   // no JSON value
-}
-
-// scanScores reads a plain rubric judge object with at least one score;
-// ok is false otherwise.
-func scanScores(obj string) ([]rawScore, bool) {
-	p := newScanner(obj)
-	var out []rawScore
-	p.object([]string{"scores"}, func(int) {
-		p.array(func() {
-			x := rawScore{bad: true} // until a score is read
-			p.object([]string{"id", "score", "justification"}, func(k int) {
-				switch k {
-				case 0:
-					x.id = p.str()
-				case 1:
-					x.score, x.text = p.value()
-					x.bad = false
-				case 2:
-					x.justification = p.str()
-				}
-			})
-			out = append(out, x)
-		})
-	})
-	if !p.end() || len(out) == 0 {
-		return nil, false
-	}
-	return out, true
-}
-
 // sentences splits a line into sentences: at 。！？ always, at . ! ? when
 // a space or the end of the line follows (so 4.2% stays whole), keeping
 // citation markers written right after the stop ("rose.[3]") with the
-// sentence they close. Invalid UTF-8 bytes become U+FFFD first.
+// sentence they close.
 func sentences(line string) []string {
-	if !utf8.ValidString(line) {
-		line = string([]rune(line))
-	}
 	var out []string
 	start := 0
-	for i := 0; i < len(line); {
-		r, size := rune(line[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(line[i:])
-		}
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
 		end := false
-		switch r {
+		switch c {
 		case '。', '！', '？':
 			end = true
 		case '.', '!', '?':
-			next := i + size
-			end = next == len(line) || line[next] == ' ' || line[next] == '\t' || line[next] == '['
+			end = i+1 == len(rs) || rs[i+1] == ' ' || rs[i+1] == '\t' || rs[i+1] == '['
 		}
 		if !end {
-			i += size
 			continue
 		}
-		j := i + size
+		j := i + 1
 		for k := j; ; {
-			for k < len(line) && line[k] == ' ' {
+			for k < len(rs) && rs[k] == ' ' {
 				k++
 			}
-			n := markerLen(line[k:])
+			n := markerLen(rs[k:])
 			if n == 0 {
 				break
 			}
 			k += n
 			j = k
 		}
-		out = append(out, line[start:j])
-		start, i = j, j
+		out = append(out, string(rs[start:j]))
+		start, i = j, j-1
 	}
-	if start < len(line) {
-		out = append(out, line[start:])
+	if start < len(rs) {
+		out = append(out, string(rs[start:]))
 	}
 	return out
 }
 
 // markerLen returns the length of a citation marker [n] (1 to 4 digits)
-// at the start of s, or 0.
-func markerLen(s string) int {
-	if len(s) < 3 || s[0] != '[' {
+// at the start of rs, or 0.
+func markerLen(rs []rune) int {
+	if len(rs) < 3 || rs[0] != '[' {
 		return 0
 	}
 	i := 1
-	for i < len(s) && i <= 4 && isDigit(s[i]) {
+	for i < len(rs) && i <= 4 && rs[i] >= '0' && rs[i] <= '9' {
 		i++
 	}
-	if i == 1 || i >= len(s) || s[i] != ']' {
+	if i == 1 || i >= len(rs) || rs[i] != ']' {
 		return 0
 	}
 	return i + 1

@@ -112,20 +112,16 @@ func ParseRubric(md string) (*Rubric, error) {
 	}
 	r := &Rubric{}
 	var cur *SubDimension
-	for _, line := range strings.Split(md, "\n") {
+	for line := range strings.SplitSeq(md, "\n") {
 		t := headingText(line)
 		if t == "" {
 			continue
 		}
-		// The regular expressions run only on lines that can match: reDim's
-		// start with a digit, reSub's with a parenthesis, reBand's with a
-		// list mark, and reCount's hold a digit.
-		digit := t[0] >= '0' && t[0] <= '9'
-		if r.Title == "" && strings.HasPrefix(strings.TrimSpace(line), "#") && !(digit && reDim.MatchString(t)) {
+		if r.Title == "" && strings.HasPrefix(strings.TrimSpace(line), "#") && !reDim.MatchString(t) {
 			r.Title = t
 			continue
 		}
-		if r.StatedDimensions == 0 && strings.ContainsAny(t, "0123456789") {
+		if r.StatedDimensions == 0 {
 			plain := strings.ReplaceAll(t, "**", "")
 			for _, re := range reCount {
 				if m := re.FindStringSubmatch(plain); m != nil {
@@ -135,13 +131,13 @@ func ParseRubric(md string) (*Rubric, error) {
 				}
 			}
 		}
-		if m := submatch(digit, reDim, t); m != nil {
+		if m := reDim.FindStringSubmatch(t); m != nil {
 			p, _ := strconv.ParseFloat(m[3], 64)
 			r.Dimensions = append(r.Dimensions, Dimension{ID: m[1], Name: m[2], Points: p})
 			cur = nil
 			continue
 		}
-		if m := submatch(t[0] == '(' || strings.HasPrefix(t, "（"), reSub, t); m != nil {
+		if m := reSub.FindStringSubmatch(t); m != nil {
 			if len(r.Dimensions) == 0 {
 				r.Problems = append(r.Problems, fmt.Sprintf("sub-dimension (%s) before any dimension", m[1]))
 				continue
@@ -152,8 +148,7 @@ func ParseRubric(md string) (*Rubric, error) {
 			cur = &d.Subs[len(d.Subs)-1]
 			continue
 		}
-		bl := strings.TrimSpace(line) // not empty, as t is not
-		if m := submatch(cur != nil && strings.IndexByte("-*+", bl[0]) >= 0, reBand, bl); m != nil {
+		if m := reBand.FindStringSubmatch(strings.TrimSpace(line)); m != nil && cur != nil {
 			lo, _ := strconv.ParseFloat(m[1], 64)
 			hi := lo
 			if m[2] != "" {
@@ -167,15 +162,6 @@ func ParseRubric(md string) (*Rubric, error) {
 	}
 	r.check()
 	return r, nil
-}
-
-// submatch is re.FindStringSubmatch(s) when ok, nil otherwise; ok is
-// false only where re cannot match.
-func submatch(ok bool, re *regexp.Regexp, s string) []string {
-	if !ok {
-		return nil
-	}
-	return re.FindStringSubmatch(s)
 }
 
 func (r *Rubric) check() {

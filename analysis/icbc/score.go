@@ -2,6 +2,7 @@ package icbc
 
 import (
 	"math"
+	"slices"
 
 	"github.com/finrepro/finrepro/analysis/stats"
 )
@@ -321,7 +322,8 @@ func (r *run) bootstrap() (delta, overall []interval) {
 	return
 }
 
-// quantiles returns the 2.5% and 97.5% quantiles of x, reordering it.
+// quantiles returns the 2.5% and 97.5% quantiles of x, sorting it.
 func quantiles(x []float64) interval {
-	return interval{stats.QuantileUnsorted(x, 0.025), stats.QuantileUnsorted(x, 0.975)}
+	slices.Sort(x)
+	return interval{stats.Quantile(x, 0.025), stats.Quantile(x, 0.975)}
 }

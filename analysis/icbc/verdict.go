@@ -85,22 +85,20 @@ func ParseVerdict(s string) (Verdict, error) {
 		s = s[:MaxResponse]
 	}
 	var v Verdict
-	lower, ok := scanVerdict(jsonObject(s))
-	if !ok {
-		var raw map[string]any
-		for _, c := range []string{s, fullWidth.Replace(s)} {
-			if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &raw) == nil {
-				break
-			}
-			raw = nil
+	var lower map[string]any
+	var raw map[string]any
+	for _, c := range []string{s, fullWidth.Replace(s)} {
+		if obj := jsonObject(c); obj != "" && json.Unmarshal([]byte(obj), &raw) == nil {
+			break
 		}
-		if raw != nil {
-			// Keys equal but for case or spaces ("Correct", "correct"):
-			// the last in sorted order wins, never map order.
-			lower = map[string]any{}
-			for _, k := range slices.Sorted(maps.Keys(raw)) {
-				lower[strings.ToLower(strings.TrimSpace(k))] = raw[k]
-			}
+		raw = nil
+	}
+	if raw != nil {
+		// Keys equal but for case or spaces ("Correct", "correct"):
+		// the last in sorted order wins, never map order.
+		lower = map[string]any{}
+		for _, k := range slices.Sorted(maps.Keys(raw)) {
+			lower[strings.ToLower(strings.TrimSpace(k))] = raw[k]
 		}
 	}
 	if lower != nil {
@@ -139,21 +137,6 @@ func ParseVerdict(s string) (Verdict, error) {
 	}
 	v.Notes = append(v.Notes, "not valid JSON; fields read one by one")
 	return v, nil
-}
-
-// verdictKeys are the keys of the objective judge's JSON.
-var verdictKeys = []string{"extracted_final_answer", "reasoning", "correct", "confidence"}
-
-// scanVerdict reads a plain judge verdict object into the values
-// encoding/json would decode, by key; ok is false when obj is not plain.
-func scanVerdict(obj string) (map[string]any, bool) {
-	p := newScanner(obj)
-	m := map[string]any{}
-	p.object(verdictKeys, func(k int) { m[verdictKeys[k]], _ = p.value() })
-	if !p.end() {
-		return nil, false
-	}
-	return m, true
 }
 
 func (v *Verdict) setConfidence(c float64, present bool) {

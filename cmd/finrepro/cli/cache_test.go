@@ -197,20 +197,3 @@ func TestBundleVerifyCLI(t *testing.T) {
 		t.Fatalf("no path: %d", code)
 	}
 }
-
-func FuzzParseManifest(f *testing.F) {
-	f.Add([]byte(`{"format":"finrepro-bundle/1","name":"x","benchmarks":["icbcbench"],"producer":"p","synthetic":true,"files":[{"path":"a/b","size":1,"sha256":"` + strings.Repeat("ab", 32) + `"}]}`))
-	f.Add([]byte(`{"format":"finrepro-bundle/1","name":"x","files":[{"path":"../a","size":1,"sha256":""}]}`))
-	f.Add([]byte(`{}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := results.ParseManifest(b, "manifest.json")
-		if err != nil {
-			return
-		}
-		for i, file := range m.Files {
-			if !results.ValidPath(file.Path) || (i > 0 && m.Files[i-1].Path >= file.Path) {
-				t.Fatalf("accepted bad path %q", file.Path)
-			}
-		}
-	})
-}

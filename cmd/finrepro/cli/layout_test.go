@@ -11,8 +11,9 @@ import (
 // TestImportDirection checks that finrepro's packages import one way:
 // cache and results none of ours, replay only cache and results,
 // analysis only results, report only analysis and results, site only
-// report, analysis and results, demo only what builds a bundle, and
-// nothing imports the command.
+// report, analysis and results, demo only what builds a bundle, no
+// benchmark package (analysis/icbc, analysis/hisrubric, ...) another one,
+// and nothing imports the command.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/finrepro/finrepro"
 	allowed := map[string][]string{
@@ -57,6 +58,11 @@ func TestImportDirection(t *testing.T) {
 			if !known {
 				continue // cmd may import anything
 			}
+			if top == "analysis" {
+				if bench, ibench := benchmarkPackage(rel), benchmarkPackage(irel); bench != "" && ibench != "" && ibench != bench {
+					t.Errorf("%s imports %s: no benchmark package imports another", rel, irel)
+				}
+			}
 			if itop == top && top != "analysis" {
 				continue // a package's own subpackages
 			}
@@ -70,3 +76,18 @@ func TestImportDirection(t *testing.T) {
 		}
 	}
 }
+
+// benchmarkPackage returns the benchmark package that rel, a path in the
+// module, is or is in (analysis/icbc for analysis/icbc/x), or "" when it
+// is in none: analysis itself and its shared packages.
+func benchmarkPackage(rel string) string {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 2 || parts[0] != "analysis" || !benchmarkPackages[parts[1]] {
+		return ""
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// benchmarkPackages are the packages under analysis that implement one
+// benchmark each; the others (stats, uncertainty, scores) are shared.
+var benchmarkPackages = map[string]bool{"icbc": true, "hisrubric": true, "forecast": true, "consensus": true}
