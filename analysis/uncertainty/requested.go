@@ -82,33 +82,50 @@ func (b *Board) Compare(i, j int) Pair {
 	return p
 }
 
+// Unranked reports the first name of cfg.Requested that is not in the
+// ranking, and whether there is one.
+func (b *Board) Unranked() (string, bool) {
+	for _, r := range b.cfg.Requested {
+		for _, name := range r {
+			if b.Index(name) < 0 {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
 // RequestedTable returns the table requested_pairs of the pairs in
 // cfg.Requested, in the order asked, Holm-adjusted across them; none
-// when no pair was asked. A name that is not in the ranking is an error.
-func (b *Board) RequestedTable(benchmark string) ([]*analysis.Table, error) {
+// when no pair was asked. A pair naming a system that is not in the
+// ranking (see Unranked) gets a row of undefined cells.
+func (b *Board) RequestedTable(benchmark string) []*analysis.Table {
 	if len(b.cfg.Requested) == 0 {
-		return nil, nil
+		return nil
 	}
+	names := slices.Clone(b.Names)
 	var pairs []Pair
 	for _, r := range b.cfg.Requested {
 		i, j := b.Index(r[0]), b.Index(r[1])
-		for _, k := range []int{i, j} {
-			if k < 0 {
-				name := r[0]
-				if k == j {
-					name = r[1]
-				}
-				return nil, fmt.Errorf("%s: knob %s: no system %q in the ranking (systems: %s)", benchmark, KnobPairs, name, strings.Join(b.Names, ", "))
+		if i < 0 || j < 0 {
+			// named in the row, though not in the ranking
+			if i < 0 {
+				i, names = len(names), append(names, r[0])
 			}
+			if j < 0 {
+				j, names = len(names), append(names, r[1])
+			}
+			pairs = append(pairs, Pair{A: i, B: j, Err: &stats.UndefinedError{Reason: "system not in the ranking"}})
+			continue
 		}
 		pairs = append(pairs, b.Compare(i, j))
 	}
 	holm(pairs)
 	t := b.pairsTable(benchmark, "requested_pairs", "Paired comparisons on request",
 		fmt.Sprintf("Each requested pair on the items both scored: mean paired difference (first - second) with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the requested pairs (not together with the adjacent pairs).", b.cfg.Unit, b.cfg.Unit, Seed),
-		pairs, "Holm-adjusted across the requested pairs")
+		names, pairs, "Holm-adjusted across the requested pairs")
 	t.Columns[0].Doc, t.Columns[1].Doc = "the first system of the pair", "the second system of the pair"
-	return []*analysis.Table{t}, nil
+	return []*analysis.Table{t}
 }
 
 // holm sets the Holm-adjusted p-value of every pair that has one.

@@ -23,9 +23,9 @@ import (
 func TestRequestedByHand(t *testing.T) {
 	b := New([]string{"A", "B", "C"}, [][]float64{{3, 4, 5, 6}, {2, 3, 4, 5}, {2, 2, 2, 2}}, []int{0, 1, 2, 3},
 		Config{Reps: 1000, Unit: "tasks", Decimals: 1, Points: "points", Requested: [][2]string{{"A", "C"}, {"C", "A"}}})
-	ts, err := b.RequestedTable("bench")
-	if err != nil || len(ts) != 1 {
-		t.Fatalf("RequestedTable: %v, %d tables", err, len(ts))
+	ts := b.RequestedTable("bench")
+	if len(ts) != 1 {
+		t.Fatalf("RequestedTable: %d tables", len(ts))
 	}
 	tab := ts[0]
 	if tab.Name != "requested_pairs" || len(tab.Rows) != 2 {
@@ -82,11 +82,7 @@ func TestRequestedAdjacent(t *testing.T) {
 	b := New(names, scores, cluster, Config{Reps: 2000, Unit: "tasks", Decimals: 2, Points: "points",
 		Requested: [][2]string{{"A", "B"}, {"B", "C"}, {"C", "D"}}})
 	pairs := b.PairTable("bench", "pairs")
-	ts, err := b.RequestedTable("bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := ts[0]
+	req := b.RequestedTable("bench")[0]
 	for i, row := range pairs.Rows {
 		if row[pairs.Col("p_method")].Text != "sampled" {
 			t.Fatalf("pair %d: p method %q, want sampled", i, row[pairs.Col("p_method")].Text)
@@ -101,12 +97,16 @@ func TestRequestedAdjacent(t *testing.T) {
 
 func TestRequestedErrors(t *testing.T) {
 	b := New([]string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{0, 1}, Config{Reps: 10, Requested: [][2]string{{"A", "Z"}}})
-	if _, err := b.RequestedTable("bench"); err == nil || !strings.Contains(err.Error(), `no system "Z"`) {
-		t.Errorf("unknown system: %v", err)
+	if name, ok := b.Unranked(); !ok || name != "Z" {
+		t.Errorf("Unranked = %q, %v; want Z", name, ok)
+	}
+	ts := b.RequestedTable("bench")
+	if r := ts[0].Rows[0]; r[0].Text != "A" || r[1].Text != "Z" || r[4].IsNum || len(b.Names) != 2 {
+		t.Errorf("unranked pair: row %v, names %v", r, b.Names)
 	}
 	none := New([]string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{0, 1}, Config{Reps: 10})
-	if ts, err := none.RequestedTable("bench"); ts != nil || err != nil {
-		t.Errorf("nothing requested: %v, %v", ts, err)
+	if _, ok := none.Unranked(); ok || none.RequestedTable("bench") != nil {
+		t.Error("nothing requested: a table or an unranked name")
 	}
 }
 

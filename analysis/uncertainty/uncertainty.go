@@ -420,7 +420,7 @@ func (b *Board) Notes() []string {
 func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 	t := b.pairsTable(benchmark, "pairs", title,
 		fmt.Sprintf("Each system against the next in the headline ranking, on the items both scored: mean paired difference with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the table's pairs.", b.cfg.Unit, b.cfg.Unit, Seed),
-		b.Pairs, "Holm-adjusted across the adjacent pairs")
+		b.Names, b.Pairs, "Holm-adjusted across the adjacent pairs")
 	if s := b.PowerNote(); s != "" {
 		t.Notes = append(t.Notes, s)
 	}
@@ -428,7 +428,7 @@ func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 }
 
 // pairsTable is a table of paired comparisons, one row per pair.
-func (b *Board) pairsTable(benchmark, name, title, caption string, pairs []Pair, holmDoc string) *analysis.Table {
+func (b *Board) pairsTable(benchmark, name, title, caption string, names []string, pairs []Pair, holmDoc string) *analysis.Table {
 	d := b.cfg.Decimals
 	t := &analysis.Table{Benchmark: benchmark, Name: name, Title: title, Caption: caption,
 		Columns: []analysis.Column{
@@ -446,7 +446,7 @@ func (b *Board) pairsTable(benchmark, name, title, caption string, pairs []Pair,
 			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
 		}}
 	for _, p := range pairs {
-		a, n := analysis.Text(b.Names[p.A]), analysis.Text(b.Names[p.B])
+		a, n := analysis.Text(names[p.A]), analysis.Text(names[p.B])
 		if p.Err != nil {
 			u := cell(0, p.Err)
 			t.AddRow(a, n, u, u, u, u, u, u, u, analysis.Text(""), u, analysis.Text("no"))
