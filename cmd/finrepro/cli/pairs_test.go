@@ -165,3 +165,42 @@ func TestPairSettings(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestScoresPair asks finrepro scores for the pair Beta - Alpha of the
+// synthetic matrix (reversed from the ranking) and checks its row of
+// requested_pairs against numpy and statsmodels
+// (analysis/scores/testdata/synthetic.py: difference Alpha - Beta
+// 2.34103 over 39 shared tasks, CR1 error 1.17081), negated.
+func TestScoresPair(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o")
+	code, stdout, stderr := run(t, scoresArgs(out, "--pair", "Beta (synthetic),Alpha (synthetic)", "--pair", "Delta (synthetic),Alpha (synthetic)")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Beta (synthetic) - Alpha (synthetic)") || !strings.Contains(stdout, "Paired comparisons on request") {
+		t.Errorf("terminal lacks the requested pair:\n%s", stdout)
+	}
+	tb := readTable(t, filepath.Join(out, "json", "scores", "requested_pairs.json"))
+	if len(tb.Rows) != 2 || tb.Rows[0]["next"] != "Alpha (synthetic)" {
+		t.Fatalf("rows %v", tb.Rows)
+	}
+	tb.check(t, "system", "Beta (synthetic)", "difference", -2.3410256410256407)
+	tb.check(t, "system", "Beta (synthetic)", "se_cluster", 1.1708061780775898)
+	tb.check(t, "system", "Beta (synthetic)", "shared", 39)
+	x, err := excelize.OpenFile(filepath.Join(out, "xlsx", "scores.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if rows, err := x.GetRows("requested_pairs"); err != nil || len(rows) < 3 || rows[1][0] != "Beta (synthetic)" {
+		t.Errorf("workbook sheet requested_pairs: %v %q", err, rows)
+	}
+	for _, c := range []struct{ pair, want string }{
+		{"Alpha (synthetic)", "want SYSTEM_A,SYSTEM_B"},
+		{"Alpha (synthetic),Nobody", `no system "Nobody"`},
+	} {
+		if code, _, stderr := run(t, scoresArgs(t.TempDir(), "--pair", c.pair)...); code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("--pair %q: exit %d, %s", c.pair, code, stderr)
+		}
+	}
+}

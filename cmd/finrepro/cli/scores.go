@@ -17,7 +17,8 @@ import (
 const scoresDoc = `Read a released per-task score matrix and print its leaderboard with
 clustered intervals, paired comparisons of adjacent systems (Holm-adjusted),
 rank intervals, tie groups, group breakdowns and, with --published, the
-comparison with published means. No bundle and no API call is needed.
+comparison with published means; --pair A,B adds the paired comparison of
+any two systems. No bundle and no API call is needed.
 
 FILE is CSV (a header row first) or, when it ends in .jsonl or .ndjson, JSON
 Lines. Either holds one task per row with one column per system, or one score
@@ -45,6 +46,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	reps := fset.Int("reps", 10000, "bootstrap resamples and sampled sign patterns")
 	seed := fset.Uint64("seed", 1, "seed of every resampling")
 	synthetic := fset.Bool("synthetic", false, "label every output as synthetic data")
+	pairs := fset.StringArray("pair", nil, "also compare two systems, `SYSTEM_A,SYSTEM_B` (repeatable; the requested_pairs table)")
 	if err := parse(fset, args); err != nil {
 		return err
 	}
@@ -55,11 +57,19 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 		return usageErr("--reps must be at least 1")
 	}
 	file := fset.Arg(0)
+	var requested [][2]string
+	for _, p := range *pairs {
+		a, b, ok := strings.Cut(p, ",")
+		if !ok || a == "" || b == "" || strings.Contains(b, ",") {
+			return usageErr("--pair %q: want SYSTEM_A,SYSTEM_B", p)
+		}
+		requested = append(requested, [2]string{a, b})
+	}
 	m, err := readMatrix(file, scores.Options{TaskCol: *taskCol, GroupCols: *groupCols, ClusterCol: *clusterCol})
 	if err != nil {
 		return err
 	}
-	cfg := scores.Config{Reps: *reps, Seed: *seed, Synthetic: *synthetic}
+	cfg := scores.Config{Reps: *reps, Seed: *seed, Synthetic: *synthetic, Pairs: requested}
 	if *published != "" {
 		f, err := os.Open(*published)
 		if err != nil {
