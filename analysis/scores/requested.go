@@ -13,7 +13,9 @@ import (
 // across the requested pairs. A name that is not a system of m, a pair of
 // one system with itself and a pair asked twice are errors.
 func requestedTable(m *Matrix, sys []*systemStats, pair func(i, j int) pairResult, dec int, requested [][2]string) (*analysis.Table, error) {
-	index := func(name string) int { return slices.IndexFunc(sys, func(st *systemStats) bool { return st.name == name }) }
+	index := func(name string) int {
+		return slices.IndexFunc(sys, func(st *systemStats) bool { return st.name == name })
+	}
 	var idx [][2]int
 	for _, r := range requested {
 		i, j := index(r[0]), index(r[1])
