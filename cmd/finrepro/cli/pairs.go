@@ -72,15 +72,36 @@ func checkPairs(settings map[string]analysis.Settings, res []*analysis.Result) e
 	return nil
 }
 
-// printRequested prints the requested_pairs table of r, if any.
+// printRequested prints the requested_pairs table of r, if any, narrowed
+// (see compactRequested).
 func printRequested(w io.Writer, r *analysis.Result, width int) error {
 	t := r.Table("requested_pairs")
 	if t == nil {
 		return nil
 	}
-	if err := report.WriteTerminal(w, t, width); err != nil {
+	if err := report.WriteTerminal(w, compactRequested(t), width); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// compactRequested puts each pair in one cell ("A - B") and its interval
+// in another ("[-3.14, 5.00]"), leaving out the cluster count, standard
+// error and p method, which stay in the files.
+func compactRequested(t *analysis.Table) *analysis.Table {
+	col := func(name string) analysis.Column { return t.Columns[t.Col(name)] }
+	diff := col("difference")
+	out := &analysis.Table{Benchmark: t.Benchmark, Name: t.Name, Title: t.Title, Caption: t.Caption, Notes: t.Notes,
+		Columns: []analysis.Column{{Name: "pair", Doc: "first - second"}, col("shared"), diff,
+			{Name: "ci", Title: "95% interval"}, col("p"), col("p_holm"), col("resolved")}}
+	for _, r := range t.Rows {
+		at := func(name string) analysis.Cell { return r[t.Col(name)] }
+		ci := analysis.Undefined("no interval")
+		if lo, hi := at("ci_lo"), at("ci_hi"); lo.IsNum && hi.IsNum {
+			ci = analysis.Text("[" + lo.Format(diff.Decimals) + ", " + hi.Format(diff.Decimals) + "]")
+		}
+		out.AddRow(analysis.Text(at("system").Text+" - "+at("next").Text), at("shared"), at("difference"), ci, at("p"), at("p_holm"), at("resolved"))
+	}
+	return out
 }

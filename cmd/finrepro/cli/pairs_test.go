@@ -76,8 +76,8 @@ func TestReproducePair(t *testing.T) {
 	if n := strings.Count(stdout, "Paired comparisons on request"); n != 2 {
 		t.Errorf("%d requested tables on the terminal, want 2", n)
 	}
-	if !strings.Contains(stdout, a) || !strings.Contains(stdout, "p Holm") {
-		t.Error("terminal lacks the requested pair")
+	if !strings.Contains(stdout, "| "+a+" - "+c+" ") || !strings.Contains(stdout, "p Holm") {
+		t.Errorf("terminal lacks the requested pair:\n%s", stdout)
 	}
 	// the other benchmarks were asked for no pair
 	for _, bench := range []string{"icbcbench", "findeepforecast"} {
