@@ -144,3 +144,15 @@ func TestParsePairs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompare measures one requested pair at FinDeepForecast's full
+// scale (the clusters of forecastLike) with 10,000 resamples: a cluster
+// bootstrap and a sampled sign-flip test of its own.
+func BenchmarkCompare(b *testing.B) {
+	names, scores, cluster := forecastLike()
+	bd := New(names, scores, cluster, Config{Reps: DefaultReps, Unit: "tasks", Decimals: 1})
+	b.ResetTimer()
+	for range b.N {
+		bd.Compare(0, len(names)-1)
+	}
+}
