@@ -16,26 +16,35 @@ import (
 // own cluster, so the CR1 error over companies equals the benchmark's
 // item-level error clustered by company (see TestReproducePair).
 // FinDeepForecast: one task per task, clustered by task as the default
-// cluster knob does. ICBCBench's overall score is a weighted sum of
+// cluster knob does, and by week under cluster=week and --cluster-col
+// week. ICBCBench's overall score is a weighted sum of
 // ratios and FinResearchBench II's pass rates need its gold filters:
 // scores refuses them.
 func TestScoresOnDemoItems(t *testing.T) {
-	out := t.TempDir()
+	out, byWeek := t.TempDir(), t.TempDir()
 	if code, stdout, stderr := run(t, "reproduce", "--no-sweep", "--quiet", "--out", out); code != 0 {
 		t.Fatalf("reproduce exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, c := range []struct{ bench, table, key, mean string }{
-		{"findeepresearch", "accuracy", "system", "accuracy"},
-		{"findeepforecast", "overall", "method", "overall_accuracy"},
+	if code, stdout, stderr := run(t, "reproduce", "--no-sweep", "--quiet", "--out", byWeek, "--set", "findeepforecast.cluster=week"); code != 0 {
+		t.Fatalf("reproduce exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, c := range []struct {
+		out, bench, table, key, mean string
+		extra                        []string
+	}{
+		{out, "findeepresearch", "accuracy", "system", "accuracy", nil},
+		{out, "findeepforecast", "overall", "method", "overall_accuracy", nil},
+		{byWeek, "findeepforecast", "overall", "method", "overall_accuracy", []string{"--cluster-col", "week"}},
 	} {
-		t.Run(c.bench, func(t *testing.T) {
+		t.Run(c.bench+strings.Join(c.extra, ""), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "s")
-			code, stdout, stderr := run(t, "scores", filepath.Join(out, "json", c.bench, "items.jsonl"), "--items", c.bench, "--reps", "200", "--synthetic", "--out", dir)
+			args := append([]string{"scores", filepath.Join(c.out, "json", c.bench, "items.jsonl"), "--items", c.bench, "--reps", "200", "--synthetic", "--out", dir}, c.extra...)
+			code, stdout, stderr := run(t, args...)
 			if code != 0 {
 				t.Fatalf("scores exit %d\n%s\n%s", code, stdout, stderr)
 			}
 			lb := readTable(t, filepath.Join(dir, "json", "scores", "leaderboard.json"))
-			head := readTable(t, filepath.Join(out, "json", c.bench, c.table+".json"))
+			head := readTable(t, filepath.Join(c.out, "json", c.bench, c.table+".json"))
 			compared := 0
 			for _, r := range lb.Rows {
 				sys := r["system"].(string)
