@@ -82,23 +82,11 @@ func (b *Board) Compare(i, j int) Pair {
 	return p
 }
 
-// Unranked reports the first name of cfg.Requested that is not in the
-// ranking, and whether there is one.
-func (b *Board) Unranked() (string, bool) {
-	for _, r := range b.cfg.Requested {
-		for _, name := range r {
-			if b.Index(name) < 0 {
-				return name, true
-			}
-		}
-	}
-	return "", false
-}
-
 // RequestedTable returns the table requested_pairs of the pairs in
 // cfg.Requested, in the order asked, Holm-adjusted across them; none
 // when no pair was asked. A pair naming a system that is not in the
-// ranking (see Unranked) gets a row of undefined cells.
+// ranking gets a row of undefined cells (reproduce refuses such a pair
+// before writing anything).
 func (b *Board) RequestedTable(benchmark string) []*analysis.Table {
 	if len(b.cfg.Requested) == 0 {
 		return nil

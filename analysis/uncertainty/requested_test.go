@@ -97,16 +97,13 @@ func TestRequestedAdjacent(t *testing.T) {
 
 func TestRequestedErrors(t *testing.T) {
 	b := New([]string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{0, 1}, Config{Reps: 10, Requested: [][2]string{{"A", "Z"}}})
-	if name, ok := b.Unranked(); !ok || name != "Z" {
-		t.Errorf("Unranked = %q, %v; want Z", name, ok)
-	}
 	ts := b.RequestedTable("bench")
 	if r := ts[0].Rows[0]; r[0].Text != "A" || r[1].Text != "Z" || r[4].IsNum || len(b.Names) != 2 {
 		t.Errorf("unranked pair: row %v, names %v", r, b.Names)
 	}
 	none := New([]string{"A", "B"}, [][]float64{{1, 2}, {0, 1}}, []int{0, 1}, Config{Reps: 10})
-	if _, ok := none.Unranked(); ok || none.RequestedTable("bench") != nil {
-		t.Error("nothing requested: a table or an unranked name")
+	if none.RequestedTable("bench") != nil {
+		t.Error("nothing requested, a table returned")
 	}
 }
 
