@@ -422,5 +422,6 @@ func (a *analyzer) addPassRates() map[string]float64 {
 	t.Notes = append(t.Notes, bd.Notes()...)
 	t.Notes = append(t.Notes, "Wilson intervals treat the gold rubrics as independent; the cluster interval over queries is the one to read. The paper states no interval convention.")
 	a.tables = append(a.tables, t, bd.PairTable(Name, "Gold item pass rate: paired comparisons of adjacent products"))
+	a.tables = append(a.tables, bd.RequestedTable(Name)...)
 	return scores
 }

@@ -33,6 +33,7 @@ func knobs() []analysis.Knob {
 		{Name: KnobBootstrap, Default: strconv.Itoa(defaultBootstrap), Doc: "bootstrap resamples of queries for the 95% intervals", Resamples: true},
 		{Name: KnobSeed, Default: strconv.Itoa(defaultSeed), Doc: "seed of the bootstrap"},
 		uncertainty.Knob(),
+		uncertainty.PairsKnob(),
 	}
 }
 
@@ -46,6 +47,8 @@ type config struct {
 	seed   uint64
 	// clusterReps are the resamples of the clustered statistics.
 	clusterReps int
+	// pairs are the pairs of products compared on request.
+	pairs [][2]string
 	// label describes the settings for notes.
 	label string
 }
@@ -129,6 +132,9 @@ func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
 	}
 	c.seed = uint64(seed)
 	if c.clusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
+	}
+	if c.pairs, err = uncertainty.ParsePairs(Name, s); err != nil {
 		return nil, err
 	}
 	var names []string

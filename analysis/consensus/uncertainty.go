@@ -41,7 +41,7 @@ func (a *analyzer) board() *uncertainty.Board {
 		}
 		cluster = []int{0}
 	}
-	return uncertainty.New(names, scores, cluster, uncertainty.Config{Reps: a.cfg.clusterReps, Unit: "queries", Decimals: 2, Points: "percentage points"})
+	return uncertainty.New(names, scores, cluster, uncertainty.Config{Reps: a.cfg.clusterReps, Unit: "queries", Decimals: 2, Points: "percentage points", Requested: a.cfg.pairs})
 }
 
 // goldPasses returns product p's gold rubric passes and rubrics over the

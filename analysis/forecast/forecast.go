@@ -61,6 +61,7 @@ func (Benchmark) Knobs() []analysis.Knob {
 		{Name: KnobValidityWeeks, Default: "2", Doc: "weeks after t_e a task may stay pending before it is void (whole number >= 0)"},
 		{Name: KnobCluster, Default: ClusterTask, Doc: "unit the clustered statistics of the overall table resample: task, company (the task's entity: company or economy), indicator (metric) or week (of release)"},
 		uncertainty.Knob(),
+		uncertainty.PairsKnob(),
 	}
 }
 
@@ -93,6 +94,9 @@ func ParseOptions(s analysis.Settings) (Options, error) {
 		return o, fmt.Errorf("%s: %s: want %s, %s, %s or %s, got %q", Name, KnobCluster, ClusterTask, ClusterCompany, ClusterIndicator, ClusterWeek, o.Cluster)
 	}
 	if o.ClusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return o, err
+	}
+	if o.Pairs, err = uncertainty.ParsePairs(Name, s); err != nil {
 		return o, err
 	}
 	return o, nil

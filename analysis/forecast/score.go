@@ -39,6 +39,9 @@ type Options struct {
 	// their resamples (uncertainty.go).
 	Cluster     string
 	ClusterReps int
+	// Pairs are the pairs of systems compared on request (the pairs
+	// knob).
+	Pairs [][2]string
 }
 
 // DefaultOptions are the paper's settings.

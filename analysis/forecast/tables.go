@@ -109,6 +109,7 @@ func (c *collection) score(opt Options) *analysis.Result {
 		b.sensitivityTable(),
 		b.tolerancesTable(),
 	}
+	res.Tables = append(res.Tables, b.bd.RequestedTable(Name)...)
 	for _, t := range res.Tables {
 		t.Benchmark = Name
 	}

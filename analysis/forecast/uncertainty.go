@@ -69,5 +69,5 @@ func (b *board) board(ranking []int) *uncertainty.Board {
 		}
 		scores[k] = y
 	}
-	return uncertainty.New(names, scores, cluster, uncertainty.Config{Reps: b.opt.ClusterReps, Unit: clusterUnits[b.opt.Cluster], Decimals: 1, Points: "points"})
+	return uncertainty.New(names, scores, cluster, uncertainty.Config{Reps: b.opt.ClusterReps, Unit: clusterUnits[b.opt.Cluster], Decimals: 1, Points: "points", Requested: b.opt.Pairs})
 }

@@ -41,6 +41,7 @@ func (Benchmark) Knobs() []analysis.Knob {
 		{Name: "weights", Default: "1,1,2,2", Doc: "marks per item of Recognition, Calculation, Abstraction and Interpretation"},
 		{Name: "overall", Default: "reports", Doc: "a system's accuracy: mean over its reports (reports) or mean of its market means (markets)"},
 		uncertainty.Knob(),
+		uncertainty.PairsKnob(),
 	}
 }
 
@@ -51,7 +52,8 @@ type options struct {
 	tol        Tolerance
 	weights    map[Capability]float64
 	byMarket   bool
-	reps       int // of the clustered statistics
+	reps       int         // of the clustered statistics
+	pairs      [][2]string // compared on request
 }
 
 func parseOptions(s analysis.Settings) (*options, error) {
@@ -110,6 +112,9 @@ func parseOptions(s analysis.Settings) (*options, error) {
 	}
 	var err error
 	if o.reps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
+	}
+	if o.pairs, err = uncertainty.ParsePairs(Name, s); err != nil {
 		return nil, err
 	}
 	return o, nil

@@ -311,6 +311,7 @@ func (r *run) result() *analysis.Result {
 		byAttr("industry", "industry", "industries", inds, func(c *Company) string { return c.Industry }),
 		r.headline(accT, capT, secT), r.structureTable(), r.deductions()}
 	res.Tables = append(res.Tables, r.numericTables()...)
+	res.Tables = append(res.Tables, bd.RequestedTable(Name)...)
 	res.Details = r.details(sc)
 	res.Problems = slices.Clone(r.problems)
 	return res

@@ -45,5 +45,5 @@ func (r *run) board(ranking []string, per [][]*report) *uncertainty.Board {
 		}
 		scores[k] = y
 	}
-	return uncertainty.New(ranking, scores, cluster, uncertainty.Config{Reps: r.opt.reps, Unit: "companies", Decimals: 1, Points: "points"})
+	return uncertainty.New(ranking, scores, cluster, uncertainty.Config{Reps: r.opt.reps, Unit: "companies", Decimals: 1, Points: "points", Requested: r.opt.pairs})
 }

@@ -37,6 +37,7 @@ var knobs = []analysis.Knob{
 	{Name: KnobBootstrap, Default: "1000", Doc: "bootstrap resamples of tasks for intervals", Resamples: true},
 	{Name: KnobSeed, Default: "1", Doc: "bootstrap seed"},
 	uncertainty.Knob(),
+	uncertainty.PairsKnob(),
 }
 
 // settings are the parsed knob values.
@@ -54,6 +55,8 @@ type settings struct {
 	seed     uint64
 	// clusterReps are the resamples of the clustered statistics.
 	clusterReps int
+	// pairs are the pairs of systems compared on request.
+	pairs [][2]string
 }
 
 func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
@@ -119,6 +122,9 @@ func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
 		return nil, bad(KnobSeed, v)
 	}
 	if o.clusterReps, err = uncertainty.Reps(Name, s); err != nil {
+		return nil, err
+	}
+	if o.pairs, err = uncertainty.ParsePairs(Name, s); err != nil {
 		return nil, err
 	}
 	return o, nil

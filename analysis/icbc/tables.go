@@ -153,6 +153,7 @@ func (r *run) tables() {
 	}
 	r.res.Tables = append(r.res.Tables, main, bd.PairTable(Name, "Overall score: paired comparisons of adjacent systems"), detail["en"], detail["zh"], r.calibration(en, zh, order), r.reliability(order),
 		r.domains(order), cross, r.humanConsistency(), r.rubricTable())
+	r.res.Tables = append(r.res.Tables, bd.RequestedTable(Name)...)
 }
 
 func groupRank(g string) int {

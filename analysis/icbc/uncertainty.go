@@ -114,7 +114,7 @@ func (r *run) board(ranking []string, theta map[string]float64) *uncertainty.Boa
 			}
 		}
 	}
-	return uncertainty.New(ranking, scores, r.clusters(), uncertainty.Config{Reps: r.o.clusterReps, Unit: "tasks", Decimals: 2, Points: "points"})
+	return uncertainty.New(ranking, scores, r.clusters(), uncertainty.Config{Reps: r.o.clusterReps, Unit: "tasks", Decimals: 2, Points: "points", Requested: r.o.pairs})
 }
 
 // objCounts returns system si's correct and scored objective tasks in

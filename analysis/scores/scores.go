@@ -31,6 +31,9 @@ type Config struct {
 	Synthetic bool
 	// Published are published means to compare with, if any.
 	Published []Published
+	// Pairs are pairs of systems (by name) to compare on request, in
+	// the table requested_pairs.
+	Pairs [][2]string
 }
 
 // The fixed conventions of the tables.
@@ -145,7 +148,14 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 		lb.Notes = append(lb.Notes, mdd)
 	}
 	res.Tables = append(res.Tables, lb, pt)
-	names := map[string]bool{"leaderboard": true, "pairs": true, "published": true}
+	if len(cfg.Pairs) > 0 {
+		rt, err := requestedTable(m, sys, pair, dec, cfg.Pairs)
+		if err != nil {
+			return nil, err
+		}
+		res.Tables = append(res.Tables, rt)
+	}
+	names := map[string]bool{"leaderboard": true, "pairs": true, "requested_pairs": true, "published": true}
 	for g := range m.Groups {
 		t, err := groupTable(m, g, sys, cl, cfg, dec, names)
 		if err != nil {
@@ -347,8 +357,27 @@ func completeErr(n int) error {
 // pairTable compares each system with the next one in the ranking, and
 // returns the note on the minimum detectable difference.
 func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nClusters int) (*analysis.Table, string) {
-	t := &analysis.Table{Benchmark: Benchmark, Name: "pairs", Title: "Paired comparisons of adjacent systems",
-		Caption: "Each system against the next in the ranking, on the tasks both answered: mean paired difference with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the table's pairs.",
+	var adjacent [][2]int
+	for i := 0; i+1 < len(sys); i++ {
+		adjacent = append(adjacent, [2]int{i, i + 1})
+	}
+	t, sumSE2, nSE := pairsTable("pairs", "Paired comparisons of adjacent systems",
+		"Each system against the next in the ranking, on the tasks both answered: mean paired difference with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the table's pairs.",
+		"Holm-adjusted across the adjacent pairs", sys, adjacent, pair, dec)
+	if nSE == 0 {
+		return t, ""
+	}
+	se := math.Sqrt(sumSE2 / float64(nSE))
+	mdd := stats.MinDetectable(se, float64(nClusters-1), alpha, power)
+	return t, fmt.Sprintf("Power: differences below %s are not resolvable with %d clusters at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square clustered standard error %s of the adjacent paired differences).",
+		analysis.Number(mdd).Format(dec), nClusters, nClusters-1, analysis.Number(se).Format(dec+1))
+}
+
+// pairsTable is a table of the paired comparisons of the pairs idx of
+// sys, Holm-adjusted across them, and the sum of their squared CR1
+// errors with its count.
+func pairsTable(name, title, caption, holmDoc string, sys []*systemStats, idx [][2]int, pair func(i, j int) pairResult, dec int) (*analysis.Table, float64, int) {
+	t := &analysis.Table{Benchmark: Benchmark, Name: name, Title: title, Caption: caption,
 		Columns: []analysis.Column{
 			{Name: "system", Doc: "the higher-ranked system"},
 			{Name: "next", Doc: "the next system in the ranking"},
@@ -360,7 +389,7 @@ func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nCluster
 			{Name: "se_cluster", Title: "SE cluster", Decimals: dec + 1, Doc: "CR1 cluster-robust standard error of the difference"},
 			{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
 			{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
-			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: "Holm-adjusted across the adjacent pairs"},
+			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: holmDoc},
 			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
 		},
 	}
@@ -372,12 +401,13 @@ func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nCluster
 		p     int // index into ps, or -1
 	}
 	var out []row
-	for i := 0; i+1 < len(sys); i++ {
-		p := pair(i, i+1)
+	for _, k := range idx {
+		i, j := k[0], k[1]
+		p := pair(i, j)
 		r := row{p: -1}
 		if p.err != nil {
 			u := analysis.Undefined(undefinedReason(p.err))
-			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[i+1].name), analysis.Int(0), analysis.Int(0), u, u, u, u, u, analysis.Text(""), u, analysis.Text("no")}
+			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[j].name), analysis.Int(0), analysis.Int(0), u, u, u, u, u, analysis.Text(""), u, analysis.Text("no")}
 		} else {
 			method := "sampled"
 			if p.Exact {
@@ -387,7 +417,7 @@ func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nCluster
 			ps = append(ps, p.P)
 			sumSE2 += p.SE * p.SE
 			nSE++
-			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[i+1].name), analysis.Int(p.Items), analysis.Int(p.Clusters),
+			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[j].name), analysis.Int(p.Items), analysis.Int(p.Clusters),
 				analysis.Number(p.Diff), analysis.Number(p.Lo), analysis.Number(p.Hi), analysis.Number(p.SE), analysis.Number(p.P), analysis.Text(method), {}, {}}
 		}
 		out = append(out, r)
@@ -400,13 +430,7 @@ func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nCluster
 		}
 		t.AddRow(r.cells...)
 	}
-	if nSE == 0 {
-		return t, ""
-	}
-	se := math.Sqrt(sumSE2 / float64(nSE))
-	mdd := stats.MinDetectable(se, float64(nClusters-1), alpha, power)
-	return t, fmt.Sprintf("Power: differences below %s are not resolvable with %d clusters at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square clustered standard error %s of the adjacent paired differences).",
-		analysis.Number(mdd).Format(dec), nClusters, nClusters-1, analysis.Number(se).Format(dec+1))
+	return t, sumSE2, nSE
 }
 
 // groupTable breaks the means down by the values of group column g: one
@@ -597,7 +621,7 @@ func Terminal(res *analysis.Result) []*analysis.Table {
 		switch t.Name {
 		case "leaderboard":
 			out = append(out, Compact(res))
-		case "pairs":
+		case "pairs", "requested_pairs":
 			out = append(out, compactPairs(t))
 		default:
 			out = append(out, t)

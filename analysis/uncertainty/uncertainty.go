@@ -70,6 +70,9 @@ type Config struct {
 	Decimals int
 	// Points names the unit of the scores in the power note ("points").
 	Points string
+	// Requested are pairs of systems (by name) to compare on request
+	// (RequestedTable), from the KnobPairs knob.
+	Requested [][2]string
 }
 
 // A Pair is the paired comparison of system A with the next, B.
@@ -99,6 +102,11 @@ type Board struct {
 	mddOK bool
 	// scored counts each system's items with a score.
 	scored []int
+	// scores and cluster are New's arguments, cl the cluster indexes
+	// (0..Clusters-1), kept for Compare.
+	scores  [][]float64
+	cluster []int
+	cl      []int
 }
 
 // New computes the statistics of a ranking. names are the systems best
@@ -113,7 +121,7 @@ type Board struct {
 // systems below it; a pair sharing fewer than 2 clusters counts as not
 // resolved.
 func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
-	b := &Board{cfg: cfg, Names: names}
+	b := &Board{cfg: cfg, Names: names, scores: scores, cluster: cluster}
 	S := len(names)
 	b.Means, b.meanErr = make([]stats.ClusterMean, S), make([]error, S)
 	b.Lo, b.Hi, b.bootErr = make([]float64, S), make([]float64, S), make([]error, S)
@@ -134,6 +142,7 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	for i, c := range cluster {
 		cl[i], _ = slices.BinarySearch(labels, c) // an item of no listed cluster is NaN everywhere
 	}
+	b.cl = cl
 	b.scored = make([]int, S)
 	sys := make([]sums, S)
 	for s, y := range scores {
@@ -409,9 +418,19 @@ func (b *Board) Notes() []string {
 
 // PairTable is the table of paired comparisons of adjacent systems.
 func (b *Board) PairTable(benchmark, title string) *analysis.Table {
+	t := b.pairsTable(benchmark, "pairs", title,
+		fmt.Sprintf("Each system against the next in the headline ranking, on the items both scored: mean paired difference with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the table's pairs.", b.cfg.Unit, b.cfg.Unit, Seed),
+		b.Names, b.Pairs, "Holm-adjusted across the adjacent pairs")
+	if s := b.PowerNote(); s != "" {
+		t.Notes = append(t.Notes, s)
+	}
+	return t
+}
+
+// pairsTable is a table of paired comparisons, one row per pair.
+func (b *Board) pairsTable(benchmark, name, title, caption string, names []string, pairs []Pair, holmDoc string) *analysis.Table {
 	d := b.cfg.Decimals
-	t := &analysis.Table{Benchmark: benchmark, Name: "pairs", Title: title,
-		Caption: fmt.Sprintf("Each system against the next in the headline ranking, on the items both scored: mean paired difference with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the table's pairs.", b.cfg.Unit, b.cfg.Unit, Seed),
+	t := &analysis.Table{Benchmark: benchmark, Name: name, Title: title, Caption: caption,
 		Columns: []analysis.Column{
 			{Name: "system", Doc: "the higher-ranked system"},
 			{Name: "next", Doc: "the next system in the ranking"},
@@ -423,11 +442,11 @@ func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 			{Name: "se_cluster", Title: "SE cluster", Decimals: d + 1, Doc: "CR1 cluster-robust standard error of the difference"},
 			{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
 			{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
-			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: "Holm-adjusted across the adjacent pairs"},
+			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: holmDoc},
 			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
 		}}
-	for _, p := range b.Pairs {
-		a, n := analysis.Text(b.Names[p.A]), analysis.Text(b.Names[p.B])
+	for _, p := range pairs {
+		a, n := analysis.Text(names[p.A]), analysis.Text(names[p.B])
 		if p.Err != nil {
 			u := cell(0, p.Err)
 			t.AddRow(a, n, u, u, u, u, u, u, u, analysis.Text(""), u, analysis.Text("no"))
@@ -443,9 +462,6 @@ func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 		}
 		t.AddRow(a, n, analysis.Int(p.Items), analysis.Int(p.Clusters), analysis.Number(p.Diff), analysis.Number(p.Lo), analysis.Number(p.Hi),
 			analysis.Number(p.SE), analysis.Number(p.P), analysis.Text(method), analysis.Number(p.Holm), analysis.Text(resolved))
-	}
-	if s := b.PowerNote(); s != "" {
-		t.Notes = append(t.Notes, s)
 	}
 	return t
 }

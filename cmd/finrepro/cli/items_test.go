@@ -213,6 +213,84 @@ func TestItemsRecomputeTables(t *testing.T) {
 		}
 	})
 
+	t.Run("findeepresearch/accuracy/clustered", func(t *testing.T) {
+		// The clustered errors of the accuracy table from the items alone
+		// (docs/findeepresearch.md, docs/scores.md). Each grading item of a
+		// report of n items with weights w stands for
+		// y_i = 100·n·w_i·score_i / Σ w, so that a report's items average
+		// to its accuracy and a system's items to its mean over reports.
+		// With one report per company, the CR1 error clustered by company
+		// is that of the report accuracies a_g, each its own cluster:
+		// residual sums n·(a_g - ā) give G/(G-1)·Σ n²(a_g - ā)²/(nG)² =
+		// G/(G-1)·Σ (a_g - ā)²/G² (cr1 in pairs_test.go). The naive error is
+		// s/√N over the N items y_i (s with divisor N-1), and the design
+		// effect (SE cluster / SE naive)².
+		recs := items("findeepresearch")
+		type rep struct{ sys, co string }
+		n, sw := map[rep]float64{}, map[rep]float64{}
+		for _, it := range recs {
+			r := rep{it.str("system"), it.str("company")}
+			w, _ := it.num("weight")
+			n[r]++
+			sw[r] += w
+		}
+		y := map[string][]float64{}
+		for _, it := range recs {
+			r := rep{it.str("system"), it.str("company")}
+			w, _ := it.num("weight")
+			sc, _ := it.num("score")
+			y[r.sys] = append(y[r.sys], 100*n[r]*w*sc/sw[r])
+		}
+		acc := reportAccuracies(recs)
+		tb := table("findeepresearch", "accuracy")
+		checked := 0
+		for sys, byCo := range acc {
+			var a []float64
+			var cl []string
+			for co, v := range byCo {
+				a, cl = append(a, v), append(cl, co)
+			}
+			if len(a) < 2 {
+				continue
+			}
+			ys := y[sys]
+			ybar := mean(ys)
+			var ss float64
+			for _, v := range ys {
+				ss += (v - ybar) * (v - ybar)
+			}
+			naive := math.Sqrt(ss / float64(len(ys)-1) / float64(len(ys)))
+			se := cr1(a, cl)
+			tb.check(t, "system", sys, "se_cluster", se)
+			tb.check(t, "system", sys, "se_naive", naive)
+			tb.check(t, "system", sys, "design_effect", se*se/(naive*naive))
+			tb.check(t, "system", sys, "clusters", float64(len(a)))
+			checked++
+		}
+		if checked == 0 {
+			t.Error("no system with two companies")
+		}
+	})
+
+	t.Run("findeepforecast/overall/clustered", func(t *testing.T) {
+		// Clustered by task (the default cluster knob), each scored task is
+		// one item of 100 (correct) or 0 and its own cluster, so the CR1
+		// error is √(G/(G-1)·Σ (y - ȳ)²/G²) over the G scored tasks.
+		y, cl := map[string][]float64{}, map[string][]string{}
+		for _, it := range items("findeepforecast") {
+			if c, scored := it.flag("correct"); scored {
+				y[it.str("system")] = append(y[it.str("system")], 100*float64(b2int(c)))
+				cl[it.str("system")] = append(cl[it.str("system")], it.str("task"))
+			}
+		}
+		tb := table("findeepforecast", "overall")
+		for sys := range y {
+			if len(y[sys]) > 1 {
+				tb.check(t, "method", sys, "se_cluster", cr1(y[sys], cl[sys]))
+			}
+		}
+	})
+
 	t.Run("finresearchbench2/pass_rates", func(t *testing.T) {
 		// Defaults: a rubric is consistent when on every product's report
 		// all judges give the same yes/no label (unanimous); gold when

@@ -43,6 +43,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	yes := fs.Bool("yes", false, "record without asking for confirmation")
 	baseURLs := fs.StringArray("base-url", nil, "in record mode, the base URL of a provider, `NAME=URL` (repeatable), e.g. vllm=http://gpu:8000/v1")
 	sets := fs.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
+	pairs := fs.StringArray("pair", nil, "also compare two systems, `benchmark:SYSTEM_A,SYSTEM_B` (repeatable; the requested_pairs table)")
 	noSweep := fs.Bool("no-sweep", false, "skip the default sensitivity sweeps")
 	tol := fs.Float64("tolerance", -1, "tolerance for published cells (default: half a unit in the last printed digit)")
 	quiet := fs.Bool("quiet", false, "print only the verdicts and errors")
@@ -63,11 +64,15 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
 		return usageErr("--mode record needs a bundle folder to record into; the built-in demo is an archive whose judges are simulated: make a folder with \"finrepro bundle create --out mine --from @demo\", add your system with \"finrepro system add mine ...\" (README, \"Adding your own agent\")")
 	}
+	allSets, err := pairSettings(*sets, *pairs)
+	if err != nil {
+		return err
+	}
 	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, env, arg, *sets, progress)
+	s, err := openSession(ctx, env, arg, allSets, progress)
 	if err != nil {
 		return err
 	}
@@ -83,6 +88,9 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	a, err := s.analyse(ctx, env, *tol, !*noSweep)
 	if err != nil {
+		return err
+	}
+	if err := checkPairs(s.settings, a.res); err != nil {
 		return err
 	}
 	var extra []*analysis.Result
@@ -115,6 +123,9 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 					return err
 				}
 				fmt.Fprintln(w)
+			}
+			if err := printRequested(w, r, width); err != nil {
+				return err
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
@@ -17,7 +18,8 @@ import (
 const scoresDoc = `Read a released per-task score matrix and print its leaderboard with
 clustered intervals, paired comparisons of adjacent systems (Holm-adjusted),
 rank intervals, tie groups, group breakdowns and, with --published, the
-comparison with published means. No bundle and no API call is needed.
+comparison with published means; --pair A,B adds the paired comparison of
+any two systems. No bundle and no API call is needed.
 
 FILE is CSV (a header row first) or, when it ends in .jsonl or .ndjson, JSON
 Lines. Either holds one task per row with one column per system, or one score
@@ -25,7 +27,10 @@ per row with columns system and score. A missing score is an empty cell, NA
 or null; each system's mean is over its answered tasks, and a second mean is
 over the tasks every system answered. --cluster-col names the unit that was
 sampled (company, query, base task of a translated pair); without it every
-task is its own cluster. --published is a CSV file with a header row, the
+task is its own cluster. With --items BENCHMARK, FILE is the items.jsonl that
+reproduce wrote for FinDeepResearch (one score per company and system: the
+report accuracy) or FinDeepForecast (100 or 0 per task and system), and the
+means are that benchmark's headline means. --published is a CSV file with a header row, the
 system in the first column and its published mean in the second.
 
 With --out DIR the tables are also written as DIR/xlsx/scores.xlsx (and
@@ -45,6 +50,8 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	reps := fset.Int("reps", 10000, "bootstrap resamples and sampled sign patterns")
 	seed := fset.Uint64("seed", 1, "seed of every resampling")
 	synthetic := fset.Bool("synthetic", false, "label every output as synthetic data")
+	items := fset.String("items", "", "FILE is the items.jsonl of reproduce's `BENCHMARK` (findeepresearch or findeepforecast), one score per task and system")
+	pairs := fset.StringArray("pair", nil, "also compare two systems, `SYSTEM_A,SYSTEM_B` (repeatable; the requested_pairs table)")
 	if err := parse(fset, args); err != nil {
 		return err
 	}
@@ -55,11 +62,32 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 		return usageErr("--reps must be at least 1")
 	}
 	file := fset.Arg(0)
-	m, err := readMatrix(file, scores.Options{TaskCol: *taskCol, GroupCols: *groupCols, ClusterCol: *clusterCol})
+	var requested [][2]string
+	for _, p := range *pairs {
+		a, b, ok := strings.Cut(p, ",")
+		if !ok || a == "" || b == "" || strings.Contains(b, ",") {
+			return usageErr("--pair %q: want SYSTEM_A,SYSTEM_B", p)
+		}
+		requested = append(requested, [2]string{a, b})
+	}
+	opt := scores.Options{TaskCol: *taskCol, GroupCols: *groupCols, ClusterCol: *clusterCol}
+	var m *scores.Matrix
+	var err error
+	if *items != "" {
+		if !slices.Contains(scores.ItemBenchmarks, *items) {
+			return usageErr("--items %q: want one of %s (the others' headlines are not means over tasks: docs/scores.md)", *items, strings.Join(scores.ItemBenchmarks, ", "))
+		}
+		if !fset.Changed("task-col") {
+			opt.TaskCol = scores.ItemTaskCol(*items)
+		}
+		m, err = readItemsMatrix(file, *items, opt)
+	} else {
+		m, err = readMatrix(file, opt)
+	}
 	if err != nil {
 		return err
 	}
-	cfg := scores.Config{Reps: *reps, Seed: *seed, Synthetic: *synthetic}
+	cfg := scores.Config{Reps: *reps, Seed: *seed, Synthetic: *synthetic, Pairs: requested}
 	if *published != "" {
 		f, err := os.Open(*published)
 		if err != nil {
@@ -95,7 +123,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	prov := report.Provenance{Bundle: filepath.Base(file), Producer: "finrepro scores", Version: Version, Synthetic: *synthetic,
-		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", *taskCol},
+		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", opt.TaskCol}, {"items", *items},
 			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
 	sums, err := report.WriteAllHashed(*out, []*analysis.Result{res}, prov)
 	if err != nil {
@@ -123,6 +151,16 @@ func readMatrix(file string, opt scores.Options) (*scores.Matrix, error) {
 	}
 	defer f.Close()
 	return scores.Parse(file, f, opt)
+}
+
+// readItemsMatrix opens and parses a benchmark's items export.
+func readItemsMatrix(file, benchmark string, opt scores.Options) (*scores.Matrix, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return scores.ParseItems(file, f, benchmark, opt)
 }
 
 // checkScoresOut refuses an output folder that holds files "finrepro
