@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -147,7 +148,7 @@ func archiveFiles(dir string) ([]string, error) {
 }
 
 func isStore(dir string) bool {
-	b, err := readRegular(filepath.Join(dir, formatFile), maxFormatBytes)
+	b, err := regular.Read(filepath.Join(dir, formatFile), maxFormatBytes)
 	return err == nil && string(b) == StoreFormat
 }
 
@@ -244,14 +245,14 @@ func ReadArchiveMember(ctx context.Context, r io.Reader, name string, max int64)
 // returns true to stop. It returns the sums.
 func walkArchive(ctx context.Context, r io.Reader, lim ArchiveLimits, fn func(name string, size int64, body io.Reader, want string) (bool, error)) (map[string]string, error) {
 	lim = lim.withDefaults()
-	zr, err := zstd.NewReader(bufio.NewReader(ctxReader{ctx, r}), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
+	zr, err := zstd.NewReader(bufio.NewReader(regular.Reader{Ctx: ctx, R: r}), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("cache: read archive: %w", err)
 	}
 	defer zr.Close()
 	// The context is checked on both sides of the decoder: a few bytes of
 	// input may decode to gigabytes.
-	tr := tar.NewReader(ctxReader{ctx, io.LimitReader(zr, lim.MaxTotalBytes+int64(lim.MaxFiles+1)*2048)})
+	tr := tar.NewReader(regular.Reader{Ctx: ctx, R: io.LimitReader(zr, lim.MaxTotalBytes+int64(lim.MaxFiles+1)*2048)})
 	var sums map[string]string
 	var total int64
 	for n := 0; ; n++ {
@@ -372,7 +373,7 @@ func extract(ctx context.Context, r io.Reader, size int64, dir, name, want strin
 		return err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(ctxReader{ctx, r}, size))
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(regular.Reader{Ctx: ctx, R: r}, size))
 	if err == nil && n != size {
 		err = corruptf("%d bytes, the header says %d", n, size)
 	}

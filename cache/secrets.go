@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // A SecretPattern is a kind of credential recognised by its shape.
@@ -92,7 +94,7 @@ func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
 	// Dictionaries hold excerpts of objects, possibly of removed ones.
 	ents, _ := os.ReadDir(filepath.Join(s.dir, dictsDir)) // no folder: no dictionaries
 	for _, e := range ents {
-		b, err := readRegular(filepath.Join(s.dir, dictsDir, e.Name()), maxDictBytes)
+		b, err := regular.Read(filepath.Join(s.dir, dictsDir, e.Name()), maxDictBytes)
 		if err != nil {
 			return out, fmt.Errorf("cache: scan secrets: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/errgroup"
 )
@@ -211,7 +212,7 @@ func Open(dir string, opt Options) (*Store, error) {
 
 func (s *Store) checkFormat() error {
 	p := filepath.Join(s.dir, formatFile)
-	b, err := readRegular(p, maxFormatBytes)
+	b, err := regular.Read(p, maxFormatBytes)
 	if os.IsNotExist(err) && !s.opt.ReadOnly {
 		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
 			return fmt.Errorf("cache: open: %w", err)
@@ -436,7 +437,7 @@ func isHexName(s string) bool {
 
 // loadPack reads the index of the pack at path.
 func (s *Store) loadPack(path string) (*packIndex, int64, error) {
-	f, st, err := openRegular(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -483,7 +484,7 @@ func (s *Store) loadDict(d Digest) (*dict, error) {
 		return x, nil
 	}
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
-	b, err := readRegular(path, maxDictBytes)
+	b, err := regular.Read(path, maxDictBytes)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %s: %w", d.Str(), err)
 	}
@@ -718,7 +719,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	if p.size >= largePack {
 		s.mu.Lock()
 		if p.f == nil {
-			f, _, err := openRegular(p.path)
+			f, _, err := regular.Open(p.path)
 			if err != nil {
 				s.mu.Unlock()
 				return err
@@ -730,7 +731,7 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 		_, err := f.ReadAt(b, off)
 		return err
 	}
-	f, _, err := openRegular(p.path)
+	f, _, err := regular.Open(p.path)
 	if err != nil {
 		return err
 	}

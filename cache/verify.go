@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // Verify re-reads the whole store and calls report with every problem: a
@@ -102,7 +104,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 		if sum != name {
 			rep(Problem{Path: rel, Msg: "content does not match its name (sha256 " + sum + ")"})
 		}
-		f, _, err := openRegular(path)
+		f, _, err := regular.Open(path)
 		if err != nil {
 			rep(Problem{Path: rel, Msg: err.Error()})
 			continue
@@ -175,13 +177,13 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 // hashFile hashes the regular file at path, stopping soon after ctx is
 // done.
 func hashFile(ctx context.Context, path string) (string, int64, error) {
-	f, _, err := openRegular(path)
+	f, _, err := regular.Open(path)
 	if err != nil {
 		return "", 0, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx, f})
+	n, err := io.Copy(h, regular.Reader{Ctx: ctx, R: f})
 	if err != nil {
 		return "", n, err
 	}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // BundleFormat is the format line of a bundle manifest this version reads
@@ -111,7 +113,7 @@ func OpenBundle(dir string) (*Bundle, error) {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
 	file := filepath.Join(dir, ManifestName)
-	b, err := readRegular(file, MaxManifestBytes)
+	b, err := regular.Read(file, MaxManifestBytes)
 	if err != nil {
 		return nil, &IntegrityError{fmt.Errorf("bundle: %w", err)}
 	}
@@ -149,7 +151,7 @@ func (b *Bundle) Published(benchmark string) ([]*CSVTable, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".csv") {
 			continue
 		}
-		f, _, err := openRegular(filepath.Join(dir, e.Name()))
+		f, _, err := regular.Open(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("bundle: %w", err)
 		}

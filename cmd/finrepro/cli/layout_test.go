@@ -9,7 +9,8 @@ import (
 )
 
 // TestImportDirection checks that finrepro's packages import one way:
-// cache and results none of ours, replay only cache and results,
+// internal leaf packages (internal/regular) none of ours, cache and
+// results none of ours but those leaves, replay only cache and results,
 // analysis only results, report only analysis and results, site only
 // report, analysis and results, demo only what builds a bundle, no
 // benchmark package (analysis/icbc, analysis/hisrubric, ...) another one,
@@ -17,8 +18,9 @@ import (
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/finrepro/finrepro"
 	allowed := map[string][]string{
-		"cache":    {},
-		"results":  {},
+		"internal": {},
+		"cache":    {"internal"},
+		"results":  {"internal"},
 		"replay":   {"cache", "results"},
 		"analysis": {"analysis", "results"},
 		"report":   {"analysis", "results"},

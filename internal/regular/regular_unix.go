@@ -1,6 +1,6 @@
 //go:build unix
 
-package results
+package regular
 
 import "syscall"
 

@@ -1,9 +1,0 @@
-//go:build unix
-
-package cache
-
-import "syscall"
-
-// openFlags open a file without following a final symbolic link and
-// without waiting for a writer when it is a FIFO.
-const openFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
