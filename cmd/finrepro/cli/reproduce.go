@@ -2,15 +2,18 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,7 +108,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(w)
 	}
 	if !*quiet {
-		width := terminalWidth(env.Stdout)
+		width := terminalWidth(env)
 		for _, r := range a.res {
 			if t := r.Table(r.Headline); t != nil {
 				fmt.Fprintf(w, "[%s]\n", r.Title)
@@ -116,7 +119,9 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	printVerdicts(w, a.comps)
+	if err := printVerdicts(w, a.comps, terminalWidth(env)); err != nil {
+		return err
+	}
 	printLateSystems(w, a.res)
 	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
 	if prov.Synthetic {
@@ -127,29 +132,73 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func printVerdicts(w io.Writer, comps []analysis.Comparison) {
+// printVerdicts prints the verdict of every published table (with the
+// count of cells of each verdict and of the published rows the bundle
+// does not have), then a table of the cells that differ most, published
+// and computed side by side.
+func printVerdicts(w io.Writer, comps []analysis.Comparison, width int) error {
 	if len(comps) == 0 {
-		return
+		return nil
 	}
-	fmt.Fprintln(w, "Published tables:")
-	for _, c := range comps {
-		line := fmt.Sprintf("  %-18s %-22s %s", c.Benchmark, c.Table, c.Verdict)
-		switch c.Verdict {
-		case analysis.NotComparable:
-			line += " (" + c.Reason + ")"
-		case analysis.Differs:
-			line += fmt.Sprintf(" (%d of %d cells", len(c.Cells), c.Compared)
-			if len(c.Cells) > 0 {
-				d := c.Cells[0]
-				line += fmt.Sprintf("; e.g. %s/%s published %s, computed %s", d.Row, d.Column, d.Published, d.Computed)
-			}
-			line += ")"
-		case analysis.Reproduced:
-			line += fmt.Sprintf(" (%d cells)", c.Compared)
+	verdicts, _ := analysis.ComparisonTables(comps)
+	verdicts.Caption = "A table's verdict is its worst cell's; rows not in the bundle (systems it does not have) are not compared."
+	for _, t := range []*analysis.Table{verdicts, worstCells(comps, 2)} {
+		if len(t.Rows) == 0 {
+			continue
 		}
-		sayf(w, "%s", line)
+		if err := report.WriteTerminal(w, t, width); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
+	return nil
+}
+
+// worstCells returns a table of up to n cells per published table that
+// are not reproduced, the furthest off first (in multiples of their
+// tolerance; text cells, which have no distance, first), published and
+// computed side by side at the published precision with the signed
+// difference. Texts are made printable (results.Printable).
+func worstCells(comps []analysis.Comparison, n int) *analysis.Table {
+	t := &analysis.Table{Benchmark: "comparison", Name: "worst_cells",
+		Title:   "Published cells furthest from the computed ones (up to " + strconv.Itoa(n) + " per table)",
+		Caption: "difference = computed - published, at the published precision. Every cell compared: csv/comparison/cells.csv, xlsx/comparison.xlsx.",
+		Columns: []analysis.Column{{Name: "benchmark"}, {Name: "table"}, {Name: "row"}, {Name: "column"}, {Name: "published"}, {Name: "computed"}, {Name: "difference"}, {Name: "verdict"}},
+	}
+	for _, c := range comps {
+		cells := slices.Clone(c.Cells)
+		off := func(d analysis.CellDiff) float64 {
+			if !d.Numeric || d.Tolerance == 0 {
+				return math.Inf(1)
+			}
+			return math.Abs(d.Delta) / d.Tolerance
+		}
+		slices.SortStableFunc(cells, func(a, b analysis.CellDiff) int { return cmp.Compare(off(b), off(a)) })
+		for _, d := range cells[:min(n, len(cells))] {
+			text := func(s string) analysis.Cell { return analysis.Text(results.Printable(s)) }
+			pub, comp, diff := text(d.Published), text(d.Computed), analysis.Text("")
+			if d.Numeric {
+				pub, comp, diff = analysis.NumberDecimals(d.PubValue, d.Decimals), analysis.NumberDecimals(d.CompValue, d.Decimals), analysis.NumberDecimals(d.Delta, d.Decimals)
+			}
+			t.AddRow(text(c.Benchmark), text(c.Table), text(d.Row), text(d.Column), pub, comp, diff, analysis.Text(d.Verdict))
+		}
+	}
+	return t
+}
+
+// firstFew joins up to n names, with the count of the others.
+func firstFew(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // recordMissing records the bundle's missing requests: a dry run counts
@@ -302,15 +351,23 @@ func isTerminal(x any) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// terminalWidth is the width of w when it is a terminal, else 120.
-func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 20 {
-			return wd
+// terminalWidth is the width tables are printed for: COLUMNS when it
+// holds a width, else the terminal's width when stdout is a terminal,
+// else 120, so that piped output is the same whatever the terminal.
+func terminalWidth(env *Env) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(env.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return max(n, minWidth)
+	}
+	if f, ok := env.Stdout.(*os.File); ok {
+		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 0 {
+			return max(wd, minWidth)
 		}
 	}
 	return 120
 }
+
+// minWidth is the narrowest width tables are printed for.
+const minWidth = 20
 
 // confirm asks a yes/no question on a terminal.
 func confirm(env *Env, question string) bool {

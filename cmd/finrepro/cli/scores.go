@@ -78,7 +78,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	if *synthetic {
 		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: these scores are labelled synthetic; they show how finrepro works, not how any system performs.")
 	}
-	width := terminalWidth(env.Stdout)
+	width := terminalWidth(env)
 	// the terminal shows narrowed tables; the files the full ones
 	for i, t := range scores.Terminal(res) {
 		if i > 0 {

@@ -78,7 +78,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if s.bundle.Manifest.Synthetic {
 		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: every exchange in this bundle was simulated.")
 	}
-	width := terminalWidth(env.Stdout)
+	width := terminalWidth(env)
 	for _, t := range tables {
 		sayf(env.Stdout, "%s: %s", t.Benchmark, t.Title)
 		if err := report.WriteTerminal(env.Stdout, t, width); err != nil {
