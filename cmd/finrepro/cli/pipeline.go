@@ -516,19 +516,21 @@ func loadAliases(b *results.Bundle) ([]site.Alias, error) {
 	return out, nil
 }
 
-// outputDirs are the folders reproduce owns inside its output folder; it
-// removes every file there that it did not write, so that no stale file
-// survives, and never touches anything else.
+// outputDirs are the folders reproduce writes inside its output folder;
+// of the files there, a rerun removes those the folder's marker lists
+// (see outputFolder) and no other.
 var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 
 // writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
-// SHA256SUMS into out, and returns the files written (SHA256SUMS aside),
-// relative to out, sorted. Files of an earlier run are overwritten in
-// place (or left alone when they already hold the right bytes) and the
-// rest pruned: emptying the folders first would make the file system free
+// SHA256SUMS into the output folder o, and returns the files written
+// (SHA256SUMS aside), relative to it, sorted. Files of an earlier run are
+// overwritten in place (or left alone when they already hold the right
+// bytes) and those no longer written removed when the folder's marker
+// lists them: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
-func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
 	}
@@ -559,10 +561,10 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	}
 	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	files := report.Paths(sums)
-	if err := prune(out, outputDirs, files); err != nil {
+	if err := report.WriteSumsOf(out, sums); err != nil {
 		return nil, err
 	}
-	return files, report.WriteSumsOf(out, sums)
+	return files, o.finish(append(slices.Clone(files), report.SumsName))
 }
 
 // makeOutputDirs creates out and the folders reproduce owns in it without
@@ -586,48 +588,6 @@ func makeOutputDirs(out string) error {
 		}
 		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
-		}
-	}
-	return nil
-}
-
-// prune removes from the folders dirs of out every file that is not in
-// keep (paths relative to out with forward slashes, sorted), then every
-// folder this left empty.
-func prune(out string, dirs, keep []string) error {
-	for _, d := range dirs {
-		root := filepath.Join(out, d)
-		var folders []string
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				if p == root && errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if e.IsDir() {
-				folders = append(folders, p)
-				return nil
-			}
-			rel, err := filepath.Rel(out, p)
-			if err != nil {
-				return err
-			}
-			if _, kept := slices.BinarySearch(keep, filepath.ToSlash(rel)); !kept {
-				return os.Remove(p)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("prune %s: %w", root, err)
-		}
-		// Deepest first: WalkDir lists a folder before its contents.
-		for _, f := range slices.Backward(folders) {
-			if empty, _ := isEmptyDir(f); empty {
-				if err := os.Remove(f); err != nil {
-					return fmt.Errorf("prune %s: %w", f, err)
-				}
-			}
 		}
 	}
 	return nil

@@ -41,6 +41,7 @@ a confirmation (--yes skips it); everything already stored replays for free.`
 func runReproduce(ctx context.Context, env *Env, args []string) error {
 	fs := env.newFlags("reproduce", "reproduce [BUNDLE] [flags]", reproduceDoc)
 	out := fs.String("out", "finrepro-out", "output `DIR`")
+	force := fs.Bool("force", false, "write into a non-empty --out folder that finrepro did not write (no file there is removed)")
 	mode := fs.String("mode", "offline", "offline (replay only) or record (record what is missing)")
 	yes := fs.Bool("yes", false, "record without asking for confirmation")
 	baseURLs := fs.StringArray("base-url", nil, "in record mode, the base URL of a provider, `NAME=URL` (repeatable), e.g. vllm=http://gpu:8000/v1")
@@ -64,6 +65,10 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
 		return usageErr("--mode record needs a bundle folder to record into; the built-in demo is an archive whose judges are simulated: make a folder with \"finrepro bundle create --out mine --from @demo\", add your system with \"finrepro system add mine ...\" (README, \"Adding your own agent\")")
+	}
+	folder, err := claimOutputFolder(*out, *force)
+	if err != nil {
+		return err
 	}
 	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
 	if err != nil {
@@ -97,7 +102,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
-	files, err := writeOutputs(*out, a.res, extra, a.sens, comps, aliases, prov)
+	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, aliases, prov)
 	if err != nil {
 		return err
 	}
