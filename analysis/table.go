@@ -56,8 +56,8 @@ type Cell struct {
 	// after the point rather than with its column's (a column of values
 	// from tables of different precision, such as the published cells of
 	// a comparison).
-	OwnDecimals bool
-	Decimals    int
+	OwnDecimals bool `json:",omitempty"`
+	Decimals    int  `json:",omitempty"`
 }
 
 // NumberDecimals returns a numeric cell printed with its own number of

@@ -100,6 +100,9 @@ func (f *batchFlags) open(env *Env) (*batch.Runner, *replay.Client, *cache.Store
 			pc.KeyEnv = *f.keyEnv
 		}
 		if *f.baseURL != "" {
+			if err := checkBaseURL(*f.baseURL); err != nil {
+				return nil, nil, nil, usageErr("--base-url %q: %v", *f.baseURL, err)
+			}
 			pc.BaseURL = *f.baseURL
 		}
 		if !known && pc.BaseURL == "" {

@@ -247,31 +247,62 @@ func verifyOpened(ctx context.Context, env *Env, b *results.Bundle) error {
 	return nil
 }
 
-// parseSettings turns "benchmark.knob=value" flags into settings per
-// benchmark, rejecting unknown benchmarks and knobs.
+// parseSettings turns "--set benchmark.knob=value" flags into settings
+// per benchmark, rejecting unknown benchmarks and knobs.
 func parseSettings(sets []string) (map[string]analysis.Settings, error) {
 	out := map[string]analysis.Settings{}
 	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		bench, knob, ok2 := strings.Cut(k, ".")
-		if !ok || !ok2 || bench == "" || knob == "" {
-			return nil, usageErr("--set %q: want benchmark.knob=value", s)
+		bench, knob, v, err := parseKnobFlag("--set", s, "benchmark.knob=value")
+		if err != nil {
+			return nil, err
 		}
 		if out[bench] == nil {
 			out[bench] = analysis.Settings{}
 		}
 		out[bench][knob] = v
 	}
-	for bench, s := range out {
-		b := findBenchmark(bench)
-		if b == nil {
-			return nil, usageErr("--set: unknown benchmark %q", bench)
-		}
-		if err := s.Validate(b); err != nil {
-			return nil, usageErr("--set: %v", err)
+	return out, nil
+}
+
+// parseKnobFlag splits the value of flag, "benchmark.knob=value", and
+// checks that the benchmark and its knob exist: a usage error naming the
+// flag and listing the valid names when not. form is the flag's syntax,
+// for the error.
+func parseKnobFlag(flag, arg, form string) (bench, knob, value string, err error) {
+	k, v, ok := strings.Cut(arg, "=")
+	bench, knob, ok2 := strings.Cut(k, ".")
+	if !ok || !ok2 || bench == "" || knob == "" {
+		return "", "", "", usageErr("%s %q: want %s", flag, arg, form)
+	}
+	b := findBenchmark(bench)
+	if b == nil {
+		return "", "", "", usageErr("%s %q: unknown benchmark %q (benchmarks: %s)", flag, arg, bench, strings.Join(benchmarkNames(), ", "))
+	}
+	if err := (analysis.Settings{knob: v}).Validate(b); err != nil {
+		return "", "", "", usageErr("%s %q: %v", flag, arg, err)
+	}
+	return bench, knob, v, nil
+}
+
+// settingUsage turns a knob value that benchmark b does not accept into a
+// usage error naming the benchmark, the knob, the value and what it
+// accepts (the error's Want, else the knob's Doc).
+func settingUsage(b analysis.Benchmark, se *analysis.SettingError) error {
+	want := se.Want
+	def := ""
+	for _, k := range b.Knobs() {
+		if k.Name == se.Knob {
+			if want == "" {
+				want = k.Doc
+			}
+			def = k.Default
 		}
 	}
-	return out, nil
+	msg := fmt.Sprintf("%s.%s: value %q not accepted; want %s", b.Name(), se.Knob, se.Value, want)
+	if def != "" {
+		msg += fmt.Sprintf(" (default %s)", def)
+	}
+	return usageErr("%s", msg)
 }
 
 func findBenchmark(name string) analysis.Benchmark {
@@ -350,7 +381,12 @@ func eachBenchmark(benches []analysis.Benchmark, f func(i int, bm analysis.Bench
 	var wg sync.WaitGroup
 	for i, bm := range benches {
 		wg.Go(func() {
-			if err := f(i, bm); err != nil {
+			err := f(i, bm)
+			var se *analysis.SettingError
+			switch {
+			case errors.As(err, &se):
+				errs[i] = settingUsage(bm, se)
+			case err != nil:
 				errs[i] = fmt.Errorf("%s: %w", bm.Name(), err)
 			}
 		})
@@ -463,7 +499,7 @@ func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchma
 			return err
 		}
 		v, c := sr.Tables()
-		tables[i] = []*analysis.Table{v, c}
+		tables[i] = []*analysis.Table{v, sr.ScoreTable(), c}
 		return nil
 	})
 	if err != nil {

@@ -88,6 +88,9 @@ func (p *providerFlags) providers() (map[string]replay.ProviderConfig, error) {
 	}
 	if p.baseURL != nil {
 		if *p.baseURL != "" {
+			if err := checkBaseURL(*p.baseURL); err != nil {
+				return nil, usageErr("--base-url %q: %v", *p.baseURL, err)
+			}
 			pc.BaseURL = *p.baseURL
 		}
 		if *p.keyEnv != "" {

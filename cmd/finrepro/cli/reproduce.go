@@ -312,6 +312,9 @@ func providerOverrides(flags []string) (map[string]replay.ProviderConfig, error)
 		if !known {
 			pc = replay.ProviderConfig{Kind: replay.KindChat}
 		}
+		if err := checkBaseURL(url); err != nil {
+			return nil, usageErr("--base-url %q: %v", f, err)
+		}
 		pc.BaseURL = url
 		out[name] = pc
 	}

@@ -260,7 +260,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"reproduce", "a", "b"}, ExitUsage, "at most one BUNDLE"},
 		{[]string{"reproduce", "--mode", "online"}, ExitUsage, "want offline or record"},
 		{[]string{"reproduce", "--set", "icbcbench.nope=1"}, ExitUsage, "unknown knob"},
-		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1,V2"},
+		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1;V2"},
 		{[]string{"demo"}, ExitUsage, "--out DIR"},
 		{[]string{"demo", "--archive", "x.tar.zst", "--factor", "2"}, ExitUsage, "--factor"},
 		{[]string{"demo", "--archive", "x.tar.zst", "--scale", "full", "--factor", "0"}, ExitUsage, "--factor"},
@@ -278,7 +278,7 @@ func TestUsage(t *testing.T) {
 
 // TestSweep varies FinResearchBench II's judge panel from the cache alone.
 func TestSweep(t *testing.T) {
-	code, stdout, stderr := run(t, "sweep", "--knob", "finresearchbench2.judges=gpt-5.4+claude-opus-4-7,gemini-3-pro-preview")
+	code, stdout, stderr := run(t, "sweep", "--knob", "finresearchbench2.judges=gpt-5.4,claude-opus-4-7;gemini-3-pro-preview")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
