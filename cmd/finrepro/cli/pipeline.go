@@ -404,17 +404,15 @@ func eachBenchmark(benches []analysis.Benchmark, f func(i int, bm analysis.Bench
 // would cost, and returns the miss error (exit 3).
 func reportMisses(w io.Writer, misses []replay.Miss) error {
 	fmt.Fprintf(w, "%d requests are not in the cache (offline mode makes no API call):\n", len(misses))
-	var cost float64
 	for i, m := range misses {
 		if i < 50 {
 			sayf(w, "  %s", m)
 		}
-		cost += m.CostUSD
 	}
 	if len(misses) > 50 {
 		fmt.Fprintf(w, "  ... and %d more\n", len(misses)-50)
 	}
-	fmt.Fprintf(w, "Recording them would cost about $%.2f (estimate from the price table); run with --mode record to record them.\n", cost)
+	fmt.Fprintf(w, "Recording them would cost %s; run with --mode record to record them.\n", costEstimate(misses))
 	for _, p := range customProviders(misses, nil) {
 		fmt.Fprintf(w, "Provider %q is not built in: recording its calls needs --base-url %s=URL (an OpenAI-compatible Chat Completions server).\n", p, p)
 	}

@@ -79,12 +79,13 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
+	recorded := 0
 	if *mode == "record" {
 		providers, err := providerOverrides(*baseURLs)
 		if err != nil {
 			return err
 		}
-		if err := recordMissing(ctx, env, s, providers, *yes, progress); err != nil {
+		if err := recordMissing(ctx, env, s, providers, *yes, progress, &recorded); err != nil {
 			return err
 		}
 	}
@@ -109,7 +110,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 
 	w := env.Stdout
 	if prov.Synthetic {
-		fmt.Fprintln(w, "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
+		sayWrapped(w, terminalWidth(env), "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
 		fmt.Fprintln(w)
 	}
 	if !*quiet {
@@ -128,26 +129,54 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	printLateSystems(w, a.res)
-	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
-	if prov.Synthetic {
-		fmt.Fprint(w, "; simulated exchanges cost nothing")
+	width := terminalWidth(env)
+	line := fmt.Sprintf("Replayed %d exchanges from the cache", a.replayed)
+	switch {
+	case prov.Synthetic && a.avoided == 0:
+		line += " (simulated: recording them cost nothing)"
+	default:
+		line += fmt.Sprintf(" (recording them cost $%.2f; models without a price count as $0)", a.avoided)
 	}
-	fmt.Fprintln(w, ").")
-	fmt.Fprintf(w, "Wrote %d files to %s (site: %s/site/index.html; hashes: %s/SHA256SUMS).\n", len(files), *out, *out, *out)
+	if recorded > 0 {
+		line += fmt.Sprintf("; this run made %d API calls while recording (see above).", recorded)
+	} else {
+		line += "; no API call was made."
+	}
+	sayWrapped(w, width, "%s", line)
+	sayf(w, "Wrote %d files to %s", len(files), *out)
+	sayf(w, "  site:   %s", filepath.Join(*out, "site", "index.html"))
+	sayf(w, "  hashes: %s", filepath.Join(*out, report.SumsName))
 	return nil
 }
 
 // printVerdicts prints the verdict of every published table (with the
 // count of cells of each verdict and of the published rows the bundle
-// does not have), then a table of the cells that differ most, published
-// and computed side by side.
+// does not have), then a table of the numbers that differ most, published
+// and computed side by side, and a line for each text cell that differs.
 func printVerdicts(w io.Writer, comps []analysis.Comparison, width int) error {
 	if len(comps) == 0 {
 		return nil
 	}
-	verdicts, _ := analysis.ComparisonTables(comps)
-	verdicts.Caption = "A table's verdict is its worst cell's; rows not in the bundle (systems it does not have) are not compared."
-	for _, t := range []*analysis.Table{verdicts, worstCells(comps, 2)} {
+	verdicts := &analysis.Table{Benchmark: "comparison", Name: "verdicts", Title: "Published tables: reproduced or not",
+		Caption: "cells: compared; 2x: within twice the tolerance; absent: published rows (systems) the bundle does not have, not compared. A table's verdict is its worst cell's.",
+		Columns: []analysis.Column{{Name: "table"}, {Name: "verdict"}, {Name: "cells"}, {Name: "reproduced"}, {Name: "2x"}, {Name: "differ"}, {Name: "absent"}}}
+	var reasons []string
+	for _, c := range comps {
+		within := 0
+		for _, d := range c.Cells {
+			if d.Verdict == analysis.WithinTwice {
+				within++
+			}
+		}
+		verdicts.AddRow(analysis.Text(results.Printable(c.Benchmark+"/"+c.Table)), analysis.Text(c.Verdict), analysis.Int(c.Compared),
+			analysis.Int(c.Compared-len(c.Cells)), analysis.Int(within), analysis.Int(len(c.Cells)-within), analysis.Int(len(c.Absent)))
+		if c.Reason != "" {
+			reasons = append(reasons, fmt.Sprintf("%s/%s: %s.", c.Benchmark, c.Table, c.Reason))
+		}
+	}
+	worst, texts := worstCells(comps, 2)
+	texts = append(reasons, texts...)
+	for _, t := range []*analysis.Table{verdicts, worst} {
 		if len(t.Rows) == 0 {
 			continue
 		}
@@ -156,39 +185,55 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison, width int) error {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, line := range texts {
+		sayWrapped(w, width, "%s", line)
+	}
+	if len(texts) > 0 {
+		fmt.Fprintln(w)
+	}
 	return nil
 }
 
-// worstCells returns a table of up to n cells per published table that
-// are not reproduced, the furthest off first (in multiples of their
-// tolerance; text cells, which have no distance, first), published and
-// computed side by side at the published precision with the signed
-// difference. Texts are made printable (results.Printable).
-func worstCells(comps []analysis.Comparison, n int) *analysis.Table {
+// worstCells returns a table of up to n numeric cells per published table
+// that differ (by more than twice their tolerance), the furthest off first
+// (in multiples of their tolerance), published and computed side by side at the published
+// precision with the signed difference; and a line for each of up to n
+// text cells per table that differ. Texts are made printable
+// (results.Printable).
+func worstCells(comps []analysis.Comparison, n int) (*analysis.Table, []string) {
 	t := &analysis.Table{Benchmark: "comparison", Name: "worst_cells",
-		Title:   "Published cells furthest from the computed ones (up to " + strconv.Itoa(n) + " per table)",
-		Caption: "difference = computed - published, at the published precision. Every cell compared: csv/comparison/cells.csv, xlsx/comparison.xlsx.",
-		Columns: []analysis.Column{{Name: "benchmark"}, {Name: "table"}, {Name: "row"}, {Name: "column"}, {Name: "published"}, {Name: "computed"}, {Name: "difference"}, {Name: "verdict"}},
+		Title:   "Published numbers that differ most from the computed ones (up to " + strconv.Itoa(n) + " per table)",
+		Caption: "difference = computed - published, at the published precision. Every cell compared, with its verdict: csv/comparison/cells.csv, xlsx/comparison.xlsx.",
+		Columns: []analysis.Column{{Name: "table"}, {Name: "row"}, {Name: "column"}, {Name: "published"}, {Name: "computed"}, {Name: "difference"}},
 	}
+	var texts []string
+	text := func(s string) analysis.Cell { return analysis.Text(results.Printable(s)) }
 	for _, c := range comps {
-		cells := slices.Clone(c.Cells)
+		var nums []analysis.CellDiff
+		nt := 0
+		for _, d := range c.Cells {
+			switch {
+			case d.Numeric && d.Verdict == analysis.Differs:
+				nums = append(nums, d)
+			case d.Numeric:
+			case nt < n:
+				nt++
+				texts = append(texts, fmt.Sprintf("%s/%s %s, %s: published %q, computed %q.", c.Benchmark, c.Table, d.Row, d.Column, d.Published, d.Computed))
+			}
+		}
 		off := func(d analysis.CellDiff) float64 {
-			if !d.Numeric || d.Tolerance == 0 {
+			if d.Tolerance == 0 {
 				return math.Inf(1)
 			}
 			return math.Abs(d.Delta) / d.Tolerance
 		}
-		slices.SortStableFunc(cells, func(a, b analysis.CellDiff) int { return cmp.Compare(off(b), off(a)) })
-		for _, d := range cells[:min(n, len(cells))] {
-			text := func(s string) analysis.Cell { return analysis.Text(results.Printable(s)) }
-			pub, comp, diff := text(d.Published), text(d.Computed), analysis.Text("")
-			if d.Numeric {
-				pub, comp, diff = analysis.NumberDecimals(d.PubValue, d.Decimals), analysis.NumberDecimals(d.CompValue, d.Decimals), analysis.NumberDecimals(d.Delta, d.Decimals)
-			}
-			t.AddRow(text(c.Benchmark), text(c.Table), text(d.Row), text(d.Column), pub, comp, diff, analysis.Text(d.Verdict))
+		slices.SortStableFunc(nums, func(a, b analysis.CellDiff) int { return cmp.Compare(off(b), off(a)) })
+		for _, d := range nums[:min(n, len(nums))] {
+			t.AddRow(text(c.Benchmark+"/"+c.Table), text(d.Row), text(d.Column),
+				analysis.NumberDecimals(d.PubValue, d.Decimals), analysis.NumberDecimals(d.CompValue, d.Decimals), analysis.NumberDecimals(d.Delta, d.Decimals))
 		}
 	}
-	return t
+	return t, texts
 }
 
 // firstFew joins up to n names, with the count of the others.
@@ -211,7 +256,8 @@ func plural(n int, one, many string) string {
 // benchmark runs through a recording client. Calls that depend on replies
 // not yet recorded (a judge grading a report not yet written) appear only
 // in the recording run, so the estimate is a lower bound.
-func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
+// recorded is set to the number of calls recorded.
+func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer, recorded *int) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
 	asked := &callLog{next: dry}
 	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false)
@@ -248,11 +294,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if err := explainSimulated(env.Stderr, asked.all(), misses); err != nil {
 		return err
 	}
-	var cost float64
-	for _, m := range misses {
-		cost += m.CostUSD
-	}
-	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs about $%.2f, or %s (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), cost, batchPrice(misses, providers))
+	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs %s, or %s (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), costEstimate(misses), batchPrice(misses, providers))
 	if !yes {
 		if !isTerminal(env.Stdin) {
 			return usageErr("refusing to record without --yes when standard input is not a terminal")
@@ -288,6 +330,8 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		return err
 	}
 	s.bundle.Manifest = sealed
+	*recorded = rec.Counts().Recorded
+	fmt.Fprintf(env.Stderr, "Recording: %s.\n", recordedSummary(rec.Counts(), rec.SpentUSD(), misses))
 	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
 		return fmt.Errorf("%w (what was recorded is kept and sealed)", err)
 	}

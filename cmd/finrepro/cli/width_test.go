@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenFile compares got with testdata/name, or rewrites it with -update.
+// (A module-wide golden helper can replace this one.)
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := "", ""
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got %q\nwant %q\n(run go test -update to accept)", p, i+1, g, w)
+			}
+		}
+	}
+}
+
+// TestReproduceWidth runs reproduce on the demo for a terminal of 80 and
+// of 120 columns (COLUMNS): no line is wider, and the output is the
+// golden file's.
+func TestReproduceWidth(t *testing.T) {
+	for _, width := range []string{"80", "120"} {
+		t.Run(width, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			var o, e bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+				if k == "COLUMNS" {
+					return width
+				}
+				return ""
+			}}
+			if code := env.main(context.Background(), []string{"reproduce", "--no-sweep", "--out", out}); code != ExitOK {
+				t.Fatalf("exit %d\n%s", code, e.String())
+			}
+			text := strings.ReplaceAll(o.String(), out, "OUT")
+			limit := map[string]int{"80": 80, "120": 120}[width]
+			for i, line := range strings.Split(text, "\n") {
+				if w := twwidth.WidthWithOptions(line, twwidth.Options{}); w > limit && !strings.Contains(line, "OUT") {
+					t.Errorf("line %d is %d wide: %q", i+1, w, line)
+				}
+			}
+			goldenFile(t, "reproduce."+width+".txt", []byte(text))
+		})
+	}
+}
