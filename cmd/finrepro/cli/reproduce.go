@@ -218,7 +218,7 @@ func worstCells(comps []analysis.Comparison, n int) (*analysis.Table, []string) 
 			case d.Numeric:
 			case nt < n:
 				nt++
-				texts = append(texts, fmt.Sprintf("%s/%s %s, %s: published %q, computed %q.", c.Benchmark, c.Table, d.Row, d.Column, d.Published, d.Computed))
+				texts = append(texts, fmt.Sprintf("%s/%s %s, %s: published \"%s\", computed \"%s\".", c.Benchmark, c.Table, d.Row, d.Column, d.Published, d.Computed))
 			}
 		}
 		off := func(d analysis.CellDiff) float64 {
