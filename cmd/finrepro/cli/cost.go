@@ -68,3 +68,14 @@ func recordedSummary(c replay.Counts, spent float64, misses []replay.Miss) strin
 	}
 	return s
 }
+
+// countCause counts the failures of cause c.
+func countCause(fs []replay.Failure, c replay.Cause) int {
+	n := 0
+	for _, f := range fs {
+		if f.Cause == c {
+			n++
+		}
+	}
+	return n
+}

@@ -249,6 +249,12 @@ func recordSummary(env *Env, c *replay.Client, total int, replies []results.Repl
 	if bad == 0 {
 		return nil
 	}
+	if canceled := countCause(c.Failures(), replay.CauseCanceled); canceled > 0 {
+		fmt.Fprintf(env.Stdout, "Interrupted: %d requests were not sent; the %d recorded are stored. Run the same command again to record the rest (stored requests are not sent again).\n", canceled, n.Recorded)
+		if canceled == bad {
+			return fmt.Errorf("interrupted: %d of %d requests not recorded", bad, total)
+		}
+	}
 	printFailures(env.Stdout, c.Failures())
 	if err := storeLoss(c); err != nil {
 		return err

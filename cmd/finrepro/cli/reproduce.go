@@ -308,9 +308,10 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	// The wall clock is what recorded_at must say for a real recording.
 	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: progress, Clock: time.Now})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil && ctx.Err() == nil {
 		return err
 	}
+	// Interrupted or not, what was recorded is merged and sealed below.
 	if lerr := storeLoss(rec); lerr != nil {
 		reportFailures(env.Stderr, rec.Failures(), "recorded") // the loss is the error that matters
 		return lerr
@@ -332,6 +333,10 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	s.bundle.Manifest = sealed
 	*recorded = rec.Counts().Recorded
 	fmt.Fprintf(env.Stderr, "Recording: %s.\n", recordedSummary(rec.Counts(), rec.SpentUSD(), misses))
+	if canceled := countCause(rec.Failures(), replay.CauseCanceled); canceled > 0 && ctx.Err() != nil {
+		fmt.Fprintf(env.Stderr, "Interrupted: %d calls were not sent; what was recorded is kept and sealed into the bundle. Run the same command again to record the rest (stored calls are not sent again).\n", canceled)
+		return fmt.Errorf("interrupted while recording (%d calls recorded, %d not sent)", *recorded, canceled)
+	}
 	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
 		return fmt.Errorf("%w (what was recorded is kept and sealed)", err)
 	}
