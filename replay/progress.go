@@ -23,11 +23,11 @@ type progress struct {
 	mu                   sync.Mutex
 	total, ndone, failed int
 	// stopped counts calls canceled (an interrupt): not done, not failed.
-	stopped int
-	cost                 float64
-	began                time.Time
-	lastLine             int // done count at the last plain line
-	drawn                bool
+	stopped  int
+	cost     float64
+	began    time.Time
+	lastLine int // done count at the last plain line
+	drawn    bool
 }
 
 func newProgress(w io.Writer, redact func(string) string) *progress {
