@@ -64,10 +64,12 @@ func openSession(ctx context.Context, env *Env, arg string, sets []string, progr
 		return nil, err
 	}
 	s := &session{bundle: b, settings: settings, cleanup: cleanup, progress: progress}
+	end := phase(progress, "verifying bundle %s (%d files)", b.Manifest.Name, len(b.Manifest.Files))
 	if err := verifyOpened(ctx, env, b); err != nil {
 		s.close()
 		return nil, err
 	}
+	end()
 	if s.benches, err = present(b); err != nil {
 		s.close()
 		return nil, err
@@ -141,7 +143,9 @@ type analysisRun struct {
 // when sweep is true, runs the default sensitivity sweeps, whose tables
 // are also appended to their benchmark's result.
 func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	end := phase(s.progress, "replaying and scoring %d benchmarks from the cache", len(s.benches))
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, s.progress)
+	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
 		return nil, cerr // whatever a benchmark made of it, the store is damaged
 	}
@@ -162,9 +166,11 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 		return nil, err
 	}
 	if sweep {
-		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res); err != nil {
+		end := phase(s.progress, "default sensitivity sweeps")
+		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res, s.progress); err != nil {
 			return nil, err
 		}
+		end()
 		for _, t := range a.sens {
 			for _, r := range res {
 				if r.Benchmark == t.Benchmark {
@@ -335,10 +341,14 @@ func present(b *results.Bundle) ([]analysis.Benchmark, error) {
 // scores each under its settings. Benchmarks run concurrently (each
 // spends part of its time waiting on its rounds of calls); the results
 // are in the order of benches.
-func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool) ([]analysis.Collection, []*analysis.Result, error) {
+func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool, progress io.Writer) ([]analysis.Collection, []*analysis.Result, error) {
 	colls := make([]analysis.Collection, len(benches))
 	res := make([]*analysis.Result, len(benches))
-	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+	what := "replayed"
+	if score {
+		what = "replayed and scored"
+	}
+	err := eachBenchmarkShown(benches, progress, what, func(i int, bm analysis.Benchmark) error {
 		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
 		c, err := bm.Collect(ctx, in)
 		if err != nil {
@@ -469,9 +479,9 @@ func customProviders(misses []replay.Miss, providers map[string]replay.ProviderC
 // results under settings (one per benchmark, in order), which the sweeps
 // reuse. A benchmark with no value to sweep is not run. Benchmarks sweep
 // concurrently; the tables are in the order of benches.
-func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result) ([]*analysis.Table, error) {
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result, progress io.Writer) ([]*analysis.Table, error) {
 	tables := make([][]*analysis.Table, len(benches))
-	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+	err := eachBenchmarkShown(benches, progress, "swept", func(i int, bm analysis.Benchmark) error {
 		knobs := bm.Knobs()
 		if only != nil {
 			knobs = nil

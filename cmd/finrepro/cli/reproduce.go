@@ -103,10 +103,12 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
+	end := phase(progress, "writing outputs to %s", *out)
 	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, aliases, prov)
 	if err != nil {
 		return err
 	}
+	end()
 
 	w := env.Stdout
 	if prov.Synthetic {
@@ -260,7 +262,7 @@ func plural(n int, one, many string) string {
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer, recorded *int) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
 	asked := &callLog{next: dry}
-	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false)
+	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false, nil)
 	if cerr := dry.Corrupt(); cerr != nil {
 		return cerr
 	}
@@ -308,7 +310,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	// The wall clock is what recorded_at must say for a real recording.
 	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: progress, Clock: time.Now})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil && ctx.Err() == nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false, nil); err != nil && ctx.Err() == nil {
 		return err
 	}
 	// Interrupted or not, what was recorded is merged and sealed below.
@@ -406,6 +408,15 @@ func provenance(b *results.Bundle, benches []analysis.Benchmark, res []*analysis
 func isTerminal(x any) bool {
 	f, ok := x.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalProgress is env.Stderr when it is a terminal, where progress
+// lines go; nil otherwise, so that logs and tests stay quiet.
+func terminalProgress(env *Env) io.Writer {
+	if isTerminal(env.Stderr) {
+		return env.Stderr
+	}
+	return nil
 }
 
 // terminalWidth is the width tables are printed for: COLUMNS when it

@@ -45,7 +45,8 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, env, arg, *sets, nil)
+	progress := terminalProgress(env)
+	s, err := openSession(ctx, env, arg, *sets, progress)
 	if err != nil {
 		return err
 	}
@@ -64,11 +65,13 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	}
 	dir := filepath.Join(*out, "site")
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
+	end := phase(progress, "writing the site to %s", dir)
 	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
 		Provenance: prov, Aliases: aliases, Downloads: downloads})
 	if err != nil {
 		return err
 	}
+	end()
 	for i, n := range names {
 		names[i] = "site/" + n
 	}

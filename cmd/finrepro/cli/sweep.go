@@ -70,12 +70,12 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, env, arg, *sets, nil)
+	s, err := openSession(ctx, env, arg, *sets, terminalProgress(env))
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, nil, nil)
+	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, nil, nil, s.progress)
 	if err != nil {
 		return knobHint(err, *knobs)
 	}
@@ -104,7 +104,9 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 	for _, k := range *knobs {
 		prov.Settings = append(prov.Settings, [2]string{"--knob", k})
 	}
+	end := phase(s.progress, "writing the sweep tables to %s", *out)
 	sums, err := report.WriteAllHashed(*out, res, prov)
+	end()
 	if err != nil {
 		return err
 	}
