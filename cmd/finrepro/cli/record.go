@@ -300,10 +300,14 @@ func printMisses(w io.Writer, ms []replay.Miss, pcs map[string]replay.ProviderCo
 			unpriced++
 		}
 	}
-	fmt.Fprintf(w, "%d of %d requests not in the cache (%s): about %d input and %d output tokens, $%.2f at the prices of %s",
-		len(ms), total, what, in, out, cost, prices.Date)
-	if unpriced > 0 {
-		fmt.Fprintf(w, " (%d without a price)", unpriced)
+	price := fmt.Sprintf("$%.2f at the prices of %s (list prices)", cost, prices.Date)
+	if unpriced == len(ms) {
+		price = "cost unknown (no model has a price)"
+	}
+	fmt.Fprintf(w, "%d of %d requests not in the cache (%s): about %d input and %d output tokens (estimated from the requests and their output limits), %s",
+		len(ms), total, what, in, out, price)
+	if unpriced > 0 && unpriced < len(ms) {
+		fmt.Fprintf(w, " (%d calls to models without a price: cost unknown, not included)", unpriced)
 	}
 	fmt.Fprintf(w, "; %s\n", batchPrice(ms, pcs))
 	for _, m := range ms {

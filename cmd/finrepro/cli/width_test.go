@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,31 @@ func goldenFile(t *testing.T, name string, got []byte) {
 				t.Fatalf("%s differs at line %d:\n got %q\nwant %q\n(run go test -update to accept)", p, i+1, g, w)
 			}
 		}
+	}
+}
+
+// TestSweepWidth runs a sweep for 80 and 120 columns: no line is wider,
+// and the output is the golden file's.
+func TestSweepWidth(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			var o, e bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+				if k == "COLUMNS" {
+					return strconv.Itoa(width)
+				}
+				return ""
+			}}
+			if code := env.main(context.Background(), []string{"sweep", "--knob", "finresearchbench2.judges=gpt-5.4,claude-opus-4-7;gemini-3-pro-preview"}); code != ExitOK {
+				t.Fatalf("exit %d\n%s", code, e.String())
+			}
+			for i, line := range strings.Split(o.String(), "\n") {
+				if w := twwidth.WidthWithOptions(line, twwidth.Options{}); w > width {
+					t.Errorf("line %d is %d wide: %q", i+1, w, line)
+				}
+			}
+			goldenFile(t, "sweep."+strconv.Itoa(width)+".txt", o.Bytes())
+		})
 	}
 }
 
