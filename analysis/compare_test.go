@@ -29,7 +29,7 @@ func TestCompare(t *testing.T) {
 		verdict string
 		differ  []string
 	}{
-		{"differs", computed, Differs, []string{"Qwen/gold_item", "Gone/gold_item"}},
+		{"differs", computed, Differs, []string{"Qwen/gold_item"}},
 		{"missing", nil, NotComparable, nil},
 	}
 	for _, tc := range tests {
@@ -47,9 +47,10 @@ func TestCompare(t *testing.T) {
 			}
 		})
 	}
-	// "Kimi" note "x" equals, Qwen note empty is skipped: 4 numeric + 1 text compared.
-	if c := Compare("b", pub, computed, -1); c.Compared != 4 {
-		t.Fatalf("compared %d cells, want 4", c.Compared)
+	// "Kimi" note "x" equals, Qwen note empty is skipped, Gone is not in
+	// the computed table: 2 numeric + 1 text compared, one row absent.
+	if c := Compare("b", pub, computed, -1); c.Compared != 3 || strings.Join(c.Absent, ",") != "Gone" {
+		t.Fatalf("compared %d cells, absent %q; want 3, Gone", c.Compared, c.Absent)
 	}
 	computed.Rows[1][1] = Number(46.65)
 	computed.Rows = computed.Rows[:2]
@@ -115,5 +116,59 @@ func TestCompareUncomputedColumn(t *testing.T) {
 	c = Compare("b", pub, computed, -1)
 	if c.Verdict != Differs || c.Reason != "not comparable: column macro not computed" || len(c.Cells) != 1 {
 		t.Fatalf("comparison %+v; want differs, one cell, macro named", c)
+	}
+}
+
+// TestCompareCellVerdicts: each cell's verdict, value at the published
+// precision and signed difference. Published 58.58 (2 decimals) has the
+// tolerance 0.005 (half a unit of the last digit), so by hand:
+// 58.584 is 0.004 off: reproduced, printed 58.58;
+// 58.589 is 0.009 off (<= 0.010): within 2x tolerance, printed 58.59;
+// 58.5701 is 0.0099 below: within 2x, difference -0.0099 printed -0.01;
+// 58.60 is 0.02 off: differs.
+// A table's verdict is its worst cell's; rows the computed table lacks
+// are absent, and a table with only absent rows is not comparable.
+func TestCompareCellVerdicts(t *testing.T) {
+	pub, err := results.ReadCSV(strings.NewReader("system,a,b\nX,58.58,58.58\nY,58.58,58.58\nZ,1.0,2.0\n"), "t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(vals ...float64) *Table {
+		tab := &Table{Name: "t", Columns: []Column{{Name: "system"}, {Name: "a", Decimals: 4}, {Name: "b", Decimals: 4}}}
+		tab.AddRow(Text("X"), Number(vals[0]), Number(vals[1]))
+		tab.AddRow(Text("Y"), Number(vals[2]), Number(vals[3]))
+		return tab
+	}
+	c := Compare("b", pub, mk(58.584, 58.589, 58.5701, 58.58), -1)
+	type cell struct{ computed, verdict string }
+	want := []cell{{"58.58", Reproduced}, {"58.59", WithinTwice}, {"58.57", WithinTwice}, {"58.58", Reproduced}}
+	if len(c.All) != len(want) {
+		t.Fatalf("%d cells compared, want %d: %+v", len(c.All), len(want), c.All)
+	}
+	for i, w := range want {
+		if d := c.All[i]; d.Computed != w.computed || d.Verdict != w.verdict || d.Decimals != 2 || !d.Numeric {
+			t.Errorf("cell %d: %+v, want computed %s, %s, 2 decimals", i, d, w.computed, w.verdict)
+		}
+	}
+	if c.Verdict != WithinTwice || strings.Join(c.Absent, ",") != "Z" || len(c.Cells) != 2 {
+		t.Fatalf("table %q, absent %q, %d cells not reproduced; want within 2x, Z, 2", c.Verdict, c.Absent, len(c.Cells))
+	}
+	if d := c.All[2].Delta; d > -0.0098 || d < -0.0100 {
+		t.Errorf("signed difference %v, want -0.0099", d)
+	}
+	if c := Compare("b", pub, mk(58.58, 58.60, 58.58, 58.58), -1); c.Verdict != Differs || c.Cells[0].Verdict != Differs {
+		t.Errorf("58.60 against 58.58: table %q, cell %+v; want differs", c.Verdict, c.Cells)
+	}
+	empty := &Table{Name: "t", Columns: mk(0, 0, 0, 0).Columns}
+	if c := Compare("b", pub, empty, -1); c.Verdict != NotComparable || c.Reason != "none of the 3 published rows is in the bundle" {
+		t.Errorf("no row in the bundle: %q (%s)", c.Verdict, c.Reason)
+	}
+	// The cells table carries numbers at the published precision.
+	_, cells := ComparisonTables([]Comparison{c})
+	if got := cells.Rows[1][5]; !got.IsNum || got.DecimalsIn(cells.Columns[5]) != 2 || got.Format(got.DecimalsIn(cells.Columns[5])) != "58.59" {
+		t.Errorf("computed cell %+v, want the number 58.589 printed 58.59", got)
+	}
+	if got := cells.Rows[2][6]; got.Format(got.DecimalsIn(cells.Columns[6])) != "-0.01" {
+		t.Errorf("difference %+v, want -0.01", got)
 	}
 }

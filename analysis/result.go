@@ -90,6 +90,28 @@ type Knob struct {
 	Resamples bool
 }
 
+// A SettingError is a knob value a benchmark does not accept. Commands
+// report it as a usage error, with the benchmark's name and, when Want is
+// empty, the knob's Doc.
+type SettingError struct {
+	Knob, Value string
+	// Want says what the knob accepts; empty when its Doc says it.
+	Want string
+}
+
+func (e *SettingError) Error() string {
+	s := fmt.Sprintf("knob %s: value %q not accepted", e.Knob, e.Value)
+	if e.Want != "" {
+		s += "; want " + e.Want
+	}
+	return s
+}
+
+// BadSetting returns a SettingError.
+func BadSetting(knob, value, want string) error {
+	return &SettingError{Knob: knob, Value: value, Want: want}
+}
+
 // Settings map knob names to values; a knob that is absent has its default.
 type Settings map[string]string
 

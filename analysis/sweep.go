@@ -26,6 +26,8 @@ type Variant struct {
 	// Ranks are the competition ranks of Ranking (Result.Ranks): exactly
 	// tied systems share one.
 	Ranks []int
+	// Scores are the headline scores by system (Result.Scores).
+	Scores map[string]float64
 	// Rho and Tau compare Ranks with the baseline's over the systems both
 	// rank (Spearman with average ranks for ties, Kendall's tau-b);
 	// Undefined says why they are not defined (fewer than 2 systems, ...),
@@ -43,9 +45,11 @@ type Variant struct {
 type SweepResult struct {
 	Benchmark string
 	Baseline  []string
-	// BaselineRanks are the competition ranks of Baseline.
-	BaselineRanks []int
-	Variants      []Variant
+	// BaselineRanks are the competition ranks of Baseline, and
+	// BaselineScores its headline scores by system.
+	BaselineRanks  []int
+	BaselineScores map[string]float64
+	Variants       []Variant
 }
 
 // Sweep collects b once under in.Settings, scores the baseline and every
@@ -82,7 +86,7 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Colle
 			jobs = append(jobs, job{k.Name, v, k.Calls})
 		}
 	}
-	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking, BaselineRanks: base.Ranks()}
+	sr := &SweepResult{Benchmark: b.Name(), Baseline: base.Ranking, BaselineRanks: base.Ranks(), BaselineScores: base.Scores}
 	if len(jobs) == 0 {
 		return sr, nil
 	}
@@ -204,7 +208,7 @@ func promptKey(p *results.Prompt) ([32]byte, error) {
 }
 
 func variant(knob, value string, base, r *Result) Variant {
-	v := Variant{Knob: knob, Value: value, Ranking: r.Ranking, Ranks: r.Ranks(), Missing: r.Missing}
+	v := Variant{Knob: knob, Value: value, Ranking: r.Ranking, Ranks: r.Ranks(), Scores: r.Scores, Missing: r.Missing}
 	baseRanks := base.Ranks()
 	baseShared, shared := Shared(baseRanks), Shared(v.Ranks)
 	var x, y []float64
@@ -282,4 +286,48 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 		changes.Charts = []Chart{{ID: "rank_changes", Kind: Heatmap, Title: "Rank changes against the baseline", X: "system", Y: ys}}
 	}
 	return variants, changes
+}
+
+// Baseline is the knob of the baseline's rows in ScoreTable.
+const Baseline = "baseline"
+
+// ScoreTable renders a sweep's scores: for the baseline (knob Baseline,
+// no value) and then every variant, each system's headline score and
+// rank, best first, with their changes from the baseline (variant minus
+// baseline; n/a for a system the baseline does not rank).
+func (sr *SweepResult) ScoreTable() *Table {
+	t := &Table{
+		Benchmark: sr.Benchmark, Name: "sensitivity_scores",
+		Title:   "Sensitivity: headline scores under every swept setting",
+		Caption: "The baseline, then every variant: each system's headline score and rank, and their change from the baseline (variant minus baseline).",
+		Columns: []Column{
+			{Name: "knob"}, {Name: "value"}, {Name: "system"},
+			{Name: "score", Decimals: 2}, {Name: "score_change", Title: "score change", Decimals: 2},
+			{Name: "rank", Doc: "=2 is a shared rank"}, {Name: "rank_change", Title: "rank change", Doc: "variant rank minus baseline rank: negative moved up"},
+		},
+	}
+	score := func(m map[string]float64, s string) Cell {
+		if v, ok := m[s]; ok {
+			return Number(v)
+		}
+		return Undefined("no score")
+	}
+	add := func(knob, value string, ranking []string, ranks []int, scores map[string]float64) {
+		shared := Shared(ranks)
+		for i, s := range ranking {
+			sc, change, rankChange := score(scores, s), Undefined("not in the baseline"), Undefined("not in the baseline")
+			if j := slices.Index(sr.Baseline, s); j >= 0 {
+				rankChange = Int(ranks[i] - sr.BaselineRanks[j])
+				if b, ok := sr.BaselineScores[s]; ok && sc.IsNum {
+					change = Number(sc.Num - b)
+				}
+			}
+			t.AddRow(Text(knob), Text(value), Text(s), sc, change, Text(FormatRank(ranks[i], shared[i])), rankChange)
+		}
+	}
+	add(Baseline, "", sr.Baseline, sr.BaselineRanks, sr.BaselineScores)
+	for _, v := range sr.Variants {
+		add(v.Knob, v.Value, v.Ranking, v.Ranks, v.Scores)
+	}
+	return t
 }

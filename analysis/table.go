@@ -52,6 +52,31 @@ type Cell struct {
 	IsNum bool
 	// Undef marks an undefined number; Text says why.
 	Undef bool
+	// OwnDecimals says that the cell is printed with Decimals digits
+	// after the point rather than with its column's (a column of values
+	// from tables of different precision, such as the published cells of
+	// a comparison).
+	OwnDecimals bool `json:",omitempty"`
+	Decimals    int  `json:",omitempty"`
+}
+
+// NumberDecimals returns a numeric cell printed with its own number of
+// decimals, whatever its column's.
+func NumberDecimals(x float64, decimals int) Cell {
+	c := Number(x)
+	if c.IsNum {
+		c.OwnDecimals, c.Decimals = true, decimals
+	}
+	return c
+}
+
+// DecimalsIn returns the decimals c is printed with in column col: its
+// own when it has them, else the column's.
+func (c Cell) DecimalsIn(col Column) int {
+	if c.OwnDecimals {
+		return c.Decimals
+	}
+	return col.Decimals
 }
 
 // Text returns a text cell.

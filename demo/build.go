@@ -51,6 +51,9 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 		if err := os.MkdirAll(in, 0o755); err != nil {
 			return nil, err
 		}
+		if progress != nil {
+			fmt.Fprintf(progress, "demo: %s: generating inputs and recording its simulated calls ...\n", name)
+		}
 		oracle, err := g.Generate(in, opt)
 		if err != nil {
 			return nil, fmt.Errorf("demo: %s: %w", name, err)
@@ -83,6 +86,9 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 	}
 	// One Put per exchange leaves one small pack each; gc merges them into
 	// one pack with a trained dictionary, deterministically.
+	if progress != nil {
+		fmt.Fprintln(progress, "demo: packing the cache and sealing the bundle ...")
+	}
 	if _, err := store.GC(); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				c.fail(j, &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}, 0)
-				c.prog.done(false, 0)
+				c.prog.canceled()
 				return
 			}
 			defer func() { <-sem }()
@@ -148,7 +148,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 			continue
 		}
 		d := c.backoff.delay(attempt, res.retryAfter)
-		c.prog.logf("retry %s %s in %v after %s (attempt %d of %d)", j.req.Provider, j.key.Str(),
+		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.model, j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
 		if err := c.sleep(ctx, d); err != nil {
 			lastErr = &CallError{Cause: CauseCanceled, Msg: err.Error()}
@@ -157,7 +157,11 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 	}
 	if lastErr != nil {
 		c.fail(j, lastErr, attempt)
-		c.prog.done(false, 0)
+		if lastErr.Cause == CauseCanceled {
+			c.prog.canceled() // not done: the bar stays where it was
+		} else {
+			c.prog.done(false, 0)
+		}
 		return
 	}
 	cost := c.cost(j.model, res.out)
@@ -275,7 +279,9 @@ func (c *Client) fail(j *job, e *CallError, attempts int) {
 	c.failures = append(c.failures, f)
 	c.counts.Failed++
 	c.mu.Unlock()
-	c.prog.logf("failed %s %s (%s): %s", j.req.Provider, j.key.Str(), LabelText(j.req.Label), e.Error())
+	if e.Cause != CauseCanceled { // an interrupted run's calls stop quietly
+		c.prog.logf("failed %s %s (%s): %s", j.req.Provider, j.key.Str(), LabelText(j.req.Label), e.Error())
+	}
 	j.reply = results.Reply{Key: j.key.String(), Err: e}
 }
 

@@ -22,10 +22,12 @@ type progress struct {
 
 	mu                   sync.Mutex
 	total, ndone, failed int
-	cost                 float64
-	began                time.Time
-	lastLine             int // done count at the last plain line
-	drawn                bool
+	// stopped counts calls canceled (an interrupt): not done, not failed.
+	stopped  int
+	cost     float64
+	began    time.Time
+	lastLine int // done count at the last plain line
+	drawn    bool
 }
 
 func newProgress(w io.Writer, redact func(string) string) *progress {
@@ -42,10 +44,23 @@ func (p *progress) start(n int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total, p.ndone, p.failed, p.cost, p.lastLine = n, 0, 0, 0, 0
+	p.total, p.ndone, p.failed, p.stopped, p.cost, p.lastLine = n, 0, 0, 0, 0, 0
 	p.began = time.Now() // for the rate and ETA shown on stderr only
 	if !p.tty {
 		fmt.Fprintf(p.w, "recording %d requests\n", n)
+	}
+}
+
+// canceled counts a call stopped by an interrupt: the bar does not move.
+func (p *progress) canceled() {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped++
+	if p.tty {
+		p.draw()
 	}
 }
 
@@ -80,7 +95,11 @@ func (p *progress) status() string {
 	if rate > 0 {
 		eta = (time.Duration(float64(p.total-p.ndone)/rate) * time.Second).Round(time.Second).String()
 	}
-	return fmt.Sprintf("%d/%d  %.1f/s  eta %s  failed %d  $%.4f", p.ndone, p.total, rate, eta, p.failed, p.cost)
+	s := fmt.Sprintf("%d/%d  %.1f/s  eta %s  failed %d  $%.4f", p.ndone, p.total, rate, eta, p.failed, p.cost)
+	if p.stopped > 0 {
+		s += fmt.Sprintf("  interrupted: %d not sent", p.stopped)
+	}
+	return s
 }
 
 func (p *progress) draw() {

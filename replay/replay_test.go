@@ -868,3 +868,54 @@ func TestBaseURLQuery(t *testing.T) {
 		t.Errorf("query %v, want key=K", q)
 	}
 }
+
+// TestRetryLineNamesCall: a retry line says which benchmark, task and
+// system or judge the call is for, not only a key prefix.
+func TestRetryLineNamesCall(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.script = []step{{status: 429}, {status: 200, body: ""}}
+	var log bytes.Buffer
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": f.config()}, &log)
+	c.Answer(context.Background(), []results.Call{call("p", "judge-model", "en-007")})
+	line := ""
+	for _, l := range strings.Split(log.String(), "\n") {
+		if i := strings.Index(l, "retry "); i >= 0 {
+			line = l[i:]
+		}
+	}
+	if !strings.Contains(line, "icbcbench task en-007 judge judge-model") || !strings.Contains(line, "after rate_limit") {
+		t.Fatalf("retry line %q does not name the call\n%s", line, log.String())
+	}
+}
+
+// TestInterruptProgress: after an interrupt the progress does not jump
+// to done (no "20/20" line), the calls stopped are counted as not sent,
+// and no "failed" line is logged for them.
+func TestInterruptProgress(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.delay = 20 * time.Millisecond
+	pcs := map[string]ProviderConfig{"p": withConcurrency(f.config(), 2)}
+	var calls []results.Call
+	for i := range 20 {
+		calls = append(calls, call("p", "m", fmt.Sprint("q", i)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Millisecond)
+	defer cancel()
+	var log bytes.Buffer
+	c, _ := clientFor(t, store, Record, pcs, &log)
+	c.Answer(ctx, calls)
+	c.prog.mu.Lock()
+	done, stopped := c.prog.ndone, c.prog.stopped
+	c.prog.mu.Unlock()
+	if stored := c.Counts().Recorded; stored == len(calls) {
+		t.Skip("the run finished before the interrupt")
+	}
+	if done+stopped != len(calls) || stopped == 0 {
+		t.Errorf("%d done and %d stopped of %d", done, stopped, len(calls))
+	}
+	if strings.Contains(log.String(), "20/20") || strings.Contains(log.String(), "failed p") {
+		t.Errorf("progress after an interrupt:\n%s", log.String())
+	}
+}

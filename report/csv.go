@@ -31,7 +31,7 @@ func WriteCSV(w io.Writer, t *analysis.Table) error {
 			case c.Undef:
 				rec[j] = ""
 			case c.IsNum:
-				rec[j] = FormatNumber(c, t.Columns[j].Decimals)
+				rec[j] = FormatNumber(c, c.DecimalsIn(t.Columns[j]))
 			default:
 				rec[j] = CSVText(c.Text)
 			}

@@ -92,6 +92,9 @@ func check(t *analysis.Table) error {
 			if c.IsNum && (math.IsNaN(c.Num) || math.IsInf(c.Num, 0)) {
 				return fmt.Errorf("table %s: row %d: column %s: %v is not a number", t.Name, i+1, t.Columns[j].Name, c.Num)
 			}
+			if c.OwnDecimals && (c.Decimals < 0 || c.Decimals > maxDecimals) {
+				return fmt.Errorf("table %s: row %d: column %s: decimals %d outside 0..%d", t.Name, i+1, t.Columns[j].Name, c.Decimals, maxDecimals)
+			}
 		}
 	}
 	return nil

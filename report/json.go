@@ -75,7 +75,7 @@ func writeJSON(w io.Writer, t *analysis.Table, synthetic bool) error {
 			case c.Undef:
 				b.WriteString("null")
 			case c.IsNum:
-				b.WriteString(FormatNumber(c, t.Columns[j].Decimals))
+				b.WriteString(FormatNumber(c, c.DecimalsIn(t.Columns[j])))
 			default:
 				str(&b, c.Text)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -16,6 +17,12 @@ import (
 // arrow in each marked column's header for its direction, and notes
 // under the tabular. All text passes through LaTeXText. CJK text needs a
 // CJK-capable engine (xeCJK with XeLaTeX, or ctex).
+//
+// A table fits the page (see latexLayout): one whose cells would be
+// wider than latexLineChars is a tabularx of width \linewidth whose text
+// columns wrap (package tabularx), or, when its numbers alone are too
+// wide for that, a tabular scaled down to \linewidth by \resizebox
+// (package graphicx). The first comment line names the packages needed.
 func WriteLaTeX(w io.Writer, t *analysis.Table) error {
 	return writeLaTeX(w, t, false)
 }
@@ -29,14 +36,20 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 	// Writes to bw keep their first error, which Flush returns.
 	bw := bufio.NewWriter(w)
 	m, anyMark := marks(t)
-	spec := make([]byte, len(t.Columns))
+	layout := latexLayout(t)
+	spec := ""
 	for j := range t.Columns {
-		spec[j] = 'l'
-		if numeric(t, j) {
-			spec[j] = 'r'
+		switch {
+		case numeric(t, j):
+			spec += "r"
+		case layout == latexWrap:
+			spec += `>{\raggedright\arraybackslash}X`
+		default:
+			spec += "l"
 		}
 	}
-	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage{booktabs}\n", oneLine(t.Benchmark), oneLine(t.Name))
+	pkgs := map[int]string{latexPlain: "booktabs", latexWrap: "booktabs,tabularx", latexScale: "booktabs,graphicx"}[layout]
+	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage{%s}\n", oneLine(t.Benchmark), oneLine(t.Name), pkgs)
 	if synthetic {
 		fmt.Fprintf(bw, "%% %s\n", SyntheticNote)
 	}
@@ -58,7 +71,14 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 		fmt.Fprintf(bw, "\\caption{%s}\n", caption)
 	}
 	fmt.Fprintf(bw, "\\label{tab:%s}\n", label(t.Benchmark+":"+t.Name))
-	fmt.Fprintf(bw, "\\begin{tabular}{%s}\n\\toprule\n", spec)
+	switch layout {
+	case latexWrap:
+		fmt.Fprintf(bw, "\\begin{tabularx}{\\linewidth}{%s}\n\\toprule\n", spec)
+	case latexScale:
+		fmt.Fprintf(bw, "\\resizebox{\\linewidth}{!}{%%\n\\begin{tabular}{%s}\n\\toprule\n", spec)
+	default:
+		fmt.Fprintf(bw, "\\begin{tabular}{%s}\n\\toprule\n", spec)
+	}
 	for j, c := range t.Columns {
 		if j > 0 {
 			bw.WriteString(" & ")
@@ -84,7 +104,7 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 			case c.Undef:
 				s = "--"
 			case c.IsNum:
-				s = c.Format(t.Columns[j].Decimals)
+				s = c.Format(c.DecimalsIn(t.Columns[j]))
 				if strings.HasPrefix(s, "-") {
 					s = "$-$" + s[1:]
 				}
@@ -101,7 +121,14 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 		}
 		bw.WriteString(" \\\\\n")
 	}
-	bw.WriteString("\\bottomrule\n\\end{tabular}\n")
+	switch layout {
+	case latexWrap:
+		bw.WriteString("\\bottomrule\n\\end{tabularx}\n")
+	case latexScale:
+		bw.WriteString("\\bottomrule\n\\end{tabular}%\n}\n")
+	default:
+		bw.WriteString("\\bottomrule\n\\end{tabular}\n")
+	}
 	for i, n := range t.Notes {
 		fmt.Fprintf(bw, "\\par\\smallskip{\\footnotesize (%d) %s}\n", i+1, LaTeXText(n))
 	}
@@ -110,6 +137,55 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 		return fmt.Errorf("report: latex: table %s: %w", t.Name, err)
 	}
 	return nil
+}
+
+// Layouts of a LaTeX table.
+const (
+	latexPlain = iota // a tabular at its natural width
+	latexWrap         // a tabularx of \linewidth, text columns wrapping
+	latexScale        // a tabular scaled to \linewidth
+)
+
+// latexLineChars is the number of characters, in the table's font, taken
+// to fit the text width of a one-column page (an article's 345 pt at
+// 10 pt is about 70 characters of ordinary text; table cells are set
+// with 6 pt of padding each side, which latexWidth counts as two
+// characters per column). minWrapChars is the narrowest a wrapping
+// text column is taken to be.
+const (
+	latexLineChars = 70
+	minWrapChars   = 12
+)
+
+// latexLayout chooses how t fits the page: plain when its widest cells
+// (header words included) fit latexLineChars, wrap when its numeric
+// columns and its text columns at minWrapChars do, else scale.
+func latexLayout(t *analysis.Table) int {
+	total, fixed, text := 0, 0, 0
+	for j, c := range t.Columns {
+		w := 0
+		for _, word := range strings.Fields(header(c)) {
+			w = max(w, utf8.RuneCountInString(word))
+		}
+		w = max(w, utf8.RuneCountInString(header(c)))
+		for _, r := range t.Rows {
+			w = max(w, utf8.RuneCountInString(r[j].Format(r[j].DecimalsIn(c))))
+		}
+		total += w + 2
+		if numeric(t, j) {
+			fixed += w + 2
+		} else {
+			text++
+			fixed += min(w, minWrapChars) + 2
+		}
+	}
+	switch {
+	case total <= latexLineChars:
+		return latexPlain
+	case text > 0 && fixed <= latexLineChars:
+		return latexWrap
+	}
+	return latexScale
 }
 
 // latexEscapes maps the characters LaTeX treats specially in text mode

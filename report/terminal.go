@@ -63,7 +63,7 @@ func WriteTerminal(w io.Writer, t *analysis.Table, width int) error {
 	for i, r := range t.Rows {
 		cells[i] = make([]string, len(r))
 		for j, c := range r {
-			s := strings.TrimSpace(oneLine(c.Format(t.Columns[j].Decimals)))
+			s := strings.TrimSpace(oneLine(c.Format(c.DecimalsIn(t.Columns[j]))))
 			if marked[j] {
 				switch m[j][i] {
 				case analysis.Best:
@@ -82,10 +82,21 @@ func WriteTerminal(w io.Writer, t *analysis.Table, width int) error {
 			}
 		}
 	}
-	for j := range least {
-		least[j] = max(least[j], min(natural[j], minTermWidth))
+	word, piece := make([]int, len(t.Columns)), make([]int, len(t.Columns))
+	for j := range t.Columns {
+		word[j], piece[j] = longestWord(heads[j]), longestPiece(heads[j])
+		for i := range cells {
+			word[j] = max(word[j], longestWord(cells[i][j]))
+			piece[j] = max(piece[j], longestPiece(cells[i][j]))
+		}
 	}
-	widths := fit(natural, least, width-3*len(t.Columns)-1)
+	widths, shown := columnWidths(natural, word, piece, least, width)
+	if len(shown) < len(t.Columns) {
+		heads, align, cells = pick(heads, shown), pick(align, shown), slices.Clone(cells)
+		for i := range cells {
+			cells[i] = pick(cells[i], shown)
+		}
+	}
 	for j := range heads {
 		heads[j] = wrap(heads[j], widths[j])
 	}
@@ -115,6 +126,15 @@ func WriteTerminal(w io.Writer, t *analysis.Table, width int) error {
 	if t.Caption != "" {
 		writeWrapped(bw, oneLine(t.Caption), width)
 	}
+	if len(shown) < len(t.Columns) {
+		var left []string
+		for j, c := range t.Columns {
+			if !slices.Contains(shown, j) {
+				left = append(left, strings.TrimSpace(oneLine(c.Header())))
+			}
+		}
+		writeWrapped(bw, fmt.Sprintf("Not shown at width %d: %s (the CSV, JSON and workbook have every column).", width, strings.Join(left, ", ")), width)
+	}
 	for i, n := range t.Notes {
 		writeWrapped(bw, fmt.Sprintf("(%d) %s", i+1, oneLine(n)), width)
 	}
@@ -134,39 +154,55 @@ func hasMarks(m []analysis.Mark) bool {
 }
 
 // writeWrapped writes s followed by a newline, broken at spaces into lines
-// no wider than width (when width > 0); a word wider than width stands on
-// a line of its own.
+// no wider than width (when width > 0); a word wider than width breaks as
+// wrap breaks it.
 func writeWrapped(w *bufio.Writer, s string, width int) {
-	words := strings.Fields(s)
-	if width <= 0 || len(words) == 0 {
-		w.WriteString(strings.Join(words, " "))
-		w.WriteByte('\n')
-		return
-	}
-	opts := twwidth.Options{}
-	line, lw := "", 0
-	for _, word := range words {
-		ww := twwidth.WidthWithOptions(word, opts)
-		if lw > 0 && lw+1+ww > width {
-			w.WriteString(line)
-			w.WriteByte('\n')
-			line, lw = "", 0
-		}
-		if lw > 0 {
-			line += " "
-			lw++
-		}
-		line += word
-		lw += ww
-	}
-	w.WriteString(line)
+	w.WriteString(wrap(strings.Join(strings.Fields(s), " "), width))
 	w.WriteByte('\n')
 }
 
-// fit returns column widths that sum to at most budget: every column at
-// its natural width when they fit, else the widest columns cut to a
-// common cap, none below its least width (so a table may still overflow
-// when even the least widths do not fit). budget <= 0 means no limit.
+// columnWidths returns the columns to show (indexes, in order) and their
+// widths so that the rendered table is no wider than width (no limit when
+// width <= 0). Columns keep their natural width when all fit; else wide
+// columns are narrowed to a common cap, text wrapping at spaces (no
+// column narrower than its longest word, or than least, the width of its
+// numbers, which never wrap); when even that does not fit, words break
+// after hyphens, underscores and slashes (no column narrower than its
+// longest piece, see pieces); then words longer than minTermWidth may
+// break anywhere; and when that does not fit either, the last columns are
+// left out, one at a time, down to the first.
+func columnWidths(natural, word, piece, least []int, width int) (widths, shown []int) {
+	shown = make([]int, len(natural))
+	for j := range shown {
+		shown[j] = j
+	}
+	if width <= 0 {
+		return slices.Clone(natural), shown
+	}
+	for {
+		budget := width - 3*len(shown) - 1
+		nat, byWord, byPiece, byCut := pick(natural, shown), make([]int, len(shown)), make([]int, len(shown)), make([]int, len(shown))
+		for k, j := range shown {
+			byWord[k] = min(natural[j], max(least[j], word[j]))
+			byPiece[k] = min(natural[j], max(least[j], piece[j]))
+			byCut[k] = min(natural[j], max(least[j], min(piece[j], minTermWidth)))
+		}
+		for _, lower := range [][]int{byWord, byPiece, byCut} {
+			if sumInts(lower) <= budget {
+				return fit(nat, lower, budget), shown
+			}
+		}
+		if len(shown) == 1 {
+			return []int{max(1, budget)}, shown
+		}
+		shown = shown[:len(shown)-1]
+	}
+}
+
+// fit returns column widths that sum to at most budget, none below its
+// least width (which must sum to at most budget): every column at its
+// natural width when they fit, else the widest columns cut to a common
+// cap.
 func fit(natural, least []int, budget int) []int {
 	widths := slices.Clone(natural)
 	sum := func(limit int) int {
@@ -177,7 +213,7 @@ func fit(natural, least []int, budget int) []int {
 		return n
 	}
 	top := slices.Max(natural)
-	if budget <= 0 || sum(top) <= budget {
+	if sum(top) <= budget {
 		return widths
 	}
 	limit := top
@@ -188,6 +224,59 @@ func fit(natural, least []int, budget int) []int {
 		widths[j] = max(least[j], min(natural[j], limit))
 	}
 	return widths
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+// pick returns the elements of xs at the indexes idx.
+func pick[T any](xs []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for k, j := range idx {
+		out[k] = xs[j]
+	}
+	return out
+}
+
+// pieces splits a word after every hyphen, underscore or slash.
+func pieces(word string) []string {
+	var out []string
+	for len(word) > 0 {
+		i := strings.IndexAny(word, "-_/")
+		if i < 0 || i == len(word)-1 {
+			return append(out, word)
+		}
+		out = append(out, word[:i+1])
+		word = word[i+1:]
+	}
+	return out
+}
+
+// longestPiece is the display width of the widest piece (see pieces) of
+// a word of s.
+func longestPiece(s string) int {
+	w := 0
+	for _, f := range strings.Fields(s) {
+		for _, p := range pieces(f) {
+			w = max(w, twwidth.WidthWithOptions(p, twwidth.Options{}))
+		}
+	}
+	return w
+}
+
+// longestWord is the display width of the widest space-separated word of
+// s.
+func longestWord(s string) int {
+	w := 0
+	for _, f := range strings.Fields(s) {
+		w = max(w, twwidth.WidthWithOptions(f, twwidth.Options{}))
+	}
+	return w
 }
 
 // wrap breaks s into lines no wider than width, at spaces where it can
@@ -212,20 +301,33 @@ func wrap(s string, width int) string {
 			line += " "
 			lw++
 		}
-		for ww > width-lw {
-			// Break the word at the last rune that fits.
-			cut, cw := 0, 0
-			for i, r := range word {
-				rw := twwidth.WidthWithOptions(string(r), opts)
-				if lw+cw+rw > width && (cut > 0 || lw > 0) {
-					break
+		if ww > width-lw {
+			// A word too long for the line breaks after a hyphen, an
+			// underscore or a slash where it can, else at the last
+			// rune that fits.
+			for _, piece := range pieces(word) {
+				pw := twwidth.WidthWithOptions(piece, opts)
+				if lw > 0 && lw+pw > width {
+					flush()
 				}
-				cut, cw = i+len(string(r)), cw+rw
+				for pw > width-lw {
+					cut, cw := 0, 0
+					for i, r := range piece {
+						rw := twwidth.WidthWithOptions(string(r), opts)
+						if lw+cw+rw > width && (cut > 0 || lw > 0) {
+							break
+						}
+						cut, cw = i+len(string(r)), cw+rw
+					}
+					line += piece[:cut]
+					lw += cw
+					piece, pw = piece[cut:], pw-cw
+					flush()
+				}
+				line += piece
+				lw += pw
 			}
-			line += word[:cut]
-			lw += cw
-			word, ww = word[cut:], ww-cw
-			flush()
+			continue
 		}
 		line += word
 		lw += ww

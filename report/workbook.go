@@ -58,7 +58,7 @@ const (
 // lists every sheet with its table's title and caption (and every column
 // with its description), a Provenance sheet from prov, and one sheet per
 // table in order. A table sheet has the column headers in row 1 (frozen,
-// with an autofilter), one row per table row, numbers stored as numbers
+// with an autofilter) and the first column frozen, one row per table row, numbers stored as numbers
 // (FormatNumber's value) shown with the column's decimals, undefined cells
 // as the text "n/a", best values bold and second-best underlined, and the
 // notes under the table after a blank row. Every text is stored as a
@@ -67,6 +67,18 @@ const (
 // README and Provenance sheets says the data is synthetic. The bytes
 // depend only on the arguments.
 func WriteWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Provenance) error {
+	return writeWorkbook(w, title, tables, prov, false)
+}
+
+// WriteCombinedWorkbook is WriteWorkbook for tables of several
+// benchmarks: every sheet name is prefixed by its table's benchmark
+// ("icbcbench.main_results"), so that a sheet's name says where it comes
+// from whatever the other sheets.
+func WriteCombinedWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Provenance) error {
+	return writeWorkbook(w, title, tables, prov, true)
+}
+
+func writeWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Provenance, prefixed bool) error {
 	for _, t := range tables {
 		if err := check(t); err != nil {
 			return fmt.Errorf("report: workbook %q: %w", title, err)
@@ -75,7 +87,7 @@ func WriteWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Pro
 	f := excelize.NewFile()
 	defer f.Close() // an in-memory file: Close only drops temporary state
 	f.SetZipWriter(newSortedZip)
-	if err := buildWorkbook(f, title, tables, prov); err != nil {
+	if err := buildWorkbook(f, title, tables, prov, prefixed); err != nil {
 		return fmt.Errorf("report: workbook %q: %w", title, err)
 	}
 	// The content types list extensions in map order once a part with a
@@ -89,7 +101,7 @@ func WriteWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Pro
 }
 
 // buildWorkbook fills the new file f.
-func buildWorkbook(f *excelize.File, title string, tables []*analysis.Table, prov Provenance) error {
+func buildWorkbook(f *excelize.File, title string, tables []*analysis.Table, prov Provenance, prefixed bool) error {
 	if err := f.SetDocProps(&excelize.DocProperties{
 		Created:        docDate,
 		Modified:       docDate,
@@ -104,7 +116,7 @@ func buildWorkbook(f *excelize.File, title string, tables []*analysis.Table, pro
 		return err
 	}
 	st := &styles{f: f, ids: map[styleKey]int{}}
-	names := sheetNames(tables)
+	names := sheetNames(tables, prefixed)
 	if err := writeReadme(f, st, title, tables, names, prov.Synthetic); err != nil {
 		return err
 	}
@@ -231,7 +243,7 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 	s.line(st.get(styleKey{kind: kindHeader}), heads...)
 	for _, r := range t.Rows {
 		for j, c := range r {
-			widths[j] = max(widths[j], float64(textWidth(c.Format(t.Columns[j].Decimals))))
+			widths[j] = max(widths[j], float64(textWidth(c.Format(c.DecimalsIn(t.Columns[j])))))
 		}
 	}
 	for j := range widths {
@@ -252,14 +264,14 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 				return s.err
 			}
 			ref := cellRef(j, row)
-			key := styleKey{decimals: t.Columns[j].Decimals, mark: m[j][i]}
+			key := styleKey{decimals: c.DecimalsIn(t.Columns[j]), mark: m[j][i]}
 			switch {
 			case c.Undef:
 				key.kind = kindUndef
 				s.err = f.SetCellStr(sheet, ref, "n/a")
 			case c.IsNum:
 				key.kind = kindNumber
-				s.err = f.SetCellFloat(sheet, ref, Value(c, t.Columns[j].Decimals), -1, 64)
+				s.err = f.SetCellFloat(sheet, ref, Value(c, c.DecimalsIn(t.Columns[j])), -1, 64)
 			default:
 				key = styleKey{kind: kindText, wrap: widths[j] >= maxColWidth}
 				s.err = f.SetCellStr(sheet, ref, xmlText(c.Text))
@@ -290,7 +302,12 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 	if s.err != nil {
 		return s.err
 	}
-	if err := f.SetPanes(sheet, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+	// The header row and the first column (the row names) stay in view.
+	panes := &excelize.Panes{Freeze: true, XSplit: 1, YSplit: 1, TopLeftCell: "B2", ActivePane: "bottomRight"}
+	if len(t.Columns) == 1 {
+		panes = &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}
+	}
+	if err := f.SetPanes(sheet, panes); err != nil {
 		return err
 	}
 	last := cellRef(len(t.Columns)-1, len(t.Rows)+1)
@@ -369,8 +386,9 @@ func (s *styles) get(k styleKey) int {
 // Tables whose names clash (Excel compares sheet names without case), or
 // clash with README, Provenance or Excel's reserved History, are named
 // benchmark.name instead. Names are cut to 31 UTF-16 units; a name still
-// taken gets the suffix ~2, ~3, ... (cut to fit).
-func sheetNames(tables []*analysis.Table) []string {
+// taken gets the suffix ~2, ~3, ... (cut to fit). With prefixed, every
+// name is benchmark.name.
+func sheetNames(tables []*analysis.Table, prefixed bool) []string {
 	reserved := map[string]bool{strings.ToLower(readmeSheet): true, strings.ToLower(provSheet): true, "history": true}
 	base := make([]string, len(tables))
 	count := map[string]int{}
@@ -382,7 +400,7 @@ func sheetNames(tables []*analysis.Table) []string {
 	names := make([]string, len(tables))
 	for i, t := range tables {
 		full := base[i]
-		if l := strings.ToLower(full); count[l] > 1 || reserved[l] {
+		if l := strings.ToLower(full); prefixed || count[l] > 1 || reserved[l] {
 			full = sheetName(t.Benchmark + "." + t.Name)
 		}
 		n := cutUTF16(full, maxSheetName)

@@ -13,6 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/finrepro/finrepro/analysis"
+	frresults "github.com/finrepro/finrepro/results"
 )
 
 // other is a table of another benchmark whose name clashes with plain's.
@@ -138,8 +139,8 @@ func TestWorkbookReadBack(t *testing.T) {
 			}
 		}
 		panes, err := f.GetPanes(sheet)
-		if err != nil || !panes.Freeze || panes.YSplit != 1 {
-			t.Errorf("%s panes = %+v, %v; want row 1 frozen", sheet, panes, err)
+		if err != nil || !panes.Freeze || panes.YSplit != 1 || panes.XSplit != 1 || panes.TopLeftCell != "B2" {
+			t.Errorf("%s panes = %+v, %v; want row 1 and column A frozen", sheet, panes, err)
 		}
 	}
 
@@ -222,7 +223,7 @@ func TestSheetNames(t *testing.T) {
 		{"empty", []*analysis.Table{tab("a", "")}, []string{"table"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sheetNames(tc.tables)
+			got := sheetNames(tc.tables, false)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("sheetNames = %q, want %q", got, tc.want)
 			}
@@ -270,4 +271,71 @@ func readSheetStrings(t *testing.T, data []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// TestSheetNamesPrefixed: in a workbook of several benchmarks every
+// sheet name starts with its benchmark, clash or not.
+func TestSheetNamesPrefixed(t *testing.T) {
+	tabs := []*analysis.Table{{Benchmark: "icbcbench", Name: "main_results"}, {Benchmark: "findeepresearch", Name: "markets"}, {Benchmark: "findeepforecast", Name: "markets"}}
+	want := []string{"icbcbench.main_results", "findeepresearch.markets", "findeepforecast.markets"}
+	if got := sheetNames(tabs, true); !slices.Equal(got, want) {
+		t.Errorf("sheetNames = %q, want %q", got, want)
+	}
+}
+
+// TestComparisonWorkbook reads comparison sheets back: published,
+// computed and difference are numbers (not text) shown at the published
+// precision, side by side with the verdict. By hand: published 58.58 with
+// computed 58.589 is 0.009 off, within twice the tolerance 0.005;
+// published 0.638 with computed 0.66667 is 0.02867 off: differs.
+func TestComparisonWorkbook(t *testing.T) {
+	pub, err := frresults.ReadCSV(strings.NewReader("system,score,rho\nKimi,58.58,0.638\nAbsent,1.0,0.5\n"), "published/b/t.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := &analysis.Table{Name: "t", Columns: []analysis.Column{{Name: "system"}, {Name: "score", Decimals: 4}, {Name: "rho", Decimals: 5}}}
+	computed.AddRow(analysis.Text("Kimi"), analysis.Number(58.589), analysis.Number(0.66667))
+	verdicts, cells := analysis.ComparisonTables([]analysis.Comparison{analysis.Compare("b", pub, computed, -1)})
+	var buf bytes.Buffer
+	if err := WriteWorkbook(&buf, "comparison", []*analysis.Table{verdicts, cells}, Provenance{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// cells: benchmark, table, row, column, published, computed, difference, tolerance, verdict
+	for _, tc := range []struct {
+		ref, shown string
+		value      float64
+		number     bool
+	}{
+		{"E2", "58.58", 58.58, true}, {"F2", "58.59", 58.589, true}, {"G2", "0.01", 0.009, true}, {"I2", "within 2x tolerance", 0, false},
+		{"E3", "0.638", 0.638, true}, {"F3", "0.667", 0.66667, true}, {"G3", "0.029", 0.02867, true}, {"I3", "differs", 0, false},
+	} {
+		typ, err := f.GetCellType("cells", tc.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (typ == excelize.CellTypeNumber || typ == excelize.CellTypeUnset) != tc.number {
+			t.Errorf("cells!%s: type %v, want number %v", tc.ref, typ, tc.number)
+		}
+		shown, _ := f.GetCellValue("cells", tc.ref)
+		if shown != tc.shown {
+			t.Errorf("cells!%s shows %q, want %q", tc.ref, shown, tc.shown)
+		}
+		if tc.number {
+			raw, _ := f.GetCellValue("cells", tc.ref, excelize.Options{RawCellValue: true})
+			v, err := strconv.ParseFloat(raw, 64)
+			if err != nil || math.Abs(v-tc.value) > 1e-9 {
+				t.Errorf("cells!%s holds %q, want the number %v", tc.ref, raw, tc.value)
+			}
+		}
+	}
+	// verdicts: the absent row is counted, not compared.
+	row, _ := f.GetRows("verdicts")
+	if got := strings.Join(row[1][:8], ","); got != "b,t,differs,2,0,1,1,1" {
+		t.Errorf("verdict row %q, want b,t,differs,2,0,1,1,1", got)
+	}
 }

@@ -206,7 +206,7 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 		}
 	}
 	jobs = append(jobs, job{rel: path.Join("xlsx", allWorkbook+".xlsx"), write: func(w io.Writer) error {
-		return WriteWorkbook(w, "All results", all, allProv)
+		return WriteCombinedWorkbook(w, "All results", all, allProv)
 	}})
 	return jobs
 }

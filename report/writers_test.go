@@ -234,10 +234,9 @@ func TestTerminalWidth(t *testing.T) {
 		tab    *analysis.Table
 		widths []int
 	}{
-		// 80 is about the narrowest the hostile table's seven columns
-		// fit in without breaking numbers or squeezing text below 10.
-		{hostile(), []int{80, 100, 120}},
-		{plain(), []int{30, 40, 80}},
+		// Below about 80 the hostile table's last columns are left out.
+		{hostile(), []int{12, 20, 30, 50, 80, 100, 120}},
+		{plain(), []int{12, 30, 40, 80}},
 	} {
 		tab := tc.tab
 		for _, width := range tc.widths {
@@ -301,5 +300,57 @@ func TestEmptyTable(t *testing.T) {
 				t.Errorf("output lacks the header:\n%s", b.String())
 			}
 		})
+	}
+}
+
+// TestTerminalWordWrap: when every column's longest word fits, text wraps
+// only at spaces (no word is cut), every column is shown, and a column
+// left out is named in a note.
+func TestTerminalWordWrap(t *testing.T) {
+	tab := &analysis.Table{Name: "names", Title: "Systems", Columns: []analysis.Column{
+		{Name: "system"}, {Name: "group"}, {Name: "note"}, {Name: "score", Decimals: 2}}}
+	tab.AddRow(analysis.Text("Gemini-deep-research"), analysis.Text("closed deep research"), analysis.Text("recorded through the provider's batch interface"), analysis.Number(64.77))
+	tab.AddRow(analysis.Text("OpenAI-o3-deep-research"), analysis.Text("closed"), analysis.Text("imported outputs"), analysis.Number(71.84))
+	words := []string{"Gemini-deep-research", "OpenAI-o3-deep-research", "closed", "research", "provider's", "interface", "imported", "64.77", "71.84"}
+	// The longest words take 23+8+10+5 = 46 characters and the borders
+	// 13: from 59 on no word is cut.
+	for _, width := range []int{59, 80} {
+		var b bytes.Buffer
+		if err := WriteTerminal(&b, tab, width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, w := range words {
+			if !strings.Contains(out, w) {
+				t.Errorf("width %d: word %q cut:\n%s", width, w, out)
+			}
+		}
+		if strings.Contains(out, "Not shown") {
+			t.Errorf("width %d: a column was left out although every word fits:\n%s", width, out)
+		}
+	}
+	// At 50 the names break after hyphens: their longest pieces
+	// ("research", "OpenAI-") take 8+8+10+5 = 31 plus 13.
+	var b bytes.Buffer
+	if err := WriteTerminal(&b, tab, 50); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		name := strings.TrimSpace(strings.Split(line, "|")[1])
+		if name != "system" && name != "" && name != "research" && !strings.HasSuffix(name, "-") {
+			t.Errorf("width 50: name cut other than after a hyphen: %q\n%s", name, b.String())
+		}
+	}
+	// At 30 the pieces broken at 10 (8+8+10+5 plus 13 = 44) do not fit:
+	// the last columns go, and a note names them.
+	b.Reset()
+	if err := WriteTerminal(&b, tab, 30); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "Not shown at width 30: note, score") {
+		t.Errorf("width 30: no note of the columns left out:\n%s", b.String())
 	}
 }

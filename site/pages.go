@@ -743,7 +743,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 	for i, r := range t.Rows {
 		row := make([]cellView, len(r))
 		for j, c := range r {
-			cv := cellView{Text: c.Format(t.Columns[j].Decimals), Best: marks[j][i] == analysis.Best, Sec: marks[j][i] == analysis.Second, Row: j == 0}
+			cv := cellView{Text: c.Format(c.DecimalsIn(t.Columns[j])), Best: marks[j][i] == analysis.Best, Sec: marks[j][i] == analysis.Second, Row: j == 0}
 			switch {
 			case c.IsNum && !finite(c.Num):
 				cv.Text, cv.Undef, cv.Num, cv.Title = "n/a", true, true, "not a number"

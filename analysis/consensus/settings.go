@@ -68,10 +68,10 @@ func parseJudges(s analysis.Settings, in *Inputs) ([]int, error) {
 	for _, name := range strings.Split(js, ",") {
 		i, ok := in.judgeIdx[strings.TrimSpace(name)]
 		if !ok {
-			return nil, fmt.Errorf("knob %s: unknown judge %q", KnobJudges, strings.TrimSpace(name))
+			return nil, analysis.BadSetting(KnobJudges, js, fmt.Sprintf("all, or a comma-separated subset of the panel's judges (%s); %q is not one", judgeNames(in), strings.TrimSpace(name)))
 		}
 		if seen[i] {
-			return nil, fmt.Errorf("knob %s: judge %q repeated", KnobJudges, strings.TrimSpace(name))
+			return nil, analysis.BadSetting(KnobJudges, js, fmt.Sprintf("each judge once (%q is repeated)", strings.TrimSpace(name)))
 		}
 		seen[i] = true
 	}
@@ -96,13 +96,13 @@ func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
 	default:
 		var k, nn int
 		if _, err := fmt.Sscanf(cs, "%d-of-%d", &k, &nn); err != nil || fmt.Sprintf("%d-of-%d", k, nn) != cs {
-			return nil, fmt.Errorf("knob %s: got %q, want unanimous or k-of-n", KnobConsistency, cs)
+			return nil, analysis.BadSetting(KnobConsistency, cs, "unanimous or k-of-n")
 		}
 		if nn != n {
-			return nil, fmt.Errorf("knob %s: %q names %d judges, %d selected", KnobConsistency, cs, nn, n)
+			return nil, analysis.BadSetting(KnobConsistency, cs, fmt.Sprintf("k-of-%d: %d judges are selected", n, n))
 		}
 		if k > n || 2*k <= n {
-			return nil, fmt.Errorf("knob %s: %q: k must be more than half of n and at most n", KnobConsistency, cs)
+			return nil, analysis.BadSetting(KnobConsistency, cs, "k-of-n with k more than half of n and at most n")
 		}
 		c.k = k
 	}
@@ -114,11 +114,11 @@ func parseSettings(s analysis.Settings, in *Inputs) (*config, error) {
 	case strings.HasPrefix(ds, "min-"):
 		d, err := strconv.Atoi(strings.TrimPrefix(ds, "min-"))
 		if err != nil || d < 1 || d > len(in.Panel.Products)/2 {
-			return nil, fmt.Errorf("knob %s: got %q, want min-K with K from 1 to %d", KnobDistinguishability, ds, len(in.Panel.Products)/2)
+			return nil, analysis.BadSetting(KnobDistinguishability, ds, fmt.Sprintf("min-K with K from 1 to %d", len(in.Panel.Products)/2))
 		}
 		c.dist = d
 	default:
-		return nil, fmt.Errorf("knob %s: got %q, want on, off or min-K", KnobDistinguishability, ds)
+		return nil, analysis.BadSetting(KnobDistinguishability, ds, "on, off or min-K")
 	}
 	if c.minR, err = intKnob(s, KnobMinRubrics, "1", 0, 1<<20); err != nil {
 		return nil, err
@@ -150,7 +150,16 @@ func intKnob(s analysis.Settings, name, def string, lo, hi int) (int, error) {
 	v := s.Get(name, def)
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("knob %s: got %q, want an integer from %d to %d", name, v, lo, hi)
+		return 0, analysis.BadSetting(name, v, fmt.Sprintf("an integer from %d to %d", lo, hi))
 	}
 	return n, nil
+}
+
+// judgeNames lists the panel's judges, comma-separated.
+func judgeNames(in *Inputs) string {
+	var names []string
+	for _, j := range in.Panel.Judges {
+		names = append(names, j.Name)
+	}
+	return strings.Join(names, ", ")
 }

@@ -71,22 +71,22 @@ func ParseOptions(s analysis.Settings) (Options, error) {
 	v := s.Get(KnobToleranceScale, "1")
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(x > 0) || math.IsInf(x, 0) {
-		return o, fmt.Errorf("%s: %s: want a positive number, got %q", Name, KnobToleranceScale, v)
+		return o, analysis.BadSetting(KnobToleranceScale, v, "a positive number")
 	}
 	o.Scale = x
 	switch o.LatePolicy = s.Get(KnobLatePolicy, LateWrong); o.LatePolicy {
 	case LateExclude, LateWrong:
 	default:
-		return o, fmt.Errorf("%s: %s: want %s or %s, got %q", Name, KnobLatePolicy, LateWrong, LateExclude, o.LatePolicy)
+		return o, analysis.BadSetting(KnobLatePolicy, o.LatePolicy, LateWrong+" or "+LateExclude)
 	}
 	switch o.ZeroRule = s.Get(KnobZeroRule, ZeroAbsolute); o.ZeroRule {
 	case ZeroAbsolute, ZeroExact, ZeroExclude:
 	default:
-		return o, fmt.Errorf("%s: %s: want %s, %s or %s, got %q", Name, KnobZeroRule, ZeroAbsolute, ZeroExact, ZeroExclude, o.ZeroRule)
+		return o, analysis.BadSetting(KnobZeroRule, o.ZeroRule, ZeroAbsolute+", "+ZeroExact+" or "+ZeroExclude)
 	}
 	v = s.Get(KnobValidityWeeks, "2")
 	if o.ValidityWeeks, err = strconv.Atoi(v); err != nil || o.ValidityWeeks < 0 || o.ValidityWeeks > 520 {
-		return o, fmt.Errorf("%s: %s: want a whole number of weeks from 0 to 520, got %q", Name, KnobValidityWeeks, v)
+		return o, analysis.BadSetting(KnobValidityWeeks, v, "a whole number of weeks from 0 to 520")
 	}
 	switch o.Cluster = s.Get(KnobCluster, ClusterTask); o.Cluster {
 	case ClusterTask, ClusterCompany, ClusterIndicator, ClusterWeek:

@@ -58,7 +58,7 @@ type options struct {
 
 func parseOptions(s analysis.Settings) (*options, error) {
 	o := &options{tol: DefaultTolerance, weights: map[Capability]float64{}}
-	bad := func(knob, v string) error { return fmt.Errorf("%s: knob %s: bad value %q", Name, knob, v) }
+	bad := func(knob, v string) error { return analysis.BadSetting(knob, v, "") }
 	switch v := s.Get("structure", "binary"); v {
 	case "binary":
 	case "fractional":

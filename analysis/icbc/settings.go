@@ -61,7 +61,7 @@ type settings struct {
 
 func parseSettings(s analysis.Settings, c *Config) (*settings, error) {
 	o := &settings{alpha: c.Alpha, weights: c.Weights, tiers: c.Tiers}
-	bad := func(k, v string) error { return fmt.Errorf("%s: knob %s: bad value %q", Name, k, v) }
+	bad := func(k, v string) error { return analysis.BadSetting(k, v, "") }
 	var err error
 	v := s.Get(KnobBeta, "10")
 	if o.beta, err = strconv.Atoi(v); err != nil || o.beta < 1 {

@@ -100,6 +100,9 @@ func (f *batchFlags) open(env *Env) (*batch.Runner, *replay.Client, *cache.Store
 			pc.KeyEnv = *f.keyEnv
 		}
 		if *f.baseURL != "" {
+			if err := checkBaseURL(*f.baseURL); err != nil {
+				return nil, nil, nil, usageErr("--base-url %q: %v", *f.baseURL, err)
+			}
 			pc.BaseURL = *f.baseURL
 		}
 		if !known && pc.BaseURL == "" {
@@ -261,7 +264,7 @@ func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]r
 		return nil, err
 	}
 	defer s.close()
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, false); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, false, nil); err != nil {
 		return nil, err
 	}
 	var out []replay.Request

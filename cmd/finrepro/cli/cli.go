@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
@@ -171,6 +172,26 @@ func exitCode(err error) int {
 // as a control sequence.
 func sayf(w io.Writer, format string, args ...any) {
 	fmt.Fprintln(w, results.Printable(fmt.Sprintf(format, args...)))
+}
+
+// sayWrapped is sayf with the line broken at spaces into lines no wider
+// than width; a word wider than width (a path) stands on its own line.
+func sayWrapped(w io.Writer, width int, format string, args ...any) {
+	line, n := "", 0
+	for _, word := range strings.Fields(results.Printable(fmt.Sprintf(format, args...))) {
+		wl := utf8.RuneCountInString(word)
+		if n > 0 && n+1+wl > width {
+			fmt.Fprintln(w, line)
+			line, n = "", 0
+		}
+		if n > 0 {
+			line += " "
+			n++
+		}
+		line += word
+		n += wl
+	}
+	fmt.Fprintln(w, line)
 }
 
 // newFlags returns a flag set for a subcommand whose --help prints the

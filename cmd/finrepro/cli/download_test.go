@@ -62,7 +62,7 @@ func TestBundleURL(t *testing.T) {
 	if b, err := os.ReadFile(kept); err != nil || len(b) != len(archive) {
 		t.Fatalf("download not kept at %s: %v", kept, err)
 	}
-	code, _, errOut = cacheCLI(t, "", env, "sweep", url, "--sha256", strings.ToUpper(sha), "--knob", "findeepforecast.tolerance_scale=0.5,2")
+	code, _, errOut = cacheCLI(t, "", env, "sweep", url, "--sha256", strings.ToUpper(sha), "--knob", "findeepforecast.tolerance_scale=0.5;2")
 	if code != ExitOK || count("/demo.tar.zst") != 1 || !strings.Contains(errOut, "downloaded before") {
 		t.Errorf("second use: exit %d, %d downloads\n%s", code, count("/demo.tar.zst"), errOut)
 	}

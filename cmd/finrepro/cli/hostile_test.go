@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -185,8 +186,17 @@ func TestControlSequencesShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	reseal(dir)
-	_, out, _ := run(t, "reproduce", dir, "--quiet", "--no-sweep", "--out", filepath.Join(t.TempDir(), "out"))
-	check("published verdicts", out)
+	// Wide enough that the table of differing cells does not wrap the
+	// published cell.
+	var o bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: io.Discard, Getenv: func(k string) string {
+		if k == "COLUMNS" {
+			return "300"
+		}
+		return ""
+	}}
+	env.main(context.Background(), []string{"reproduce", dir, "--quiet", "--no-sweep", "--out", filepath.Join(t.TempDir(), "out")})
+	check("published verdicts", o.String())
 
 	dir = unpackDemo(t)
 	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
@@ -204,7 +214,7 @@ func TestControlSequencesShown(t *testing.T) {
 	if code, _, errOut := cacheCLI(t, line, nil, "cache", "load", "--dir", cdir); code != 0 {
 		t.Fatalf("load: %d %s", code, errOut)
 	}
-	_, out, _ = run(t, "cache", "stats", "--dir", cdir)
+	_, out, _ := run(t, "cache", "stats", "--dir", cdir)
 	check("cache stats", out)
 
 	bdir := makeBundle(t)

@@ -64,10 +64,12 @@ func openSession(ctx context.Context, env *Env, arg string, sets []string, progr
 		return nil, err
 	}
 	s := &session{bundle: b, settings: settings, cleanup: cleanup, progress: progress}
+	end := phase(progress, "verifying bundle %s (%d files)", b.Manifest.Name, len(b.Manifest.Files))
 	if err := verifyOpened(ctx, env, b); err != nil {
 		s.close()
 		return nil, err
 	}
+	end()
 	if s.benches, err = present(b); err != nil {
 		s.close()
 		return nil, err
@@ -141,7 +143,9 @@ type analysisRun struct {
 // when sweep is true, runs the default sensitivity sweeps, whose tables
 // are also appended to their benchmark's result.
 func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	end := phase(s.progress, "replaying and scoring %d benchmarks from the cache", len(s.benches))
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, s.progress)
+	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
 		return nil, cerr // whatever a benchmark made of it, the store is damaged
 	}
@@ -162,9 +166,11 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 		return nil, err
 	}
 	if sweep {
-		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res); err != nil {
+		end := phase(s.progress, "default sensitivity sweeps")
+		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res, s.progress); err != nil {
 			return nil, err
 		}
+		end()
 		for _, t := range a.sens {
 			for _, r := range res {
 				if r.Benchmark == t.Benchmark {
@@ -247,31 +253,62 @@ func verifyOpened(ctx context.Context, env *Env, b *results.Bundle) error {
 	return nil
 }
 
-// parseSettings turns "benchmark.knob=value" flags into settings per
-// benchmark, rejecting unknown benchmarks and knobs.
+// parseSettings turns "--set benchmark.knob=value" flags into settings
+// per benchmark, rejecting unknown benchmarks and knobs.
 func parseSettings(sets []string) (map[string]analysis.Settings, error) {
 	out := map[string]analysis.Settings{}
 	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		bench, knob, ok2 := strings.Cut(k, ".")
-		if !ok || !ok2 || bench == "" || knob == "" {
-			return nil, usageErr("--set %q: want benchmark.knob=value", s)
+		bench, knob, v, err := parseKnobFlag("--set", s, "benchmark.knob=value")
+		if err != nil {
+			return nil, err
 		}
 		if out[bench] == nil {
 			out[bench] = analysis.Settings{}
 		}
 		out[bench][knob] = v
 	}
-	for bench, s := range out {
-		b := findBenchmark(bench)
-		if b == nil {
-			return nil, usageErr("--set: unknown benchmark %q", bench)
-		}
-		if err := s.Validate(b); err != nil {
-			return nil, usageErr("--set: %v", err)
+	return out, nil
+}
+
+// parseKnobFlag splits the value of flag, "benchmark.knob=value", and
+// checks that the benchmark and its knob exist: a usage error naming the
+// flag and listing the valid names when not. form is the flag's syntax,
+// for the error.
+func parseKnobFlag(flag, arg, form string) (bench, knob, value string, err error) {
+	k, v, ok := strings.Cut(arg, "=")
+	bench, knob, ok2 := strings.Cut(k, ".")
+	if !ok || !ok2 || bench == "" || knob == "" {
+		return "", "", "", usageErr("%s %q: want %s", flag, arg, form)
+	}
+	b := findBenchmark(bench)
+	if b == nil {
+		return "", "", "", usageErr("%s %q: unknown benchmark %q (benchmarks: %s)", flag, arg, bench, strings.Join(benchmarkNames(), ", "))
+	}
+	if err := (analysis.Settings{knob: v}).Validate(b); err != nil {
+		return "", "", "", usageErr("%s %q: %v", flag, arg, err)
+	}
+	return bench, knob, v, nil
+}
+
+// settingUsage turns a knob value that benchmark b does not accept into a
+// usage error naming the benchmark, the knob, the value and what it
+// accepts (the error's Want, else the knob's Doc).
+func settingUsage(b analysis.Benchmark, se *analysis.SettingError) error {
+	want := se.Want
+	def := ""
+	for _, k := range b.Knobs() {
+		if k.Name == se.Knob {
+			if want == "" {
+				want = k.Doc
+			}
+			def = k.Default
 		}
 	}
-	return out, nil
+	msg := fmt.Sprintf("%s.%s: value %q not accepted; want %s", b.Name(), se.Knob, se.Value, want)
+	if def != "" {
+		msg += fmt.Sprintf(" (default %s)", def)
+	}
+	return usageErr("%s", msg)
 }
 
 func findBenchmark(name string) analysis.Benchmark {
@@ -304,10 +341,14 @@ func present(b *results.Bundle) ([]analysis.Benchmark, error) {
 // scores each under its settings. Benchmarks run concurrently (each
 // spends part of its time waiting on its rounds of calls); the results
 // are in the order of benches.
-func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool) ([]analysis.Collection, []*analysis.Result, error) {
+func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool, progress io.Writer) ([]analysis.Collection, []*analysis.Result, error) {
 	colls := make([]analysis.Collection, len(benches))
 	res := make([]*analysis.Result, len(benches))
-	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+	what := "replayed"
+	if score {
+		what = "replayed and scored"
+	}
+	err := eachBenchmarkShown(benches, progress, what, func(i int, bm analysis.Benchmark) error {
 		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
 		c, err := bm.Collect(ctx, in)
 		if err != nil {
@@ -350,7 +391,12 @@ func eachBenchmark(benches []analysis.Benchmark, f func(i int, bm analysis.Bench
 	var wg sync.WaitGroup
 	for i, bm := range benches {
 		wg.Go(func() {
-			if err := f(i, bm); err != nil {
+			err := f(i, bm)
+			var se *analysis.SettingError
+			switch {
+			case errors.As(err, &se):
+				errs[i] = settingUsage(bm, se)
+			case err != nil:
 				errs[i] = fmt.Errorf("%s: %w", bm.Name(), err)
 			}
 		})
@@ -368,17 +414,15 @@ func eachBenchmark(benches []analysis.Benchmark, f func(i int, bm analysis.Bench
 // would cost, and returns the miss error (exit 3).
 func reportMisses(w io.Writer, misses []replay.Miss) error {
 	fmt.Fprintf(w, "%d requests are not in the cache (offline mode makes no API call):\n", len(misses))
-	var cost float64
 	for i, m := range misses {
 		if i < 50 {
 			sayf(w, "  %s", m)
 		}
-		cost += m.CostUSD
 	}
 	if len(misses) > 50 {
 		fmt.Fprintf(w, "  ... and %d more\n", len(misses)-50)
 	}
-	fmt.Fprintf(w, "Recording them would cost about $%.2f (estimate from the price table); run with --mode record to record them.\n", cost)
+	fmt.Fprintf(w, "Recording them would cost %s; run with --mode record to record them.\n", costEstimate(misses))
 	for _, p := range customProviders(misses, nil) {
 		fmt.Fprintf(w, "Provider %q is not built in: recording its calls needs --base-url %s=URL (an OpenAI-compatible Chat Completions server).\n", p, p)
 	}
@@ -435,9 +479,9 @@ func customProviders(misses []replay.Miss, providers map[string]replay.ProviderC
 // results under settings (one per benchmark, in order), which the sweeps
 // reuse. A benchmark with no value to sweep is not run. Benchmarks sweep
 // concurrently; the tables are in the order of benches.
-func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result) ([]*analysis.Table, error) {
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result, progress io.Writer) ([]*analysis.Table, error) {
 	tables := make([][]*analysis.Table, len(benches))
-	err := eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
+	err := eachBenchmarkShown(benches, progress, "swept", func(i int, bm analysis.Benchmark) error {
 		knobs := bm.Knobs()
 		if only != nil {
 			knobs = nil
@@ -463,7 +507,7 @@ func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchma
 			return err
 		}
 		v, c := sr.Tables()
-		tables[i] = []*analysis.Table{v, c}
+		tables[i] = []*analysis.Table{v, sr.ScoreTable(), c}
 		return nil
 	})
 	if err != nil {
@@ -516,19 +560,21 @@ func loadAliases(b *results.Bundle) ([]site.Alias, error) {
 	return out, nil
 }
 
-// outputDirs are the folders reproduce owns inside its output folder; it
-// removes every file there that it did not write, so that no stale file
-// survives, and never touches anything else.
+// outputDirs are the folders reproduce writes inside its output folder;
+// of the files there, a rerun removes those the folder's marker lists
+// (see outputFolder) and no other.
 var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 
 // writeOutputs writes workbooks, CSV, JSON, LaTeX, the site and
-// SHA256SUMS into out, and returns the files written (SHA256SUMS aside),
-// relative to out, sorted. Files of an earlier run are overwritten in
-// place (or left alone when they already hold the right bytes) and the
-// rest pruned: emptying the folders first would make the file system free
+// SHA256SUMS into the output folder o, and returns the files written
+// (SHA256SUMS aside), relative to it, sorted. Files of an earlier run are
+// overwritten in place (or left alone when they already hold the right
+// bytes) and those no longer written removed when the folder's marker
+// lists them: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
-func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
 	}
@@ -559,10 +605,10 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	}
 	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	files := report.Paths(sums)
-	if err := prune(out, outputDirs, files); err != nil {
+	if err := report.WriteSumsOf(out, sums); err != nil {
 		return nil, err
 	}
-	return files, report.WriteSumsOf(out, sums)
+	return files, o.finish(append(slices.Clone(files), report.SumsName))
 }
 
 // makeOutputDirs creates out and the folders reproduce owns in it without
@@ -586,48 +632,6 @@ func makeOutputDirs(out string) error {
 		}
 		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
-		}
-	}
-	return nil
-}
-
-// prune removes from the folders dirs of out every file that is not in
-// keep (paths relative to out with forward slashes, sorted), then every
-// folder this left empty.
-func prune(out string, dirs, keep []string) error {
-	for _, d := range dirs {
-		root := filepath.Join(out, d)
-		var folders []string
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				if p == root && errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if e.IsDir() {
-				folders = append(folders, p)
-				return nil
-			}
-			rel, err := filepath.Rel(out, p)
-			if err != nil {
-				return err
-			}
-			if _, kept := slices.BinarySearch(keep, filepath.ToSlash(rel)); !kept {
-				return os.Remove(p)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("prune %s: %w", root, err)
-		}
-		// Deepest first: WalkDir lists a folder before its contents.
-		for _, f := range slices.Backward(folders) {
-			if empty, _ := isEmptyDir(f); empty {
-				if err := os.Remove(f); err != nil {
-					return fmt.Errorf("prune %s: %w", f, err)
-				}
-			}
 		}
 	}
 	return nil

@@ -88,6 +88,9 @@ func (p *providerFlags) providers() (map[string]replay.ProviderConfig, error) {
 	}
 	if p.baseURL != nil {
 		if *p.baseURL != "" {
+			if err := checkBaseURL(*p.baseURL); err != nil {
+				return nil, usageErr("--base-url %q: %v", *p.baseURL, err)
+			}
 			pc.BaseURL = *p.baseURL
 		}
 		if *p.keyEnv != "" {
@@ -246,6 +249,12 @@ func recordSummary(env *Env, c *replay.Client, total int, replies []results.Repl
 	if bad == 0 {
 		return nil
 	}
+	if canceled := countCause(c.Failures(), replay.CauseCanceled); canceled > 0 {
+		fmt.Fprintf(env.Stdout, "Interrupted: %d requests were not sent; the %d recorded are stored. Run the same command again to record the rest (stored requests are not sent again).\n", canceled, n.Recorded)
+		if canceled == bad {
+			return fmt.Errorf("interrupted: %d of %d requests not recorded", bad, total)
+		}
+	}
 	printFailures(env.Stdout, c.Failures())
 	if err := storeLoss(c); err != nil {
 		return err
@@ -291,10 +300,14 @@ func printMisses(w io.Writer, ms []replay.Miss, pcs map[string]replay.ProviderCo
 			unpriced++
 		}
 	}
-	fmt.Fprintf(w, "%d of %d requests not in the cache (%s): about %d input and %d output tokens, $%.2f at the prices of %s",
-		len(ms), total, what, in, out, cost, prices.Date)
-	if unpriced > 0 {
-		fmt.Fprintf(w, " (%d without a price)", unpriced)
+	price := fmt.Sprintf("$%.2f at the prices of %s (list prices)", cost, prices.Date)
+	if unpriced == len(ms) {
+		price = "cost unknown (no model has a price)"
+	}
+	fmt.Fprintf(w, "%d of %d requests not in the cache (%s): about %d input and %d output tokens (estimated from the requests and their output limits), %s",
+		len(ms), total, what, in, out, price)
+	if unpriced > 0 && unpriced < len(ms) {
+		fmt.Fprintf(w, " (%d calls to models without a price: cost unknown, not included)", unpriced)
 	}
 	fmt.Fprintf(w, "; %s\n", batchPrice(ms, pcs))
 	for _, m := range ms {

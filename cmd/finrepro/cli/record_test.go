@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 const cliFakeKey = "sk-cli-FAKEKEY-abcdefghijklmnop0123"
@@ -237,5 +238,55 @@ func TestImportCLI(t *testing.T) {
 	escape := writeFile(t, tmp, "escape.jsonl", `{"prompt":{"provider":"openai","model":"m","user":"u"},"file":"../x.md","where":"w","when":"d","product_version":"v"}`+"\n")
 	if code, _, errOut := run(t, "record", "--import-reports", escape, "--dir", dir); code != ExitFailure || !strings.Contains(errOut, "escape.jsonl:1: file") {
 		t.Errorf("path escape: %d %s", code, errOut)
+	}
+}
+
+// TestRecordInterruptCLI interrupts a recording (as Ctrl-C cancels the
+// command's context): the summary says how many requests were not sent
+// and how to resume, and the rerun sends only those.
+func TestRecordInterruptCLI(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"local-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+	}))
+	defer srv.Close()
+	tmp := t.TempDir()
+	var lines []string
+	for i := range 12 {
+		lines = append(lines, reqLine(fmt.Sprint("q", i)))
+	}
+	reqs := writeFile(t, tmp, "reqs.jsonl", strings.Join(lines, "\n")+"\n")
+	args := []string{"record", "--requests", reqs, "--provider", "local", "--base-url", srv.URL + "/v1", "--key-env", "FAKE_KEY", "--dir", filepath.Join(tmp, "c"), "--concurrency", "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Millisecond)
+	defer cancel()
+	var o, e bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+		if k == "FAKE_KEY" {
+			return cliFakeKey
+		}
+		return ""
+	}}
+	code := env.main(ctx, args)
+	mu.Lock()
+	sent := calls
+	mu.Unlock()
+	if sent >= len(lines) {
+		t.Skip("the recording finished before the interrupt")
+	}
+	if code != ExitFailure || !strings.Contains(o.String(), "Interrupted:") || !strings.Contains(o.String(), "Run the same command again") {
+		t.Fatalf("interrupted record: exit %d\n%s%s", code, o.String(), e.String())
+	}
+	if strings.Contains(e.String(), "failed local") {
+		t.Errorf("canceled calls logged as failures:\n%s", e.String())
+	}
+	code, out, errOut := run(t, args...)
+	if code != ExitOK || !strings.Contains(out, "already stored") {
+		t.Fatalf("resume: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -2,15 +2,18 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +42,7 @@ a confirmation (--yes skips it); everything already stored replays for free.`
 func runReproduce(ctx context.Context, env *Env, args []string) error {
 	fs := env.newFlags("reproduce", "reproduce [BUNDLE] [flags]", reproduceDoc)
 	out := fs.String("out", "finrepro-out", "output `DIR`")
+	force := fs.Bool("force", false, "write into a non-empty --out folder that finrepro did not write (no file there is removed)")
 	mode := fs.String("mode", "offline", "offline (replay only) or record (record what is missing)")
 	yes := fs.Bool("yes", false, "record without asking for confirmation")
 	baseURLs := fs.StringArray("base-url", nil, "in record mode, the base URL of a provider, `NAME=URL` (repeatable), e.g. vllm=http://gpu:8000/v1")
@@ -68,6 +72,10 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	folder, err := claimOutputFolder(*out, *force)
+	if err != nil {
+		return err
+	}
 	arg, err := resolveBundle(ctx, env, fs.Arg(0), *sha)
 	if err != nil {
 		return err
@@ -77,12 +85,13 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
+	recorded := 0
 	if *mode == "record" {
 		providers, err := providerOverrides(*baseURLs)
 		if err != nil {
 			return err
 		}
-		if err := recordMissing(ctx, env, s, providers, *yes, progress); err != nil {
+		if err := recordMissing(ctx, env, s, providers, *yes, progress, &recorded); err != nil {
 			return err
 		}
 	}
@@ -103,18 +112,20 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
-	files, err := writeOutputs(*out, a.res, extra, a.sens, comps, aliases, prov)
+	end := phase(progress, "writing outputs to %s", *out)
+	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, aliases, prov)
 	if err != nil {
 		return err
 	}
+	end()
 
 	w := env.Stdout
 	if prov.Synthetic {
-		fmt.Fprintln(w, "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
+		sayWrapped(w, terminalWidth(env), "SYNTHETIC DATA: every exchange in this bundle was simulated; the numbers show how finrepro works, not how the systems perform.")
 		fmt.Fprintln(w)
 	}
 	if !*quiet {
-		width := terminalWidth(env.Stdout)
+		width := terminalWidth(env)
 		for _, r := range a.res {
 			// the headline with the rank interval next to the rank
 			if t := uncertainty.Terminal(r); t != nil {
@@ -129,40 +140,130 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 	}
-	printVerdicts(w, a.comps)
-	printLateSystems(w, a.res)
-	fmt.Fprintf(w, "Replayed %d exchanges from the cache with no API call (recording them cost $%.2f", a.replayed, a.avoided)
-	if prov.Synthetic {
-		fmt.Fprint(w, "; simulated exchanges cost nothing")
+	if err := printVerdicts(w, a.comps, terminalWidth(env)); err != nil {
+		return err
 	}
-	fmt.Fprintln(w, ").")
-	fmt.Fprintf(w, "Wrote %d files to %s (site: %s/site/index.html; hashes: %s/SHA256SUMS).\n", len(files), *out, *out, *out)
+	printLateSystems(w, a.res)
+	width := terminalWidth(env)
+	line := fmt.Sprintf("Replayed %d exchanges from the cache", a.replayed)
+	switch {
+	case prov.Synthetic && a.avoided == 0:
+		line += " (simulated: recording them cost nothing)"
+	default:
+		line += fmt.Sprintf(" (recording them cost $%.2f; models without a price count as $0)", a.avoided)
+	}
+	if recorded > 0 {
+		line += fmt.Sprintf("; this run made %d API calls while recording (see above).", recorded)
+	} else {
+		line += "; no API call was made."
+	}
+	sayWrapped(w, width, "%s", line)
+	sayf(w, "Wrote %d files to %s", len(files), *out)
+	sayf(w, "  site:   %s", filepath.Join(*out, "site", "index.html"))
+	sayf(w, "  hashes: %s", filepath.Join(*out, report.SumsName))
 	return nil
 }
 
-func printVerdicts(w io.Writer, comps []analysis.Comparison) {
+// printVerdicts prints the verdict of every published table (with the
+// count of cells of each verdict and of the published rows the bundle
+// does not have), then a table of the numbers that differ most, published
+// and computed side by side, and a line for each text cell that differs.
+func printVerdicts(w io.Writer, comps []analysis.Comparison, width int) error {
 	if len(comps) == 0 {
-		return
+		return nil
 	}
-	fmt.Fprintln(w, "Published tables:")
+	verdicts := &analysis.Table{Benchmark: "comparison", Name: "verdicts", Title: "Published tables: reproduced or not",
+		Caption: "cells: compared; 2x: within twice the tolerance; absent: published rows (systems) the bundle does not have, not compared. A table's verdict is its worst cell's.",
+		Columns: []analysis.Column{{Name: "table"}, {Name: "verdict"}, {Name: "cells"}, {Name: "reproduced"}, {Name: "2x"}, {Name: "differ"}, {Name: "absent"}}}
+	var reasons []string
 	for _, c := range comps {
-		line := fmt.Sprintf("  %-18s %-22s %s", c.Benchmark, c.Table, c.Verdict)
-		switch c.Verdict {
-		case analysis.NotComparable:
-			line += " (" + c.Reason + ")"
-		case analysis.Differs:
-			line += fmt.Sprintf(" (%d of %d cells", len(c.Cells), c.Compared)
-			if len(c.Cells) > 0 {
-				d := c.Cells[0]
-				line += fmt.Sprintf("; e.g. %s/%s published %s, computed %s", d.Row, d.Column, d.Published, d.Computed)
+		within := 0
+		for _, d := range c.Cells {
+			if d.Verdict == analysis.WithinTwice {
+				within++
 			}
-			line += ")"
-		case analysis.Reproduced:
-			line += fmt.Sprintf(" (%d cells)", c.Compared)
 		}
-		sayf(w, "%s", line)
+		verdicts.AddRow(analysis.Text(results.Printable(c.Benchmark+"/"+c.Table)), analysis.Text(c.Verdict), analysis.Int(c.Compared),
+			analysis.Int(c.Compared-len(c.Cells)), analysis.Int(within), analysis.Int(len(c.Cells)-within), analysis.Int(len(c.Absent)))
+		if c.Reason != "" {
+			reasons = append(reasons, fmt.Sprintf("%s/%s: %s.", c.Benchmark, c.Table, c.Reason))
+		}
 	}
-	fmt.Fprintln(w)
+	worst, texts := worstCells(comps, 2)
+	texts = append(reasons, texts...)
+	for _, t := range []*analysis.Table{verdicts, worst} {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		if err := report.WriteTerminal(w, t, width); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	for _, line := range texts {
+		sayWrapped(w, width, "%s", line)
+	}
+	if len(texts) > 0 {
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// worstCells returns a table of up to n numeric cells per published table
+// that differ (by more than twice their tolerance), the furthest off first
+// (in multiples of their tolerance), published and computed side by side at the published
+// precision with the signed difference; and a line for each of up to n
+// text cells per table that differ. Texts are made printable
+// (results.Printable).
+func worstCells(comps []analysis.Comparison, n int) (*analysis.Table, []string) {
+	t := &analysis.Table{Benchmark: "comparison", Name: "worst_cells",
+		Title:   "Published numbers that differ most from the computed ones (up to " + strconv.Itoa(n) + " per table)",
+		Caption: "difference = computed - published, at the published precision. Every cell compared, with its verdict: csv/comparison/cells.csv, xlsx/comparison.xlsx.",
+		Columns: []analysis.Column{{Name: "table"}, {Name: "row"}, {Name: "column"}, {Name: "published"}, {Name: "computed"}, {Name: "difference"}},
+	}
+	var texts []string
+	text := func(s string) analysis.Cell { return analysis.Text(results.Printable(s)) }
+	for _, c := range comps {
+		var nums []analysis.CellDiff
+		nt := 0
+		for _, d := range c.Cells {
+			switch {
+			case d.Numeric && d.Verdict == analysis.Differs:
+				nums = append(nums, d)
+			case d.Numeric:
+			case nt < n:
+				nt++
+				texts = append(texts, fmt.Sprintf("%s/%s %s, %s: published \"%s\", computed \"%s\".", c.Benchmark, c.Table, d.Row, d.Column, d.Published, d.Computed))
+			}
+		}
+		off := func(d analysis.CellDiff) float64 {
+			if d.Tolerance == 0 {
+				return math.Inf(1)
+			}
+			return math.Abs(d.Delta) / d.Tolerance
+		}
+		slices.SortStableFunc(nums, func(a, b analysis.CellDiff) int { return cmp.Compare(off(b), off(a)) })
+		for _, d := range nums[:min(n, len(nums))] {
+			t.AddRow(text(c.Benchmark+"/"+c.Table), text(d.Row), text(d.Column),
+				analysis.NumberDecimals(d.PubValue, d.Decimals), analysis.NumberDecimals(d.CompValue, d.Decimals), analysis.NumberDecimals(d.Delta, d.Decimals))
+		}
+	}
+	return t, texts
+}
+
+// firstFew joins up to n names, with the count of the others.
+func firstFew(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // recordMissing records the bundle's missing requests: a dry run counts
@@ -170,10 +271,11 @@ func printVerdicts(w io.Writer, comps []analysis.Comparison) {
 // benchmark runs through a recording client. Calls that depend on replies
 // not yet recorded (a judge grading a report not yet written) appear only
 // in the recording run, so the estimate is a lower bound.
-func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer) error {
+// recorded is set to the number of calls recorded.
+func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer, recorded *int) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
 	asked := &callLog{next: dry}
-	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false)
+	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false, nil)
 	if cerr := dry.Corrupt(); cerr != nil {
 		return cerr
 	}
@@ -207,11 +309,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if err := explainSimulated(env.Stderr, asked.all(), misses); err != nil {
 		return err
 	}
-	var cost float64
-	for _, m := range misses {
-		cost += m.CostUSD
-	}
-	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs about $%.2f, or %s (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), cost, batchPrice(misses, providers))
+	fmt.Fprintf(env.Stderr, "%d requests are missing; recording them costs %s, or %s (a lower bound: calls that depend on their replies are not counted yet).\n", len(misses), costEstimate(misses), batchPrice(misses, providers))
 	if !yes {
 		if !isTerminal(env.Stdin) {
 			return usageErr("refusing to record without --yes when standard input is not a terminal")
@@ -225,9 +323,10 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	// The wall clock is what recorded_at must say for a real recording.
 	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: progress, Clock: time.Now})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false, nil); err != nil && ctx.Err() == nil {
 		return err
 	}
+	// Interrupted or not, what was recorded is merged and sealed below.
 	if lerr := storeLoss(rec); lerr != nil {
 		reportFailures(env.Stderr, rec.Failures(), "recorded") // the loss is the error that matters
 		return lerr
@@ -247,6 +346,12 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		return err
 	}
 	s.bundle.Manifest = sealed
+	*recorded = rec.Counts().Recorded
+	fmt.Fprintf(env.Stderr, "Recording: %s.\n", recordedSummary(rec.Counts(), rec.SpentUSD(), misses))
+	if canceled := countCause(rec.Failures(), replay.CauseCanceled); canceled > 0 && ctx.Err() != nil {
+		fmt.Fprintf(env.Stderr, "Interrupted: %d calls were not sent; what was recorded is kept and sealed into the bundle. Run the same command again to record the rest (stored calls are not sent again).\n", canceled)
+		return fmt.Errorf("interrupted while recording (%d calls recorded, %d not sent)", *recorded, canceled)
+	}
 	if err := reportFailures(env.Stderr, rec.Failures(), "recorded"); err != nil {
 		return fmt.Errorf("%w (what was recorded is kept and sealed)", err)
 	}
@@ -270,6 +375,9 @@ func providerOverrides(flags []string) (map[string]replay.ProviderConfig, error)
 		pc, known := replay.DefaultProviders()[name]
 		if !known {
 			pc = replay.ProviderConfig{Kind: replay.KindChat}
+		}
+		if err := checkBaseURL(url); err != nil {
+			return nil, usageErr("--base-url %q: %v", f, err)
 		}
 		pc.BaseURL = url
 		out[name] = pc
@@ -315,15 +423,32 @@ func isTerminal(x any) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// terminalWidth is the width of w when it is a terminal, else 120.
-func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 20 {
-			return wd
+// terminalProgress is env.Stderr when it is a terminal, where progress
+// lines go; nil otherwise, so that logs and tests stay quiet.
+func terminalProgress(env *Env) io.Writer {
+	if isTerminal(env.Stderr) {
+		return env.Stderr
+	}
+	return nil
+}
+
+// terminalWidth is the width tables are printed for: COLUMNS when it
+// holds a width, else the terminal's width when stdout is a terminal,
+// else 120, so that piped output is the same whatever the terminal.
+func terminalWidth(env *Env) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(env.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return max(n, minWidth)
+	}
+	if f, ok := env.Stdout.(*os.File); ok {
+		if wd, _, err := term.GetSize(int(f.Fd())); err == nil && wd > 0 {
+			return max(wd, minWidth)
 		}
 	}
 	return 120
 }
+
+// minWidth is the narrowest width tables are printed for.
+const minWidth = 20
 
 // confirm asks a yes/no question on a terminal.
 func confirm(env *Env, question string) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/demo"
+	"github.com/finrepro/finrepro/report"
 	"github.com/finrepro/finrepro/results"
 	"github.com/xuri/excelize/v2"
 )
@@ -81,11 +82,12 @@ func TestReproduceDemo(t *testing.T) {
 	checkSums(t, out2)
 
 	// Running again into out1 rewrites its outputs (checkSums below
-	// re-hashes every one), removes what this run does not write (files
-	// and the folders left empty) and keeps files outside the folders
-	// reproduce owns.
+	// re-hashes every one), removes the files its marker lists that this
+	// run does not write (and the folders left empty) and keeps every
+	// other file, in the folders it writes or not: a user's csv/mydata.csv
+	// survives.
 	planted := map[string]bool{ // path: survives
-		"site/tasks/icbcbench/stale.html": false, "csv/gone/old.csv": false, "notes.txt": true,
+		"site/tasks/icbcbench/stale.html": true, "csv/gone/old.csv": false, "csv/mydata.csv": true, "notes.txt": true,
 	}
 	for p := range planted {
 		f := filepath.Join(out1, filepath.FromSlash(p))
@@ -96,6 +98,13 @@ func TestReproduceDemo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// csv/gone/old.csv stands for a file an earlier run wrote.
+	marker, err := os.OpenFile(filepath.Join(out1, markerName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker.WriteString("csv/gone/old.csv\n")
+	marker.Close()
 	// A page or workbook changed in place (same size, other bytes) is
 	// rewritten.
 	for _, p := range []string{"site/index.html", "xlsx/all.xlsx"} {
@@ -127,7 +136,8 @@ func TestReproduceDemo(t *testing.T) {
 }
 
 // checkSums reads DIR/SHA256SUMS, checks every listed file's hash and
-// that every output file is listed, and returns the sums by path.
+// that the folder's marker lists every output file, and returns the sums
+// by path.
 func checkSums(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
@@ -152,17 +162,23 @@ func checkSums(t *testing.T, dir string) map[string]string {
 		}
 		sums[path] = sum
 	}
-	n := 0 // output files: those in the folders reproduce owns
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		rel, _ := filepath.Rel(dir, p)
-		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if err == nil && !d.IsDir() && slices.Contains(outputDirs, top) {
-			n++
-		}
-		return err
-	})
-	if n != len(sums) {
-		t.Errorf("%d output files, %d in SHA256SUMS", n, len(sums))
+	// The marker lists exactly the files in SHA256SUMS, and SHA256SUMS.
+	mf, err := os.Open(filepath.Join(dir, markerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := parseMarker(mf)
+	mf.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{report.SumsName}
+	for p := range sums {
+		want = append(want, p)
+	}
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Errorf("the marker lists %d files, SHA256SUMS %d and itself", len(listed), len(sums))
 	}
 	return sums
 }
@@ -244,7 +260,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"reproduce", "a", "b"}, ExitUsage, "at most one BUNDLE"},
 		{[]string{"reproduce", "--mode", "online"}, ExitUsage, "want offline or record"},
 		{[]string{"reproduce", "--set", "icbcbench.nope=1"}, ExitUsage, "unknown knob"},
-		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1,V2"},
+		{[]string{"sweep", "--knob", "finresearchbench2"}, ExitUsage, "benchmark.knob=V1;V2"},
 		{[]string{"demo"}, ExitUsage, "--out DIR"},
 		{[]string{"demo", "--archive", "x.tar.zst", "--factor", "2"}, ExitUsage, "--factor"},
 		{[]string{"demo", "--archive", "x.tar.zst", "--scale", "full", "--factor", "0"}, ExitUsage, "--factor"},
@@ -262,7 +278,7 @@ func TestUsage(t *testing.T) {
 
 // TestSweep varies FinResearchBench II's judge panel from the cache alone.
 func TestSweep(t *testing.T) {
-	code, stdout, stderr := run(t, "sweep", "--knob", "finresearchbench2.judges=gpt-5.4+claude-opus-4-7,gemini-3-pro-preview")
+	code, stdout, stderr := run(t, "sweep", "--knob", "finresearchbench2.judges=gpt-5.4,claude-opus-4-7;gemini-3-pro-preview")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -342,7 +358,7 @@ func TestResamplesKeepRankings(t *testing.T) {
 	}
 	defer s.close()
 	ctx := context.Background()
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true)
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

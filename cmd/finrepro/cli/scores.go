@@ -47,6 +47,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	clusterCol := fset.String("cluster-col", "", "cluster `COLUMN`: tasks sharing its value are resampled together")
 	published := fset.String("published", "", "CSV `FILE` of published means (system, mean) to compare with")
 	out := fset.String("out", "", "also write CSV, JSON, LaTeX, XLSX and SHA256SUMS into `DIR`")
+	force := fset.Bool("force", false, "write into a non-empty --out folder that finrepro did not write (no file there is removed)")
 	reps := fset.Int("reps", 10000, "bootstrap resamples and sampled sign patterns")
 	seed := fset.Uint64("seed", 1, "seed of every resampling")
 	synthetic := fset.Bool("synthetic", false, "label every output as synthetic data")
@@ -106,7 +107,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	if *synthetic {
 		fmt.Fprintln(env.Stdout, "SYNTHETIC DATA: these scores are labelled synthetic; they show how finrepro works, not how any system performs.")
 	}
-	width := terminalWidth(env.Stdout)
+	width := terminalWidth(env)
 	// the terminal shows narrowed tables; the files the full ones
 	for i, t := range scores.Terminal(res) {
 		if i > 0 {
@@ -122,6 +123,10 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	if err := checkScoresOut(*out); err != nil {
 		return err
 	}
+	folder, err := claimOutputFolder(*out, *force)
+	if err != nil {
+		return err
+	}
 	prov := report.Provenance{Bundle: filepath.Base(file), Producer: "finrepro scores", Version: Version, Synthetic: *synthetic,
 		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", opt.TaskCol}, {"items", *items},
 			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
@@ -130,10 +135,10 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	names := report.Paths(sums)
-	if err := prune(*out, scoresDirs, names); err != nil {
+	if err := report.WriteSumsOf(*out, sums); err != nil {
 		return err
 	}
-	if err := report.WriteSumsOf(*out, sums); err != nil {
+	if err := folder.finish(append(slices.Clone(names), report.SumsName)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "\nWrote %d files to %s.\n", len(names)+1, *out)

@@ -26,6 +26,7 @@ the cache fails the run (exit 3) with a list of what is missing.`
 func runSite(ctx context.Context, env *Env, args []string) error {
 	fset := env.newFlags("site", "site [BUNDLE] [flags]", siteDoc)
 	out := fset.String("out", "finrepro-out", "output `DIR`; the site goes to DIR/site")
+	force := fset.Bool("force", false, "write into a non-empty --out folder that finrepro did not write (no file there is removed)")
 	sets := fset.StringArray("set", nil, "scoring setting `benchmark.knob=value` (repeatable)")
 	noSweep := fset.Bool("no-sweep", false, "skip the default sensitivity sweeps")
 	sha := fset.String("sha256", "", "SHA-256 of BUNDLE when it is an https:// URL of a .tar.zst (required then)")
@@ -36,11 +37,16 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	if fset.NArg() > 1 {
 		return usageErr("at most one BUNDLE")
 	}
+	folder, err := claimOutputFolder(*out, *force)
+	if err != nil {
+		return err
+	}
 	arg, err := resolveBundle(ctx, env, fset.Arg(0), *sha)
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, env, arg, *sets, nil)
+	progress := terminalProgress(env)
+	s, err := openSession(ctx, env, arg, *sets, progress)
 	if err != nil {
 		return err
 	}
@@ -59,15 +65,17 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	}
 	dir := filepath.Join(*out, "site")
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
+	end := phase(progress, "writing the site to %s", dir)
 	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
 		Provenance: prov, Aliases: aliases, Downloads: downloads})
 	if err != nil {
 		return err
 	}
+	end()
 	for i, n := range names {
 		names[i] = "site/" + n
 	}
-	if err := prune(*out, []string{"site"}, names); err != nil {
+	if err := folder.finish(names, "site/"); err != nil {
 		return err
 	}
 	if prov.Synthetic {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +16,16 @@ import (
 // the terminal leaves out.
 func TestReproducePrintsRankIntervals(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, stderr := run(t, "reproduce", "--no-sweep", "--out", out)
+	// wide enough that no column is wrapped or left out
+	var o, e bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e, Getenv: func(k string) string {
+		if k == "COLUMNS" {
+			return "400"
+		}
+		return ""
+	}}
+	code := env.main(context.Background(), []string{"reproduce", "--no-sweep", "--out", out})
+	stdout, stderr := o.String(), e.String()
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
