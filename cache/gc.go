@@ -36,6 +36,8 @@ const staleAge = time.Hour
 // found unreferenced would lose it.
 func (s *Store) GC() (*GCStats, error) {
 	st := &GCStats{}
+	s.maint.Lock()
+	defer s.maint.Unlock()
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/errgroup"
@@ -86,6 +87,9 @@ type Options struct {
 	// with a *CorruptError: a damaged store is never taken for an empty
 	// or incomplete one.
 	AllowCorrupt bool
+	// NoCompact turns off the automatic merging of small packs after
+	// writes (compact.go); Compact still merges them when called.
+	NoCompact bool
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -107,6 +111,12 @@ type Store struct {
 	problems  []Problem
 	broken    *CorruptError // the first unreadable pack, unless AllowCorrupt
 	closed    bool
+	retired   []*os.File // files of packs compacted away, closed by Close
+
+	commit     committer
+	maint      sync.Mutex  // one compaction, gc or verify at a time
+	compacting atomic.Bool // a background compaction runs
+	bg         sync.WaitGroup
 }
 
 // pack is a pack file known to the store.
@@ -117,6 +127,11 @@ type pack struct {
 	size int64
 	f    *os.File // opened on first read of a large pack
 	recs int
+	bad  bool // unreadable or dangling: never compacted
+	// noMerge marks a pack compaction leaves alone (see mergePacks).
+	noMerge bool
+	// gone is set when the pack has been merged away or removed.
+	gone atomic.Bool
 }
 
 type objLoc struct {
@@ -235,6 +250,8 @@ func (s *Store) Dir() string { return s.dir }
 
 // Close releases the store's files. The store is unusable afterwards.
 func (s *Store) Close() error {
+	s.closeCommit()
+	s.bg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -250,6 +267,10 @@ func (s *Store) Close() error {
 			p.f = nil
 		}
 	}
+	for _, f := range s.retired {
+		f.Close() // read-only file: nothing to lose
+	}
+	s.retired = nil
 	for _, d := range s.dicts {
 		d.enc.Close()
 		d.dec.Close()
@@ -375,6 +396,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 
 // packProblem records that pack p cannot be read; s.mu is held.
 func (s *Store) packProblem(p *pack, err error) {
+	p.bad = true
 	s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
 	if s.broken == nil && !s.opt.AllowCorrupt {
 		s.broken = &CorruptError{Dir: s.dir, Path: s.rel(p.path), Msg: err.Error()}
@@ -656,26 +678,40 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 // readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
 func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
-	s.mu.RLock()
-	locs := s.objs[d]
-	s.mu.RUnlock()
-	if len(locs) == 0 {
-		return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
-	}
-	var firstErr error
-	for _, l := range locs {
-		b, err := s.readAt(dst, l, d)
-		if err == nil {
-			return b, nil
+	for retry := false; ; retry = true {
+		s.mu.RLock()
+		locs := s.objs[d]
+		s.mu.RUnlock()
+		if len(locs) == 0 {
+			return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
 		}
-		if firstErr == nil {
-			firstErr = err
+		var firstErr error
+		moved := false
+		for _, l := range locs {
+			b, err := s.readAt(dst, l, d)
+			if err == nil {
+				return b, nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			if l.p.gone.Load() || isNotExist(err) {
+				// Compacted away, here or by another process: the
+				// content is in the pack that replaced it.
+				moved = true
+				continue
+			}
+			s.mu.Lock()
+			s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
+			s.mu.Unlock()
 		}
-		s.mu.Lock()
-		s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
-		s.mu.Unlock()
+		if !moved || retry {
+			return nil, firstErr
+		}
+		if err := s.forgetGone(); err != nil {
+			return nil, err
+		}
 	}
-	return nil, firstErr
 }
 
 // frames keeps readAt's buffers for compressed frames between reads.

@@ -23,6 +23,8 @@ import (
 // reported without being opened. Verify returns ctx's error soon after
 // ctx is done.
 func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
+	s.maint.Lock() // no compaction removes a pack under way
+	defer s.maint.Unlock()
 	n := 0
 	rep := func(p Problem) { n++; report(p) }
 	if _, err := s.readIndexes(); err != nil {
