@@ -28,6 +28,10 @@ import (
 // packs again), and a crash leaves the old packs, the new one, or both.
 // Packs holding a key that another pack records too are left to gc.
 
+// mergedHook, when set (by tests), runs after a merge has replaced its
+// packs in memory and before it removes their files.
+var mergedHook func()
+
 // compactFanIn is how many small packs of one tier trigger a merge.
 const compactFanIn = 16
 
@@ -247,6 +251,9 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		}
 	}
 	s.mu.Unlock()
+	if mergedHook != nil {
+		mergedHook()
+	}
 	dirs := map[string]bool{}
 	for _, sc := range srcs {
 		if err := os.Remove(sc.p.path); err != nil && !isNotExist(err) {
@@ -254,13 +261,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		}
 		dirs[filepath.Dir(sc.p.path)] = true
 	}
-	for _, d := range slices.Sorted(func(yield func(string) bool) {
-		for d := range dirs {
-			if !yield(d) {
-				return
-			}
-		}
-	}) {
+	for _, d := range slices.Sorted(mapKeys(dirs)) {
 		if err := syncDir(d); err != nil {
 			return len(srcs), err
 		}
@@ -273,6 +274,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 // open until Close, for reads already under way.
 func (s *Store) dropPack(p *pack, ix *packIndex) {
 	p.gone.Store(true)
+	s.dropped[p.name] = true
 	if s.packs[p.name] == p {
 		delete(s.packs, p.name)
 	}
@@ -330,8 +332,10 @@ func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // forgetGone drops from memory the packs whose files another process has
-// removed (its compaction or gc), then lists the packs again, so that
-// their content is found where it moved.
+// removed (its compaction or gc) and rebuilds the index from the packs
+// that remain, then lists the packs again, so that their content is found
+// where it moved. (Records of a key in a removed pack may have shadowed
+// others of the same key, so the index is rebuilt rather than patched.)
 func (s *Store) forgetGone() error {
 	s.mu.Lock()
 	var gone []*pack
@@ -349,20 +353,40 @@ func (s *Store) forgetGone() error {
 		}
 	}
 	if len(gone) > 0 {
-		for d, locs := range s.objs {
-			locs = slices.DeleteFunc(locs, func(l objLoc) bool { return l.p.gone.Load() })
-			if len(locs) == 0 {
-				delete(s.objs, d)
-			} else {
-				s.objs[d] = locs
+		s.recs = map[Key]*rec{}
+		s.objs = map[Digest][]objLoc{}
+		for _, name := range slices.Sorted(mapKeys(s.packs)) {
+			p := s.packs[name]
+			p.recs = 0
+			if p.bad {
+				continue
 			}
-		}
-		for k, r := range s.recs {
-			if r.p.gone.Load() {
-				delete(s.recs, k)
+			ix, _, err := s.loadPack(p.path)
+			if err != nil {
+				if isNotExist(err) {
+					p.gone.Store(true)
+					delete(s.packs, name)
+					continue
+				}
+				s.packProblem(p, err)
+				continue
+			}
+			if err := s.addIndex(p, ix); err != nil {
+				s.packProblem(p, err)
 			}
 		}
 	}
 	s.mu.Unlock()
 	return s.refresh()
+}
+
+// mapKeys iterates over the keys of m.
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }

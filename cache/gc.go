@@ -38,7 +38,9 @@ func (s *Store) GC() (*GCStats, error) {
 	st := &GCStats{}
 	s.maint.Lock()
 	defer s.maint.Unlock()
-	if err := s.refresh(); err != nil {
+	// Packs another process has merged away since this store read them
+	// are dropped first: gc must work from what is on disk.
+	if err := s.forgetGone(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()

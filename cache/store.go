@@ -87,6 +87,12 @@ type Options struct {
 	// with a *CorruptError: a damaged store is never taken for an empty
 	// or incomplete one.
 	AllowCorrupt bool
+	// CheckedPacks names packs (by file name, without ".pack") whose
+	// files the caller has just hashed and found equal to their names, as
+	// a bundle's manifest check does: their objects are read without
+	// re-hashing (zstd's frame checksum still guards them), unless in
+	// verify mode. A pack Verify has just passed is trusted so too.
+	CheckedPacks map[string]bool
 	// NoCompact turns off the automatic merging of small packs after
 	// writes (compact.go); Compact still merges them when called.
 	NoCompact bool
@@ -112,6 +118,11 @@ type Store struct {
 	broken    *CorruptError // the first unreadable pack, unless AllowCorrupt
 	closed    bool
 	retired   []*os.File // files of packs compacted away, closed by Close
+	// dropped names the packs this store has merged away: a listing
+	// taken before their files went must not add them again.
+	dropped map[string]bool
+	// verified holds the sizes of the packs the last Verify passed.
+	verified map[string]int64
 
 	commit     committer
 	maint      sync.Mutex  // one compaction, gc or verify at a time
@@ -128,6 +139,9 @@ type pack struct {
 	f    *os.File // opened on first read of a large pack
 	recs int
 	bad  bool // unreadable or dangling: never compacted
+	// trusted packs' files were checked against their names (Options.
+	// CheckedPacks, or Verify): their objects are not re-hashed.
+	trusted atomic.Bool
 	// noMerge marks a pack compaction leaves alone (see mergePacks).
 	noMerge bool
 	// gone is set when the pack has been merged away or removed.
@@ -195,12 +209,13 @@ func Open(dir string, opt Options) (*Store, error) {
 		}
 	}
 	s := &Store{
-		dir:   dir,
-		opt:   opt,
-		packs: map[string]*pack{},
-		recs:  map[Key]*rec{},
-		objs:  map[Digest][]objLoc{},
-		dicts: map[Digest]*dict{},
+		dir:     dir,
+		opt:     opt,
+		packs:   map[string]*pack{},
+		dropped: map[string]bool{},
+		recs:    map[Key]*rec{},
+		objs:    map[Digest][]objLoc{},
+		dicts:   map[Digest]*dict{},
 	}
 	if err := s.checkFormat(); err != nil {
 		return nil, err
@@ -336,7 +351,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		return nil, fmt.Errorf("cache: read index: %w", err)
 	}
 	s.mu.RLock()
-	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok })
+	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok || s.dropped[name] })
 	s.mu.RUnlock()
 	// New packs' indexes are read GOMAXPROCS at a time, then added in
 	// name order.
@@ -359,8 +374,8 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, name := range names {
-		if _, ok := s.packs[name]; ok {
-			continue // added by a concurrent refresh
+		if _, ok := s.packs[name]; ok || s.dropped[name] {
+			continue // added by a concurrent refresh, or merged away
 		}
 		p := &pack{name: name, path: s.packPath(name)}
 		ix, size, err := got[i].ix, got[i].size, got[i].err
@@ -373,6 +388,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 			continue
 		}
 		p.size = size
+		p.trusted.Store(s.opt.CheckedPacks[name] || s.verified[name] == size && size > 0)
 		if err := s.addIndex(p, ix); err != nil {
 			s.packProblem(p, err)
 		}
@@ -743,7 +759,10 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
 	}
-	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || Digest(sha256.Sum256(raw)) != d {
+	// A trusted pack's file matched its name: its content is what its
+	// writer hashed (and the frame's checksum has just been checked).
+	rehash := !l.p.trusted.Load() || s.opt.Verify
+	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || rehash && Digest(sha256.Sum256(raw)) != d {
 		return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 	}
 	return out, nil
