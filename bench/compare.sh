@@ -1,7 +1,8 @@
 #!/bin/sh
 # Compare finrepro's cache with a sqlitedict store (the cache of HELM and
 # lm-evaluation-harness) on the same synthetic exchanges: load time, dump
-# time and store size. Not run by CI; needs /usr/bin/python3 with
+# time and store size; then finrepro's offline replay of every request of
+# the corpus (which must answer all of them). Not run by CI; needs /usr/bin/python3 with
 # python3-sqlitedict (apt-get install python3-sqlitedict).
 #
 #   sh bench/compare.sh [N] [ROUNDS]     # default 20000 exchanges, 3 rounds
@@ -17,18 +18,26 @@ trap 'rm -rf "$W"' EXIT
 if [ -n "${FINREPRO:-}" ]; then cp "$FINREPRO" "$W/finrepro"; else go build -o "$W/finrepro" ./cmd/finrepro; fi
 go run ./cache/internal/synth/gensynth -n "$N" -seed 1 > "$W/ex.jsonl"
 echo "exchanges: $N, JSONL bytes: $(wc -c < "$W/ex.jsonl")"
+/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    print(json.dumps(json.loads(line)["request"], ensure_ascii=False, separators=(",", ":")))
+' "$W/ex.jsonl" > "$W/req.jsonl"
 now() { date +%s.%N; }
 for r in $(seq "$ROUNDS"); do
 	B=$(/usr/bin/python3 bench/sqlitedict_baseline.py "$W/ex.jsonl" "$W/base.sqlite")
 	rm -rf "$W/c"
 	t0=$(now); "$W/finrepro" cache load --dir "$W/c" "$W/ex.jsonl" > /dev/null; t1=$(now)
 	"$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
+	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
+	t3=$(now)
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" <<'PY'
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
-t0, t1, t2, fb = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+t0, t1, t2, fb, t3 = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 fl, fd = t1 - t0, t2 - t1
+print(f"finrepro replay of every request: {t3 - t2:.2f}s ({(t3 - t2) / fd:.2f}x the dump)")
 print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['bytes']}")
 print(f"finrepro:   load {fl:.2f}s dump {fd:.2f}s size {fb}")
 print(f"ratios: load {b['load_s']/fl:.2f}x faster, dump {b['dump_s']/fd:.2f}x faster, store {b['bytes']/fb:.2f}x smaller (raw JSONL/finrepro {b['raw_bytes']/fb:.2f}x)")
