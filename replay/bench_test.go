@@ -55,6 +55,7 @@ func BenchmarkReplay(b *testing.B) {
 		store *cache.Store
 	}{{"", store}, {"-verified", verified}} {
 		b.Run("get"+s.name, func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				for _, k := range keys {
 					if _, err := s.store.Get(k); err != nil {
@@ -65,6 +66,7 @@ func BenchmarkReplay(b *testing.B) {
 		})
 		b.Run("answer"+s.name, func(b *testing.B) {
 			c := New(s.store, Config{})
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				for _, r := range c.Answer(context.Background(), calls) {
 					if r.Err != nil {
@@ -73,5 +75,12 @@ func BenchmarkReplay(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// reportCPU reports the CPU time per operation since start, as "cpu-ns/op".
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
