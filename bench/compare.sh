@@ -1,7 +1,8 @@
 #!/bin/sh
 # Compare finrepro's cache with a sqlitedict store (the cache of HELM and
 # lm-evaluation-harness) on the same synthetic exchanges: load time, dump
-# time and store size; then finrepro's offline replay of every request of
+# time and store size, the store's size against the JSONL compressed
+# with zstd -3 and zstd -19 --long (needs the zstd command); then finrepro's offline replay of every request of
 # the corpus (which must answer all of them). Not run by CI; needs /usr/bin/python3 with
 # python3-sqlitedict (apt-get install python3-sqlitedict).
 #
@@ -18,6 +19,11 @@ trap 'rm -rf "$W"' EXIT
 if [ -n "${FINREPRO:-}" ]; then cp "$FINREPRO" "$W/finrepro"; else go build -o "$W/finrepro" ./cmd/finrepro; fi
 go run ./cache/internal/synth/gensynth -n "$N" -seed 1 > "$W/ex.jsonl"
 echo "exchanges: $N, JSONL bytes: $(wc -c < "$W/ex.jsonl")"
+# Size peers: the same JSONL as one zstd stream, fast and strongest (not
+# random access, but what a reviewer downloads).
+Z3=$(zstd -3 -T0 -q -c "$W/ex.jsonl" | wc -c)
+Z19=$(zstd -19 --long=27 -T0 -q -c "$W/ex.jsonl" | wc -c)
+echo "JSONL with zstd -3: $Z3 bytes; with zstd -19 --long=27: $Z19 bytes"
 /usr/bin/python3 -c '
 import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -32,10 +38,12 @@ for r in $(seq "$ROUNDS"); do
 	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t3=$(now)
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" <<'PY'
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
 t0, t1, t2, fb, t3 = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+z3, z19 = int(sys.argv[7]), int(sys.argv[8])
+print(f"finrepro store: {fb / z3:.2f}x the JSONL with zstd -3, {fb / z19:.2f}x with zstd -19 --long")
 fl, fd = t1 - t0, t2 - t1
 print(f"finrepro replay of every request: {t3 - t2:.2f}s ({(t3 - t2) / fd:.2f}x the dump)")
 print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['bytes']}")
