@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/finrepro/finrepro/cache"
@@ -11,21 +12,36 @@ import (
 	"github.com/finrepro/finrepro/replay"
 )
 
-// TestCorpusReplays: every synthetic exchange, of every provider, loads
-// into a store and replays offline with the response it was stored with,
-// so that the benchmark corpus exercises replay as it is.
+// TestCorpusReplays: every exchange of both synthetic corpora, of every
+// provider, loads into a store as a new exchange and replays offline, so
+// that the benchmark corpora exercise replay as it is; the same seed gives
+// the same bytes.
 func TestCorpusReplays(t *testing.T) {
-	var data bytes.Buffer
-	if err := synth.Write(&data, 120, 3); err != nil {
+	for _, tc := range []struct {
+		name      string
+		write     func(io.Writer, int, uint64) error
+		providers int
+	}{{"random", synth.Write, 3}, {"judge", synth.WriteJudge, 1}} {
+		t.Run(tc.name, func(t *testing.T) { testCorpusReplays(t, tc.write, tc.providers) })
+	}
+}
+
+func testCorpusReplays(t *testing.T, write func(io.Writer, int, uint64) error, nproviders int) {
+	const n = 400
+	var data, again bytes.Buffer
+	if err := write(&data, n, 3); err != nil {
 		t.Fatal(err)
+	}
+	if err := write(&again, n, 3); err != nil || !bytes.Equal(data.Bytes(), again.Bytes()) {
+		t.Fatalf("the same seed gave other bytes (%v)", err)
 	}
 	s, err := cache.Open(t.TempDir(), cache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if st, err := s.Load(bytes.NewReader(data.Bytes()), cache.LoadOptions{Strict: true}); err != nil || st.Bad != 0 {
-		t.Fatalf("load: %+v, %v", st, err)
+	if st, err := s.Load(bytes.NewReader(data.Bytes()), cache.LoadOptions{Strict: true}); err != nil || st.Bad != 0 || st.Added != n {
+		t.Fatalf("load: %+v, %v; want %d new exchanges", st, err, n)
 	}
 	var reqs bytes.Buffer
 	var want [][]byte
@@ -45,8 +61,8 @@ func TestCorpusReplays(t *testing.T) {
 		reqs.WriteByte('\n')
 		want = append(want, x.Response)
 	}
-	if len(providers) != 3 {
-		t.Fatalf("providers %v, want openai, anthropic and sim", providers)
+	if len(providers) != nproviders {
+		t.Fatalf("providers %v, want %d", providers, nproviders)
 	}
 	parsed, err := replay.ParseRequests(&reqs, "requests.jsonl", "")
 	if err != nil {
