@@ -118,13 +118,12 @@ func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.R
 		if err != nil {
 			return failed, synthetic, err
 		}
-		// The response alone: the request is what was just keyed.
-		resp, _, err := store.GetResponse(k)
+		x, err := store.Get(k)
 		if err != nil {
 			return failed, synthetic, fmt.Errorf("replay: read %s: %w", k.Str(), err)
 		}
 		line.Reset()
-		if err := json.Compact(&line, resp); err != nil {
+		if err := json.Compact(&line, x.Response); err != nil {
 			return failed, synthetic, fmt.Errorf("replay: response %s: %v: %w", k.Str(), err, cache.ErrCorrupt)
 		}
 		line.WriteByte('\n')
