@@ -1,10 +1,17 @@
 #!/bin/sh
 # Compare finrepro's cache with a sqlitedict store (the cache of HELM and
-# lm-evaluation-harness) on the same synthetic exchanges: load time, dump
-# time and store size. Not run by CI; needs /usr/bin/python3 with
-# python3-sqlitedict (apt-get install python3-sqlitedict).
+# lm-evaluation-harness) and with SQLite holding zstd BLOBs compressed with a
+# trained dictionary, on the same synthetic exchanges: load time, dump time
+# and store size; the store's size against the JSONL compressed with
+# zstd -3 and zstd -19 --long; 1,000 random requests answered by key
+# (finrepro replay against the SQLite peer's lookups); and finrepro's
+# offline replay of every request of the corpus (which must answer all of
+# them). Not run by CI; needs /usr/bin/python3 with python3-sqlitedict and
+# python3-zstandard, and the zstd command (apt-get install python3-sqlitedict
+# python3-zstandard zstd).
 #
 #   sh bench/compare.sh [N] [ROUNDS]     # default 20000 exchanges, 3 rounds
+#   CORPUS=judge sh bench/compare.sh     # repetitive judge traffic instead
 #   FINREPRO=path/to/finrepro sh bench/compare.sh   # use a built binary
 #
 # Prints one line per round and tool; ratios are computed per round, so
@@ -15,22 +22,52 @@ ROUNDS=${2:-3}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 if [ -n "${FINREPRO:-}" ]; then cp "$FINREPRO" "$W/finrepro"; else go build -o "$W/finrepro" ./cmd/finrepro; fi
-go run ./cache/internal/synth/gensynth -n "$N" -seed 1 > "$W/ex.jsonl"
-echo "exchanges: $N, JSONL bytes: $(wc -c < "$W/ex.jsonl")"
+CORPUS=${CORPUS:-random}
+go run ./cache/internal/synth/gensynth -corpus "$CORPUS" -n "$N" -seed 1 > "$W/ex.jsonl"
+echo "corpus: $CORPUS, exchanges: $N, JSONL bytes: $(wc -c < "$W/ex.jsonl")"
+# Size peers: the same JSONL as one zstd stream, fast and strongest (not
+# random access, but what a reviewer downloads).
+Z3=$(zstd -3 -T0 -q -c "$W/ex.jsonl" | wc -c)
+Z19=$(zstd -19 --long=27 -T0 -q -c "$W/ex.jsonl" | wc -c)
+echo "JSONL with zstd -3: $Z3 bytes; with zstd -19 --long=27: $Z19 bytes"
+/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    print(json.dumps(json.loads(line)["request"], ensure_ascii=False, separators=(",", ":")))
+' "$W/ex.jsonl" > "$W/req.jsonl"
+/usr/bin/python3 -c '
+import random, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+random.seed(1)
+print("\n".join(random.sample(lines, min(1000, len(lines)))))
+' "$W/req.jsonl" > "$W/req1000.jsonl"
 now() { date +%s.%N; }
 for r in $(seq "$ROUNDS"); do
 	B=$(/usr/bin/python3 bench/sqlitedict_baseline.py "$W/ex.jsonl" "$W/base.sqlite")
+	P=$(/usr/bin/python3 bench/sqlite_zstd_peer.py "$W/ex.jsonl" "$W/req1000.jsonl" "$W/peer.sqlite")
+	rm -f "$W/base.sqlite" "$W/peer.sqlite"
 	rm -rf "$W/c"
 	t0=$(now); "$W/finrepro" cache load --dir "$W/c" "$W/ex.jsonl" > /dev/null; t1=$(now)
 	"$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
+	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
+	t3=$(now)
+	"$W/finrepro" replay --requests "$W/req1000.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
+	t4=$(now)
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" <<'PY'
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
-t0, t1, t2, fb = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+p, t4 = json.loads(sys.argv[9]), float(sys.argv[10])
+t0, t1, t2, fb, t3 = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+z3, z19 = int(sys.argv[7]), int(sys.argv[8])
+print(f"finrepro store: {fb / z3:.2f}x the JSONL with zstd -3, {fb / z19:.2f}x with zstd -19 --long")
 fl, fd = t1 - t0, t2 - t1
+print(f"finrepro replay of every request: {t3 - t2:.2f}s ({(t3 - t2) / fd:.2f}x the dump)")
 print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['bytes']}")
 print(f"finrepro:   load {fl:.2f}s dump {fd:.2f}s size {fb}")
+print(f"sqlite+zstd+dict: load {p['load_s']:.2f}s dump {p['dump_s']:.2f}s 1000 lookups {p['lookup_s']:.2f}s size {p['bytes']}")
+print(f"finrepro 1000-request replay: {t4 - t3:.2f}s")
+print(f"against sqlite+zstd+dict: load {p['load_s']/fl:.2f}x faster, dump {p['dump_s']/fd:.2f}x faster, 1000 requests {p['lookup_s']/(t4 - t3):.2f}x faster, store {p['bytes']/fb:.2f}x smaller")
 print(f"ratios: load {b['load_s']/fl:.2f}x faster, dump {b['dump_s']/fd:.2f}x faster, store {b['bytes']/fb:.2f}x smaller (raw JSONL/finrepro {b['raw_bytes']/fb:.2f}x)")
 PY
 done

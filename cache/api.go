@@ -7,8 +7,10 @@
 // bytes; identical responses are stored once. Objects and records live in
 // immutable pack files written with temp file, fsync, rename and fsync of
 // the folder, so several processes can write one store without a lock and
-// a crash leaves whole files only. Every read re-hashes: corrupt data is
-// reported (ErrCorrupt) and never served. docs/cache.md specifies the
+// a crash leaves whole files only. Reads re-hash every object, but those
+// of packs whose whole file has just been checked against its name (unless
+// in verify mode): corrupt data is reported (ErrCorrupt) and never served.
+// docs/cache.md specifies the
 // layout byte by byte.
 package cache
 

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -131,4 +132,90 @@ func storeSize(b *testing.B, dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// openN is the number of exchanges of BenchmarkOpenReplayOne: 100,000
+// unless FINREPRO_BENCH_OPEN_N says otherwise.
+func openN() int {
+	if n, err := strconv.Atoi(os.Getenv("FINREPRO_BENCH_OPEN_N")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}
+
+// smallExchange is a small judge call, so that a store of many of them is
+// quick to build; BenchmarkOpenReplayOne measures the cost of the packs'
+// indexes, not of content.
+func smallExchange(i int) *Exchange {
+	return &Exchange{
+		Request:  []byte(fmt.Sprintf(`{"provider":"openai","endpoint":"chat/completions","body":{"model":"synthetic-judge","messages":[{"role":"user","content":"Synthetic rubric item %d: does the report state the net interest margin?"}]}}`, i)),
+		Response: []byte(fmt.Sprintf(`{"id":"synthetic-%d","choices":[{"message":{"role":"assistant","content":"yes"}}]}`, i)),
+		Meta:     Meta{Source: SourceSim},
+	}
+}
+
+// BenchmarkOpenReplayOne opens a store and replays one request from it (a
+// 1-request replay), against a store of openN exchanges each stored by
+// its own Put, one at a time, as a recorder stores them (compacted as it
+// grew), and against the same store after gc. The store is built once,
+// in FINREPRO_BENCH_DIR when set (/dev/shm makes its 100,000 fsyncs
+// cheap; what is measured is read from the page cache either way).
+func BenchmarkOpenReplayOne(b *testing.B) {
+	n := openN()
+	root := b.TempDir()
+	if d := os.Getenv("FINREPRO_BENCH_DIR"); d != "" {
+		var err error
+		if root, err = os.MkdirTemp(d, "open-bench-"); err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(root)
+	}
+	oneByOne := filepath.Join(root, "one-by-one")
+	s, err := Open(oneByOne, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if _, err := s.Put(smallExchange(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	compacted := filepath.Join(root, "compacted")
+	if err := os.CopyFS(compacted, os.DirFS(oneByOne)); err != nil {
+		b.Fatal(err)
+	}
+	s, err = Open(compacted, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.GC(); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	req := smallExchange(n / 2).Request
+	for _, dir := range []string{oneByOne, compacted} {
+		b.Run(filepath.Base(dir), func(b *testing.B) {
+			s, _ := Open(dir, Options{ReadOnly: true})
+			st, _ := s.Stats()
+			s.Close()
+			b.Logf("%d exchanges in %d packs", st.Exchanges, st.Packs)
+			for b.Loop() {
+				s, err := Open(dir, Options{ReadOnly: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				k, err := KeyOf(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := s.GetResponse(k); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+	}
 }

@@ -36,7 +36,11 @@ const staleAge = time.Hour
 // found unreferenced would lose it.
 func (s *Store) GC() (*GCStats, error) {
 	st := &GCStats{}
-	if err := s.refresh(); err != nil {
+	s.maint.Lock()
+	defer s.maint.Unlock()
+	// Packs another process has merged away since this store read them
+	// are dropped first: gc must work from what is on disk.
+	if err := s.forgetGone(); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
@@ -87,6 +88,15 @@ type Options struct {
 	// with a *CorruptError: a damaged store is never taken for an empty
 	// or incomplete one.
 	AllowCorrupt bool
+	// CheckedPacks names packs (by file name, without ".pack") whose
+	// files the caller has just hashed and found equal to their names, as
+	// a bundle's manifest check does: their objects are read without
+	// re-hashing (zstd's frame checksum still guards them), unless in
+	// verify mode. A pack Verify has just passed is trusted so too.
+	CheckedPacks map[string]bool
+	// NoCompact turns off the automatic merging of small packs after
+	// writes (compact.go); Compact still merges them when called.
+	NoCompact bool
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -108,6 +118,17 @@ type Store struct {
 	problems  []Problem
 	broken    *CorruptError // the first unreadable pack, unless AllowCorrupt
 	closed    bool
+	retired   []*os.File // files of packs compacted away, closed by Close
+	// dropped names the packs this store has merged away: a listing
+	// taken before their files went must not add them again.
+	dropped map[string]bool
+	// verified holds the sizes of the packs the last Verify passed.
+	verified map[string]int64
+
+	commit     committer
+	maint      sync.Mutex  // one compaction, gc or verify at a time
+	compacting atomic.Bool // a background compaction runs
+	bg         sync.WaitGroup
 }
 
 // pack is a pack file known to the store.
@@ -118,6 +139,14 @@ type pack struct {
 	size int64
 	f    *os.File // opened on first read of a large pack
 	recs int
+	bad  bool // unreadable or dangling: never compacted
+	// trusted packs' files were checked against their names (Options.
+	// CheckedPacks, or Verify): their objects are not re-hashed.
+	trusted atomic.Bool
+	// noMerge marks a pack compaction leaves alone (see mergePacks).
+	noMerge bool
+	// gone is set when the pack has been merged away or removed.
+	gone atomic.Bool
 }
 
 type objLoc struct {
@@ -181,12 +210,13 @@ func Open(dir string, opt Options) (*Store, error) {
 		}
 	}
 	s := &Store{
-		dir:   dir,
-		opt:   opt,
-		packs: map[string]*pack{},
-		recs:  map[Key]*rec{},
-		objs:  map[Digest][]objLoc{},
-		dicts: map[Digest]*dict{},
+		dir:     dir,
+		opt:     opt,
+		packs:   map[string]*pack{},
+		dropped: map[string]bool{},
+		recs:    map[Key]*rec{},
+		objs:    map[Digest][]objLoc{},
+		dicts:   map[Digest]*dict{},
 	}
 	if err := s.checkFormat(); err != nil {
 		return nil, err
@@ -236,6 +266,8 @@ func (s *Store) Dir() string { return s.dir }
 
 // Close releases the store's files. The store is unusable afterwards.
 func (s *Store) Close() error {
+	s.closeCommit()
+	s.bg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -251,6 +283,10 @@ func (s *Store) Close() error {
 			p.f = nil
 		}
 	}
+	for _, f := range s.retired {
+		f.Close() // read-only file: nothing to lose
+	}
+	s.retired = nil
 	for _, d := range s.dicts {
 		d.enc.Close()
 		d.dec.Close()
@@ -316,7 +352,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		return nil, fmt.Errorf("cache: read index: %w", err)
 	}
 	s.mu.RLock()
-	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok })
+	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok || s.dropped[name] })
 	s.mu.RUnlock()
 	// New packs' indexes are read GOMAXPROCS at a time, then added in
 	// name order.
@@ -339,8 +375,8 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, name := range names {
-		if _, ok := s.packs[name]; ok {
-			continue // added by a concurrent refresh
+		if _, ok := s.packs[name]; ok || s.dropped[name] {
+			continue // added by a concurrent refresh, or merged away
 		}
 		p := &pack{name: name, path: s.packPath(name)}
 		ix, size, err := got[i].ix, got[i].size, got[i].err
@@ -353,6 +389,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 			continue
 		}
 		p.size = size
+		p.trusted.Store(s.opt.CheckedPacks[name] || s.verified[name] == size && size > 0)
 		if err := s.addIndex(p, ix); err != nil {
 			s.packProblem(p, err)
 		}
@@ -376,6 +413,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 
 // packProblem records that pack p cannot be read; s.mu is held.
 func (s *Store) packProblem(p *pack, err error) {
+	p.bad = true
 	s.problems = append(s.problems, Problem{Path: s.rel(p.path), Msg: err.Error()})
 	if s.broken == nil && !s.opt.AllowCorrupt {
 		s.broken = &CorruptError{Dir: s.dir, Path: s.rel(p.path), Msg: err.Error()}
@@ -657,26 +695,40 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 // readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
 func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
-	s.mu.RLock()
-	locs := s.objs[d]
-	s.mu.RUnlock()
-	if len(locs) == 0 {
-		return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
-	}
-	var firstErr error
-	for _, l := range locs {
-		b, err := s.readAt(dst, l, d)
-		if err == nil {
-			return b, nil
+	for retry := false; ; retry = true {
+		s.mu.RLock()
+		locs := s.objs[d]
+		s.mu.RUnlock()
+		if len(locs) == 0 {
+			return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
 		}
-		if firstErr == nil {
-			firstErr = err
+		var firstErr error
+		moved := false
+		for _, l := range locs {
+			b, err := s.readAt(dst, l, d)
+			if err == nil {
+				return b, nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+			if l.p.gone.Load() || isNotExist(err) {
+				// Compacted away, here or by another process: the
+				// content is in the pack that replaced it.
+				moved = true
+				continue
+			}
+			s.mu.Lock()
+			s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
+			s.mu.Unlock()
 		}
-		s.mu.Lock()
-		s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
-		s.mu.Unlock()
+		if !moved || retry {
+			return nil, firstErr
+		}
+		if err := s.forgetGone(); err != nil {
+			return nil, err
+		}
 	}
-	return nil, firstErr
 }
 
 // maxRatio bounds how much room readAt makes ahead for an object, as a
@@ -702,7 +754,10 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object %s: %v: %w", d.Str(), err, ErrCorrupt)
 	}
-	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || Digest(sha256.Sum256(raw)) != d {
+	// A trusted pack's file matched its name: its content is what its
+	// writer hashed (and the frame's checksum has just been checked).
+	rehash := !l.p.trusted.Load() || s.opt.Verify
+	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || rehash && Digest(sha256.Sum256(raw)) != d {
 		return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 	}
 	return out, nil

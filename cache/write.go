@@ -27,22 +27,6 @@ const (
 // crash loses little work. Tests lower it to make many packs.
 var packTarget = 32 << 20
 
-// Put stores x under the key of its request and returns the key. The
-// exchange is durable when Put returns. Storing a key again with the same
-// response does nothing; with another response it keeps the stored one,
-// or, in verify mode, returns a *ConflictError.
-func (s *Store) Put(x *Exchange) (Key, error) {
-	b := s.NewBatch()
-	k, _, err := b.Add(x)
-	if err != nil {
-		return k, err
-	}
-	if err := b.Flush(); err != nil {
-		return k, err
-	}
-	return k, nil
-}
-
 // A Batch adds many exchanges with one pack file and one fsync per 32 MB,
 // for bulk loads. Exchanges are durable after Flush. A Batch is not safe
 // for concurrent use; several batches (in one or many processes) are.
@@ -62,6 +46,10 @@ type Batch struct {
 	sentRaw int        // their bytes
 	chunks  [][][]byte // compressed frames, chunk by chunk
 	g       *errgroup.Group
+
+	// grouped batches (a group commit's) neither compress nor flush
+	// before Flush: Put has compressed ahead, and Flush is the loop's.
+	grouped bool
 }
 
 type item struct {
@@ -193,6 +181,9 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 		b.raw += len(x.Response)
 	}
 	b.recs = append(b.recs, recEntry{key: k, resp: resp, meta: meta})
+	if b.grouped {
+		return k, true, nil
+	}
 	if err := b.dispatch(false); err != nil {
 		return k, false, err
 	}
@@ -253,7 +244,15 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 func (b *Batch) Len() int { return len(b.recs) }
 
 // Flush writes the queued exchanges as one pack and makes them durable.
-func (b *Batch) Flush() error { return b.flushAny() }
+// Small packs are then merged in the background (Compact) once there are
+// many.
+func (b *Batch) Flush() error {
+	err := b.flushAny()
+	if err == nil {
+		b.s.compactSoon()
+	}
+	return err
+}
 
 func (b *Batch) flushAny() error {
 	if len(b.recs) == 0 && len(b.items) == 0 {

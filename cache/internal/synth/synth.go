@@ -179,7 +179,6 @@ func (g *Gen) Next() []byte {
 			{"role": "user", "content": prompt},
 		},
 	}
-	req := map[string]any{"provider": prov.provider, "endpoint": prov.endpoint, "body": body, "sample": g.r.IntN(3)}
 	resp := map[string]any{
 		"id":      fmt.Sprintf("synthetic-%08d", g.n),
 		"object":  "chat.completion",
@@ -187,6 +186,23 @@ func (g *Gen) Next() []byte {
 		"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]string{"role": "assistant", "content": answer}}},
 		"usage":   map[string]int{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(answer) / 4},
 	}
+	if prov.provider == "anthropic" {
+		// The Messages API's shapes: the system prompt is a top-level
+		// field, and the answer a list of content blocks.
+		delete(body, "seed")
+		body["system"] = "You are a careful financial research assistant."
+		body["messages"] = []map[string]string{{"role": "user", "content": prompt}}
+		resp = map[string]any{
+			"id":          fmt.Sprintf("msg_synthetic_%08d", g.n),
+			"type":        "message",
+			"role":        "assistant",
+			"model":       model,
+			"content":     []map[string]string{{"type": "text", "text": answer}},
+			"stop_reason": "end_turn",
+			"usage":       map[string]int{"input_tokens": len(prompt) / 4, "output_tokens": len(answer) / 4},
+		}
+	}
+	req := map[string]any{"provider": prov.provider, "endpoint": prov.endpoint, "body": body, "sample": g.r.IntN(3)}
 	x := Exchange{Request: mustJSON(req), Response: mustJSON(resp), Meta: map[string]any{
 		"provider": prov.provider, "model": model, "reported_model": model + "-0001",
 		"input_tokens": len(prompt) / 4, "output_tokens": len(answer) / 4,

@@ -103,11 +103,13 @@ const storeFormat = "FORMAT"
 
 // openStore opens the store of s's bundle read only or, when the bundle
 // has no cache yet, an empty store in a temporary folder that s's cleanup
-// removes.
+// removes. The bundle's files have just been checked against its manifest
+// (verifyOpened), so the store need not re-hash the objects of packs whose
+// manifest hash is their name.
 func openStore(s *session) (*cache.Store, error) {
 	dir := s.bundle.CachePath()
 	if _, err := os.Stat(filepath.Join(dir, storeFormat)); err == nil {
-		return cache.Open(dir, cache.Options{ReadOnly: true})
+		return cache.Open(dir, cache.Options{ReadOnly: true, CheckedPacks: checkedPacks(s.bundle)})
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -118,6 +120,19 @@ func openStore(s *session) (*cache.Store, error) {
 	prev := s.cleanup
 	s.cleanup = func() { os.RemoveAll(tmp); prev() }
 	return cache.Open(tmp, cache.Options{})
+}
+
+// checkedPacks names the packs of b's cache whose hash in the manifest is
+// their name.
+func checkedPacks(b *results.Bundle) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range b.Manifest.Files {
+		name, ok := strings.CutSuffix(f.Path[strings.LastIndexByte(f.Path, '/')+1:], ".pack")
+		if ok && name == f.SHA256 && len(name) > 2 && f.Path == results.CacheDir+"/packs/"+name[:2]+"/"+name+".pack" {
+			m[name] = true
+		}
+	}
+	return m
 }
 
 func (s *session) close() {

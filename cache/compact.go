@@ -1,0 +1,392 @@
+package cache
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Compaction merges small packs (one per Put when Puts come one at a
+// time) into bigger ones, so that a store recorded one exchange at a time
+// opens as fast as one loaded in bulk. Packs under smallPack are sorted
+// into tiers by size (tierLimits); when a tier holds compactFanIn packs of
+// one dictionary, they are merged into one pack, which falls into a
+// higher tier. Every exchange is so rewritten once per tier at most, and
+// a store holds fewer than compactFanIn small packs per tier and
+// dictionary.
+//
+// A merge copies every object and record of its packs (nothing is
+// dropped, unlike gc): each object's frame is decoded and checked against
+// its digest first, the merged pack is written durably, and only then are
+// the old packs removed. So it is safe while other processes read or
+// write the store: whatever pack of the old ones they had read, its
+// content is in the new one (a read that finds a pack removed lists the
+// packs again), and a crash leaves the old packs, the new one, or both.
+// Packs holding a key that another pack records too are left to gc.
+
+// mergedHook, when set (by tests), runs after a merge has replaced its
+// packs in memory and before it removes their files.
+var mergedHook func()
+
+// compactFanIn is how many small packs of one tier trigger a merge.
+const compactFanIn = 16
+
+// compactMax is the most packs one merge takes.
+const compactMax = 4 * compactFanIn
+
+// tierLimits are the upper pack sizes of the tiers; packs of smallPack or
+// more are never compacted (gc merges them if asked).
+var tierLimits = [...]int64{64 << 10, 1 << 20, smallPack}
+
+func packTier(size int64) int {
+	for i, l := range tierLimits {
+		if size < l {
+			return i
+		}
+	}
+	return -1
+}
+
+// compactSoon starts a compaction in the background unless one is
+// running; Close waits for it.
+func (s *Store) compactSoon() {
+	if s.opt.ReadOnly || s.opt.NoCompact || !s.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		s.compacting.Store(false)
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.compacting.Store(false)
+		// A failed merge changes nothing; the next one tries again.
+		_, _ = s.Compact()
+	}()
+}
+
+// Compact merges small packs while a tier holds compactFanIn of them (see
+// above) and returns how many packs it merged. Writes after Flush and Put
+// start it in the background; it is exported for tests and tools.
+func (s *Store) Compact() (int, error) {
+	if s.opt.ReadOnly {
+		return 0, nil
+	}
+	s.maint.Lock()
+	defer s.maint.Unlock()
+	merged := 0
+	for {
+		sel := s.compactCandidates()
+		if sel == nil {
+			return merged, nil
+		}
+		n, err := s.mergePacks(sel)
+		if err != nil {
+			return merged, fmt.Errorf("cache: compact: %w", err)
+		}
+		merged += n
+	}
+}
+
+// compactCandidates returns the packs of the lowest tier and dictionary
+// holding compactFanIn mergeable packs, sorted by name, or nil.
+func (s *Store) compactCandidates() []*pack {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil
+	}
+	type class struct {
+		tier int
+		dict Digest
+	}
+	by := map[class][]*pack{}
+	for _, p := range s.packs {
+		t := packTier(p.size)
+		if t < 0 || p.bad || p.noMerge || p.gone.Load() {
+			continue
+		}
+		var d Digest
+		if p.dict != nil {
+			d = p.dict.digest
+		}
+		c := class{t, d}
+		by[c] = append(by[c], p)
+	}
+	var best []*pack
+	var bestClass class
+	for c, ps := range by {
+		if len(ps) < compactFanIn {
+			continue
+		}
+		if best == nil || c.tier < bestClass.tier || c.tier == bestClass.tier && cmpDigest(c.dict, bestClass.dict) < 0 {
+			best, bestClass = ps, c
+		}
+	}
+	slices.SortFunc(best, func(a, b *pack) int { return cmp.Compare(a.name, b.name) })
+	if len(best) > compactMax {
+		best = best[:compactMax]
+	}
+	return best
+}
+
+// mergePacks merges sel into one pack and returns how many packs it
+// merged. Packs it cannot merge (removed meanwhile, unreadable, holding a
+// key another pack records too) are marked and left alone.
+func (s *Store) mergePacks(sel []*pack) (int, error) {
+	type src struct {
+		p    *pack
+		ix   *packIndex
+		data []byte
+	}
+	var srcs []src
+	for _, p := range sel {
+		data, ix, err := s.readWholePack(p)
+		if err != nil {
+			s.mu.Lock()
+			p.noMerge = true
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.RLock()
+		shared := false
+		for _, r := range ix.recs {
+			if w := s.recs[r.key]; w == nil || w.dup > 0 {
+				shared = true
+				break
+			}
+		}
+		s.mu.RUnlock()
+		if shared {
+			s.mu.Lock()
+			p.noMerge = true
+			s.mu.Unlock()
+			continue
+		}
+		srcs = append(srcs, src{p, ix, data})
+	}
+	if len(srcs) < 2 {
+		for _, sc := range srcs {
+			s.mu.Lock()
+			sc.p.noMerge = true // nothing to merge it with now
+			s.mu.Unlock()
+		}
+		return 0, nil
+	}
+	var dd Digest
+	if d := srcs[0].p.dict; d != nil {
+		dd = d.digest
+	}
+	pw, err := s.newPackWriter(dd)
+	if err != nil {
+		return 0, err
+	}
+	seen := map[Digest]bool{}
+	var buf []byte
+	for _, sc := range srcs {
+		dec := s.decoder(sc.p)
+		for _, o := range sc.ix.objs {
+			if seen[o.digest] {
+				continue
+			}
+			frame := sc.data[o.off : o.off+o.clen]
+			buf, err = dec.DecodeAll(frame, buf[:0])
+			if err != nil || int64(len(buf)) != o.rawLen || Digest(sha256.Sum256(buf)) != o.digest {
+				// Left for verify to report; nothing is removed.
+				pw.abort()
+				s.mu.Lock()
+				sc.p.noMerge = true
+				s.mu.Unlock()
+				return 0, nil
+			}
+			seen[o.digest] = true
+			if err := pw.addObject(o.digest, frame, int(o.rawLen)); err != nil {
+				pw.abort()
+				return 0, err
+			}
+		}
+	}
+	for _, sc := range srcs {
+		for _, r := range sc.ix.recs {
+			pw.addRecord(r)
+		}
+	}
+	name, ix, err := s.finishPack(pw)
+	if err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(s.packPath(name))
+	if err != nil {
+		return 0, err
+	}
+	// The new pack replaces the old ones in memory before they go, so
+	// that this process's reads move to it at once.
+	s.mu.Lock()
+	np, exists := s.packs[name]
+	if !exists {
+		np = &pack{name: name, path: s.packPath(name), dict: srcs[0].p.dict, size: st.Size(), recs: len(ix.recs)}
+		s.packs[name] = np
+		for _, o := range ix.objs {
+			s.objs[o.digest] = append(s.objs[o.digest], objLoc{np, o.off, o.clen, o.rawLen})
+		}
+	}
+	for _, sc := range srcs {
+		s.dropPack(sc.p, sc.ix)
+	}
+	for _, r := range ix.recs {
+		if w := s.recs[r.key]; w == nil || w.p.gone.Load() {
+			dup := 0
+			if w != nil {
+				dup = w.dup
+			}
+			s.recs[r.key] = &rec{p: np, resp: r.resp, meta: r.meta, dup: dup}
+		}
+	}
+	s.mu.Unlock()
+	if mergedHook != nil {
+		mergedHook()
+	}
+	dirs := map[string]bool{}
+	for _, sc := range srcs {
+		if err := os.Remove(sc.p.path); err != nil && !isNotExist(err) {
+			return len(srcs), err
+		}
+		dirs[filepath.Dir(sc.p.path)] = true
+	}
+	for _, d := range slices.Sorted(mapKeys(dirs)) {
+		if err := syncDir(d); err != nil {
+			return len(srcs), err
+		}
+	}
+	return len(srcs), nil
+}
+
+// dropPack removes pack p, whose index is ix, from memory; s.mu is held.
+// Its records are left for the caller to replace. Its open file stays
+// open until Close, for reads already under way.
+func (s *Store) dropPack(p *pack, ix *packIndex) {
+	p.gone.Store(true)
+	s.dropped[p.name] = true
+	if s.packs[p.name] == p {
+		delete(s.packs, p.name)
+	}
+	if p.f != nil {
+		s.retired = append(s.retired, p.f)
+		p.f = nil
+	}
+	for _, o := range ix.objs {
+		locs := slices.DeleteFunc(s.objs[o.digest], func(l objLoc) bool { return l.p == p })
+		if len(locs) == 0 {
+			delete(s.objs, o.digest)
+		} else {
+			s.objs[o.digest] = locs
+		}
+	}
+}
+
+// readWholePack reads a small pack and its index, checking the file
+// against its name.
+func (s *Store) readWholePack(p *pack) ([]byte, *packIndex, error) {
+	f, st, err := openRegular(p.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if st.Size() >= smallPack {
+		return nil, nil, fmt.Errorf("pack %s grew", p.name)
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, nil, err
+	}
+	if sum := sha256.Sum256(data); Digest(sum).String() != p.name {
+		return nil, nil, fmt.Errorf("pack %s: content does not match its name", p.name)
+	}
+	ix, err := s.readPackIndex(bytesReaderAt(data), int64(len(data)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, ix, nil
+}
+
+// bytesReaderAt reads a byte slice as a file.
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// forgetGone drops from memory the packs whose files another process has
+// removed (its compaction or gc) and rebuilds the index from the packs
+// that remain, then lists the packs again, so that their content is found
+// where it moved. (Records of a key in a removed pack may have shadowed
+// others of the same key, so the index is rebuilt rather than patched.)
+func (s *Store) forgetGone() error {
+	s.mu.Lock()
+	var gone []*pack
+	for _, p := range s.packs {
+		if _, err := os.Lstat(p.path); isNotExist(err) {
+			gone = append(gone, p)
+		}
+	}
+	for _, p := range gone {
+		p.gone.Store(true)
+		delete(s.packs, p.name)
+		if p.f != nil {
+			s.retired = append(s.retired, p.f)
+			p.f = nil
+		}
+	}
+	if len(gone) > 0 {
+		s.recs = map[Key]*rec{}
+		s.objs = map[Digest][]objLoc{}
+		for _, name := range slices.Sorted(mapKeys(s.packs)) {
+			p := s.packs[name]
+			p.recs = 0
+			if p.bad {
+				continue
+			}
+			ix, _, err := s.loadPack(p.path)
+			if err != nil {
+				if isNotExist(err) {
+					p.gone.Store(true)
+					delete(s.packs, name)
+					continue
+				}
+				s.packProblem(p, err)
+				continue
+			}
+			if err := s.addIndex(p, ix); err != nil {
+				s.packProblem(p, err)
+			}
+		}
+	}
+	s.mu.Unlock()
+	return s.refresh()
+}
+
+// mapKeys iterates over the keys of m.
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
