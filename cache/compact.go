@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // Compaction merges small packs (one per Put when Puts come one at a
@@ -295,7 +297,7 @@ func (s *Store) dropPack(p *pack, ix *packIndex) {
 // readWholePack reads a small pack and its index, checking the file
 // against its name.
 func (s *Store) readWholePack(p *pack) ([]byte, *packIndex, error) {
-	f, st, err := openRegular(p.path)
+	f, st, err := regular.Open(p.path)
 	if err != nil {
 		return nil, nil, err
 	}
