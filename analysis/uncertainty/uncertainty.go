@@ -16,6 +16,7 @@
 package uncertainty
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -503,7 +504,12 @@ func ProportionCells(successes, n int, wald bool) []analysis.Cell {
 // rank of res.Ranks with its interval) in place of any rank column,
 // without the rank interval, naive error, cluster count and proportion
 // interval columns (they stay in the files and the notes give the
-// cluster count). A headline without them is returned as it is.
+// cluster count). Its rows are in ranking order, and its columns put
+// first what a narrow terminal must keep: the rank, the system, the
+// headline score (the column that holds res.Scores), its cluster
+// interval and error and the tier; the per-track and per-part columns
+// follow, so that a terminal too narrow for all drops those. A headline
+// without rank intervals is returned as it is.
 func Terminal(res *analysis.Result) *analysis.Table {
 	t := res.Table(res.Headline)
 	if t == nil {
@@ -523,12 +529,25 @@ func Terminal(res *analysis.Result) *analysis.Table {
 	}
 	out := &analysis.Table{Benchmark: t.Benchmark, Name: t.Name, Title: t.Title, Caption: t.Caption, Notes: t.Notes,
 		Columns: []analysis.Column{{Name: "rank", Title: "rank (95%)", Doc: "rank and its 95 % rank interval"}}}
-	for i, c := range t.Columns {
-		if !drop[i] {
-			out.Columns = append(out.Columns, c)
-		}
+	order := columnOrder(t, res.Scores, drop)
+	for _, i := range order {
+		out.Columns = append(out.Columns, t.Columns[i])
 	}
-	for _, r := range t.Rows {
+	rows := slices.Clone(t.Rows)
+	slices.SortStableFunc(rows, func(a, b []analysis.Cell) int {
+		ra, oka := rankOf[a[0].Text]
+		rb, okb := rankOf[b[0].Text]
+		switch {
+		case oka && okb:
+			return cmp.Compare(ra, rb)
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	for _, r := range rows {
 		rank := analysis.Undefined("not ranked")
 		if k, ok := rankOf[r[0].Text]; ok {
 			s := fmt.Sprint(k)
@@ -538,12 +557,49 @@ func Terminal(res *analysis.Result) *analysis.Table {
 			rank = analysis.Text(s)
 		}
 		row := []analysis.Cell{rank}
-		for i, c := range r {
-			if !drop[i] {
-				row = append(row, c)
-			}
+		for _, i := range order {
+			row = append(row, r[i])
 		}
 		out.AddRow(row...)
 	}
 	return out
+}
+
+// columnOrder lists the columns of t that are not dropped: the system
+// (the first column), then the headline score, its cluster interval and
+// error and the tier, then the others in their order. The headline score
+// is the first numeric column whose every value is the row's system's
+// score in scores.
+func columnOrder(t *analysis.Table, scores map[string]float64, drop map[int]bool) []int {
+	score := -1
+	for c := 1; c < len(t.Columns) && score < 0 && len(scores) > 0; c++ {
+		matched := 0
+		for _, r := range t.Rows {
+			v, ok := scores[r[0].Text]
+			if !ok {
+				continue
+			}
+			if !r[c].IsNum || math.Abs(r[c].Num-v) > 1e-9*math.Max(1, math.Abs(v)) {
+				matched = -1
+				break
+			}
+			matched++
+		}
+		if matched > 0 {
+			score = c
+		}
+	}
+	first := []int{0}
+	for _, c := range []int{score, t.Col("cluster_lo"), t.Col("cluster_hi"), t.Col("se_cluster"), t.Col("tier")} {
+		if c > 0 && !drop[c] && !slices.Contains(first, c) {
+			first = append(first, c)
+		}
+	}
+	order := first
+	for i := range t.Columns {
+		if !drop[i] && !slices.Contains(first, i) {
+			order = append(order, i)
+		}
+	}
+	return order
 }

@@ -2,6 +2,7 @@ package uncertainty
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,13 +124,21 @@ func TestTerminal(t *testing.T) {
 	if out.Columns[0].Header() != "rank (95%)" || out.Col("rank_lo") >= 0 || out.Col("se_naive") >= 0 || out.Col("se_cluster") < 0 {
 		t.Fatalf("columns %v", out.Columns)
 	}
+	// The rows follow the ranking (the table listed B first), and the
+	// score and its cluster interval come right after the system.
+	if a, b := out.Rows[0][1].Text, out.Rows[1][1].Text; a != "A" || b != "B" {
+		t.Errorf("rows %s, %s; want A, B", a, b)
+	}
+	if got := []string{out.Columns[1].Name, out.Columns[2].Name, out.Columns[3].Name}; !slices.Equal(got, []string{"system", "score", "cluster_lo"}) {
+		t.Errorf("first columns %v", got)
+	}
 	// A ranks first in every resample but those drawing cluster 1 twice,
 	// where both score 0 and share rank 1: A is 1 (1-1); B is 2 and ties
 	// A in about a quarter of the resamples, so its interval is 1-2.
-	if got := out.Rows[1][0].Text; got != "1 (1-1)" {
+	if got := out.Rows[0][0].Text; got != "1 (1-1)" {
 		t.Errorf("A %q", got)
 	}
-	if got := out.Rows[0][0].Text; got != "2 (1-2)" {
+	if got := out.Rows[1][0].Text; got != "2 (1-2)" {
 		t.Errorf("B %q", got)
 	}
 }
