@@ -15,7 +15,8 @@ import (
 )
 
 // latexTables are a narrow table, a wide one with long text (which must
-// wrap) and a wide one of numbers (which must be scaled).
+// wrap), a wide one of numbers (which must be scaled) and the hostile
+// fixture (every special character, quotes, CJK, control characters).
 func latexTables() map[string]*analysis.Table {
 	narrow := plain()
 	text := &analysis.Table{Benchmark: "icbcbench", Name: "wide_text", Title: "Systems and their notes",
@@ -34,7 +35,7 @@ func latexTables() map[string]*analysis.Table {
 		}
 		nums.AddRow(row...)
 	}
-	return map[string]*analysis.Table{"narrow": narrow, "text": text, "numbers": nums}
+	return map[string]*analysis.Table{"narrow": narrow, "text": text, "numbers": nums, "hostile": hostile()}
 }
 
 // TestLaTeXFitsPage: the wide tables are wrapped (tabularx) or scaled
@@ -47,6 +48,7 @@ func TestLaTeXFitsPage(t *testing.T) {
 	want := map[string][]string{
 		"narrow":  {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs}\n", "\\begin{tabular}{lrr}", "\\end{tabular}\n"},
 		"text":    {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,tabularx}\n", "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}X>{\\raggedright\\arraybackslash}Xr}", "\\end{tabularx}\n"},
+		"hostile": {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,graphicx}\n", "\\textquotedbl{}", "\\texttt{U+6DF1}"},
 		"numbers": {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,graphicx}\n", "\\resizebox{\\linewidth}{!}{%\n\\begin{tabular}{l", "\\end{tabular}%\n}\n"},
 	}
 	pdflatex, lookErr := exec.LookPath("pdflatex")
