@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,15 +71,39 @@ func FuzzCSVText(f *testing.F) {
 var latexUnescapes = []struct{ esc, text string }{
 	{`\textbackslash{}`, `\`}, {`\textasciicircum{}`, "^"}, {`\textasciitilde{}`, "~"}, {`\textless{}`, "<"},
 	{`\textgreater{}`, ">"}, {`\textbar{}`, "|"}, {`\textquotedbl{}`, `"`},
+	{`$\varepsilon$`, "ε"}, {`$\approx$`, "≈"}, {`$\infty$`, "∞"}, {`$\alpha$`, "α"},
+	{`$\gamma$`, "γ"}, {`$\delta$`, "δ"}, {`$\sigma$`, "σ"}, {`$\surd$`, "√"},
+	{`$\beta$`, "β"}, {`$\neq$`, "≠"}, {`$\leq$`, "≤"}, {`$\geq$`, "≥"},
+	{`$\chi$`, "χ"}, {`$\mu$`, "μ"}, {`$-$`, "−"},
 	{`\{`, "{"}, {`\}`, "}"}, {`\$`, "$"}, {`\&`, "&"}, {`\#`, "#"}, {`\_`, "_"}, {`\%`, "%"}, {"-{}", "-"},
 }
 
+// latexCodePointRE matches the escape of a character pdflatex cannot
+// print.
+var latexCodePointRE = regexp.MustCompile(`^\\texttt\{U\+([0-9A-F]{4,6})\}`)
+
 // FuzzLaTeXText checks that escaped text holds no active LaTeX character
-// outside an escape, and that undoing the escapes gives the text back
-// (control characters and invalid UTF-8 as spaces).
+// outside an escape, and no character outside printable ASCII, Latin-1,
+// Latin Extended-A and the common punctuation of T1 and TS1 (the
+// characters pdflatex prints with \usepackage[T1]{fontenc}), and that
+// undoing the escapes gives the text back (control characters and
+// invalid UTF-8 as spaces).
 func FuzzLaTeXText(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
+	}
+	f.Add("\ufffd \u4e1a\u52a1 \U0001F600 \u0127 \u03b1=0.05 p \u00b1 1.96\u00b7\u221a(p) \u2013 \u201cx\u201d")
+	// What pdflatex with T1 prints, found by compiling each character
+	// of U+00A0-U+017F and the punctuation below: all but the nine
+	// letters listed.
+	printable := func(r rune) bool {
+		switch {
+		case r >= 0x20 && r < 0x7f, r >= 0xa0 && r <= 0xff:
+			return true
+		case r >= 0x100 && r <= 0x17f:
+			return r != 0x126 && r != 0x127 && r != 0x138 && r != 0x13f && r != 0x140 && r != 0x149 && r != 0x166 && r != 0x167 && r != 0x17f
+		}
+		return strings.ContainsRune("–—‘’‚“”„†‡•…‰‹›€", r)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := LaTeXText(s)
@@ -92,18 +117,27 @@ func FuzzLaTeXText(f *testing.F) {
 					continue scan
 				}
 			}
-			c := out[i]
-			if strings.IndexByte(`\{}$&#^_~%<>|"`, c) >= 0 {
-				t.Fatalf("LaTeXText(%q) = %q: unescaped %q at %d", s, out, c, i)
+			if m := latexCodePointRE.FindStringSubmatch(out[i:]); m != nil {
+				cp, _ := strconv.ParseUint(m[1], 16, 32)
+				if printable(rune(cp)) {
+					t.Fatalf("LaTeXText(%q) = %q: printable U+%s written as a code point", s, out, m[1])
+				}
+				back.WriteRune(rune(cp))
+				i += len(m[0])
+				continue
 			}
-			if c < 0x20 || c == 0x7f {
-				t.Fatalf("LaTeXText(%q) = %q: control character at %d", s, out, i)
+			r, n := utf8.DecodeRuneInString(out[i:])
+			if strings.ContainsRune(`\{}$&#^_~%<>|"`, r) {
+				t.Fatalf("LaTeXText(%q) = %q: unescaped %q at %d", s, out, r, i)
 			}
-			if c == '-' && i+1 < len(out) && out[i+1] == '-' {
+			if !printable(r) {
+				t.Fatalf("LaTeXText(%q) = %q: %U at %d, which pdflatex cannot print", s, out, r, i)
+			}
+			if r == '-' && i+1 < len(out) && out[i+1] == '-' {
 				t.Fatalf("LaTeXText(%q) = %q: ligature -- at %d", s, out, i)
 			}
-			back.WriteByte(c)
-			i++
+			back.WriteRune(r)
+			i += n
 		}
 		if want := oneLine(s); back.String() != want {
 			t.Errorf("LaTeXText(%q) = %q unescapes to %q, want %q", s, out, back.String(), want)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -15,8 +14,9 @@ import (
 // right-aligned with the column's decimals and a math minus, undefined
 // cells as "--", best values in \textbf and second-best in \underline, an
 // arrow in each marked column's header for its direction, and notes
-// under the tabular. All text passes through LaTeXText. CJK text needs a
-// CJK-capable engine (xeCJK with XeLaTeX, or ctex).
+// under the tabular. All text passes through LaTeXText, so the file
+// compiles with pdflatex and \usepackage[T1]{fontenc}; characters pdflatex
+// cannot print, CJK included, are written as code points.
 //
 // A table fits the page (see latexLayout): one whose cells would be
 // wider than latexLineChars is a tabularx of width \linewidth whose text
@@ -49,7 +49,7 @@ func writeLaTeX(w io.Writer, t *analysis.Table, synthetic bool) error {
 		}
 	}
 	pkgs := map[int]string{latexPlain: "booktabs", latexWrap: "booktabs,tabularx", latexScale: "booktabs,graphicx"}[layout]
-	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage{%s}\n", oneLine(t.Benchmark), oneLine(t.Name), pkgs)
+	fmt.Fprintf(bw, "%% %s/%s: requires \\usepackage[T1]{fontenc} \\usepackage{%s}\n", oneLine(t.Benchmark), oneLine(t.Name), pkgs)
 	if synthetic {
 		fmt.Fprintf(bw, "%% %s\n", SyntheticNote)
 	}
@@ -165,11 +165,11 @@ func latexLayout(t *analysis.Table) int {
 	for j, c := range t.Columns {
 		w := 0
 		for _, word := range strings.Fields(header(c)) {
-			w = max(w, utf8.RuneCountInString(word))
+			w = max(w, latexChars(word))
 		}
-		w = max(w, utf8.RuneCountInString(header(c)))
+		w = max(w, latexChars(header(c)))
 		for _, r := range t.Rows {
-			w = max(w, utf8.RuneCountInString(r[j].Format(r[j].DecimalsIn(c))))
+			w = max(w, latexChars(r[j].Format(r[j].DecimalsIn(c))))
 		}
 		total += w + 2
 		if numeric(t, j) {
@@ -189,31 +189,68 @@ func latexLayout(t *analysis.Table) int {
 }
 
 // latexEscapes maps the characters LaTeX treats specially in text mode
-// (and those the default OT1 font encoding prints as other glyphs) to
-// commands that print them.
+// (and those the OT1 font encoding prints as other glyphs) to commands
+// that print them, and a few symbols outside the T1 and TS1 encodings to
+// their math-mode forms.
 var latexEscapes = map[rune]string{
-	'\\': `\textbackslash{}`,
-	'{':  `\{`,
-	'}':  `\}`,
-	'$':  `\$`,
-	'&':  `\&`,
-	'#':  `\#`,
-	'^':  `\textasciicircum{}`,
-	'_':  `\_`,
-	'~':  `\textasciitilde{}`,
-	'%':  `\%`,
-	'<':  `\textless{}`,
-	'>':  `\textgreater{}`,
-	'|':  `\textbar{}`,
-	'"':  `\textquotedbl{}`,
+	'\\':     `\textbackslash{}`,
+	'{':      `\{`,
+	'}':      `\}`,
+	'$':      `\$`,
+	'&':      `\&`,
+	'#':      `\#`,
+	'^':      `\textasciicircum{}`,
+	'_':      `\_`,
+	'~':      `\textasciitilde{}`,
+	'%':      `\%`,
+	'<':      `\textless{}`,
+	'>':      `\textgreater{}`,
+	'|':      `\textbar{}`,
+	'"':      `\textquotedbl{}`,
+	'\u03b1': `$\alpha$`,
+	'\u03b2': `$\beta$`,
+	'\u03b3': `$\gamma$`,
+	'\u03b4': `$\delta$`,
+	'\u03b5': `$\varepsilon$`,
+	'\u03bc': `$\mu$`,
+	'\u03c3': `$\sigma$`,
+	'\u03c7': `$\chi$`,
+	'\u2212': `$-$`,
+	'\u221a': `$\surd$`,
+	'\u221e': `$\infty$`,
+	'\u2248': `$\approx$`,
+	'\u2260': `$\neq$`,
+	'\u2264': `$\leq$`,
+	'\u2265': `$\geq$`,
 }
 
-// LaTeXText escapes s for LaTeX text mode: the special characters
-// \ { } $ & # ^ _ ~ % (and < > | " which print wrongly in the default font
-// encoding) become commands, control characters and invalid UTF-8 become
-// spaces, and a hyphen before another hyphen is followed by {} so that
-// "--" stays two hyphens instead of a dash. Other characters, CJK
-// included, pass unchanged.
+// latexTypeset reports whether pdflatex, with the T1 font encoding and
+// UTF-8 input, prints r as it is: printable ASCII, Latin-1 and Latin
+// Extended-A (except the few letters T1 lacks), and common punctuation.
+func latexTypeset(r rune) bool {
+	switch {
+	case r >= 0x20 && r < 0x7f, r >= 0xa0 && r <= 0xff:
+		return true
+	case r >= 0x100 && r <= 0x17f:
+		return !strings.ContainsRune("\u0126\u0127\u0138\u013f\u0140\u0149\u0166\u0167\u017f", r)
+	}
+	return strings.ContainsRune("\u2013\u2014\u2018\u2019\u201a\u201c\u201d\u201e\u2020\u2021\u2022\u2026\u2030\u2039\u203a\u20ac", r)
+}
+
+// latexCodePoint is the visible escape of a character pdflatex cannot
+// print: its code point in typewriter type, such as \texttt{U+FFFD}.
+func latexCodePoint(r rune) string {
+	return fmt.Sprintf(`\texttt{U+%04X}`, r)
+}
+
+// LaTeXText escapes s for LaTeX text mode so that pdflatex compiles it
+// with \usepackage[T1]{fontenc}: the special characters \ { } $ & # ^ _
+// ~ % (and < > | ") become commands, a few Greek letters and math symbols
+// become math, control characters and invalid UTF-8 become spaces, a
+// hyphen before another hyphen is followed by {} so that "--" stays two
+// hyphens instead of a dash, and every other character that pdflatex
+// cannot print (CJK, U+FFFD, emoji) is written as its code point,
+// \texttt{U+4E1A}.
 func LaTeXText(s string) string {
 	s = oneLine(s)
 	var b strings.Builder
@@ -222,12 +259,30 @@ func LaTeXText(s string) string {
 			b.WriteString(e)
 			continue
 		}
+		if !latexTypeset(r) {
+			b.WriteString(latexCodePoint(r))
+			continue
+		}
 		b.WriteRune(r)
 		if r == '-' && i+1 < len(s) && s[i+1] == '-' {
 			b.WriteString("{}")
 		}
 	}
 	return b.String()
+}
+
+// latexChars is the number of characters s takes once escaped: one per
+// character, and the length of the code point for one written as such.
+func latexChars(s string) int {
+	n := 0
+	for _, r := range oneLine(s) {
+		if _, ok := latexEscapes[r]; !ok && !latexTypeset(r) {
+			n += len(latexCodePoint(r)) - len(`\texttt{}`)
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // label makes s a safe \label key: letters, digits, ':', '-' and '_'

@@ -15,7 +15,8 @@ import (
 )
 
 // latexTables are a narrow table, a wide one with long text (which must
-// wrap) and a wide one of numbers (which must be scaled).
+// wrap), a wide one of numbers (which must be scaled) and the hostile
+// fixture (every special character, quotes, CJK, control characters).
 func latexTables() map[string]*analysis.Table {
 	narrow := plain()
 	text := &analysis.Table{Benchmark: "icbcbench", Name: "wide_text", Title: "Systems and their notes",
@@ -34,7 +35,7 @@ func latexTables() map[string]*analysis.Table {
 		}
 		nums.AddRow(row...)
 	}
-	return map[string]*analysis.Table{"narrow": narrow, "text": text, "numbers": nums}
+	return map[string]*analysis.Table{"narrow": narrow, "text": text, "numbers": nums, "hostile": hostile()}
 }
 
 // TestLaTeXFitsPage: the wide tables are wrapped (tabularx) or scaled
@@ -45,9 +46,10 @@ func latexTables() map[string]*analysis.Table {
 // structure is checked.
 func TestLaTeXFitsPage(t *testing.T) {
 	want := map[string][]string{
-		"narrow":  {"requires \\usepackage{booktabs}", "\\begin{tabular}{lrr}", "\\end{tabular}\n"},
-		"text":    {"requires \\usepackage{booktabs,tabularx}", "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}X>{\\raggedright\\arraybackslash}Xr}", "\\end{tabularx}\n"},
-		"numbers": {"requires \\usepackage{booktabs,graphicx}", "\\resizebox{\\linewidth}{!}{%\n\\begin{tabular}{l", "\\end{tabular}%\n}\n"},
+		"narrow":  {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs}\n", "\\begin{tabular}{lrr}", "\\end{tabular}\n"},
+		"text":    {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,tabularx}\n", "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}X>{\\raggedright\\arraybackslash}Xr}", "\\end{tabularx}\n"},
+		"hostile": {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,graphicx}\n", "\\textquotedbl{}", "\\texttt{U+6DF1}"},
+		"numbers": {"requires \\usepackage[T1]{fontenc} \\usepackage{booktabs,graphicx}\n", "\\resizebox{\\linewidth}{!}{%\n\\begin{tabular}{l", "\\end{tabular}%\n}\n"},
 	}
 	pdflatex, lookErr := exec.LookPath("pdflatex")
 	for name, tab := range latexTables() {
@@ -71,7 +73,7 @@ func TestLaTeXFitsPage(t *testing.T) {
 				// booktabs is in texlive-latex-recommended; rules of
 				// the same height stand in for it without it.
 				"\\IfFileExists{booktabs.sty}{\\usepackage{booktabs}}{\\let\\toprule\\hline\\let\\midrule\\hline\\let\\bottomrule\\hline}\n" +
-				"\\usepackage{tabularx,graphicx}\n\\begin{document}\n\\input{table}\n\\end{document}\n"
+				"\\usepackage[T1]{fontenc}\n\\usepackage{tabularx,graphicx}\n\\begin{document}\n\\input{table}\n\\end{document}\n"
 			os.WriteFile(filepath.Join(dir, "doc.tex"), []byte(doc), 0o644)
 			os.WriteFile(filepath.Join(dir, "table.tex"), b.Bytes(), 0o644)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -106,9 +106,13 @@ type Bundle struct {
 
 // OpenBundle reads the manifest of the bundle folder dir. It does not hash
 // the files; call Verify for that.
-// A folder that does not exist is an error; a manifest that is missing or
-// cannot be parsed is an *IntegrityError.
+// A path that is no bundle folder (see CheckBundlePath) is a
+// *NotBundleError; a manifest that cannot be read or parsed is an
+// *IntegrityError.
 func OpenBundle(dir string) (*Bundle, error) {
+	if err := CheckBundlePath(dir); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}

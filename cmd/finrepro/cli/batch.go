@@ -256,6 +256,9 @@ func batchPoll(ctx context.Context, env *Env, sub string, args []string) error {
 // judge name only when they are set. It runs every benchmark offline, as
 // reproduce --mode record's estimate does.
 func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]replay.Request, error) {
+	if err := results.CheckBundlePath(dir); err != nil {
+		return nil, err
+	}
 	if strings.HasSuffix(dir, ".tar.zst") {
 		return nil, usageErr("--bundle needs a bundle folder to record into, not an archive")
 	}

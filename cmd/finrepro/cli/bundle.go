@@ -69,6 +69,9 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 // there were. An error means the bundle could not be checked at all.
 func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 	dir := path
+	if err := results.CheckBundlePath(path); err != nil {
+		return 0, err
+	}
 	if strings.HasSuffix(path, ".tar.zst") {
 		f, err := os.Open(path)
 		if err != nil {

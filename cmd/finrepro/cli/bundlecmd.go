@@ -287,6 +287,9 @@ func runBundleSeal(ctx context.Context, env *Env, args []string) error {
 		return usageErr("bundle seal: want one DIR")
 	}
 	dir := fset.Arg(0)
+	if err := results.CheckBundlePath(dir); err != nil {
+		return err
+	}
 	if strings.HasSuffix(dir, ".tar.zst") {
 		return usageErr("bundle seal: %s is an archive; seal a bundle folder", dir)
 	}

@@ -153,13 +153,16 @@ func exitCode(err error) int {
 		rm *replay.MissError
 		pe *problemsError
 		ie *results.IntegrityError
+		nb *results.NotBundleError
 	)
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return ExitOK
 	case errors.As(err, &ue):
 		return ExitUsage
-	case errors.Is(err, cache.ErrCorrupt), errors.As(err, &ie), errors.As(err, &pe):
+	case errors.As(err, &nb) && nb.Missing:
+		return ExitFailure // nothing there: not an integrity failure
+	case errors.As(err, &nb), errors.Is(err, cache.ErrCorrupt), errors.As(err, &ie), errors.As(err, &pe):
 		return ExitIntegrity
 	case errors.As(err, &me), errors.As(err, &rm):
 		return ExitMiss

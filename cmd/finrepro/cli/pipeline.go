@@ -218,6 +218,9 @@ func openBundle(ctx context.Context, arg string) (*results.Bundle, func(), error
 	case arg == "":
 		archive = bytes.NewReader(demo.Embedded())
 	case strings.HasSuffix(arg, ".tar.zst"):
+		if err := results.CheckBundlePath(arg); err != nil {
+			return nil, noop, err
+		}
 		f, err := os.Open(arg)
 		if err != nil {
 			return nil, noop, err

@@ -107,6 +107,11 @@ func runSystem(ctx context.Context, env *Env, args []string) error {
 // openEditable opens and verifies a bundle folder that a command is about
 // to change, and checks that it holds bench.
 func openEditable(ctx context.Context, env *Env, dir, bench string) (*results.Bundle, error) {
+	if dir != "" {
+		if err := results.CheckBundlePath(dir); err != nil {
+			return nil, err
+		}
+	}
 	if dir == "" || strings.HasSuffix(dir, ".tar.zst") {
 		return nil, usageErr("want a bundle folder (an archive cannot be changed; unpack it or use bundle create --from)")
 	}
