@@ -32,6 +32,39 @@ type Comparison struct {
 	// computed table lacks: their cells are not compared, so the table is
 	// never Reproduced while there are any.
 	Uncomputed []string
+	// Header is the published header and Keys the number of its leading
+	// columns that identify a row; Rows are every published row in the
+	// published order, each cell with its computed value, so that the
+	// table can be laid out as the paper prints it.
+	Header []string
+	Keys   int
+	Rows   []ComparedRow
+}
+
+// NotComputed is the status of a published cell whose column or row the
+// computed table lacks.
+const NotComputed = "not computed"
+
+// A ComparedRow is one published row: its key and every value cell after
+// the key columns.
+type ComparedRow struct {
+	Key   []string
+	Found bool // the computed table has the row
+	Cells []ComparedCell
+}
+
+// A ComparedCell is one published value beside the computed one.
+type ComparedCell struct {
+	Published string
+	// Computed is the computed value at the published precision (text
+	// cells as they are); "" when not computed.
+	Computed string
+	// Diff is computed minus published, NaN unless both are numbers.
+	Diff      float64
+	Tolerance float64
+	// Status is Reproduced, Differs, NotComputed, or "" for an empty
+	// published cell.
+	Status string
 }
 
 // A CellDiff is one published cell that the computed table does not
@@ -60,13 +93,25 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		c.Verdict, c.Reason = NotComparable, fmt.Sprintf(format, args...)
 		return c
 	}
-	if computed == nil {
-		return notComparable("no computed table %q", name)
-	}
 	if len(pub.Header) < 2 {
 		return notComparable("published table has no value columns")
 	}
 	nk := keyColumns(pub)
+	c.Header, c.Keys = slices.Clone(pub.Header), nk
+	for _, prow := range pub.Rows {
+		r := ComparedRow{Key: slices.Clone(prow[:nk])}
+		for i := nk; i < len(prow); i++ {
+			cc := ComparedCell{Published: strings.TrimSpace(prow[i]), Diff: math.NaN()}
+			if cc.Published != "" {
+				cc.Status = NotComputed
+			}
+			r.Cells = append(r.Cells, cc)
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	if computed == nil {
+		return notComparable("no computed table %q", name)
+	}
 	kcols := make([]int, nk)
 	for i := range nk {
 		if kcols[i] = computed.Col(pub.Header[i]); kcols[i] < 0 {
@@ -96,13 +141,15 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 	if shared == 0 {
 		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[nk:], ", "))
 	}
-	for _, prow := range pub.Rows {
+	for ri, prow := range pub.Rows {
 		crow, ok := rows[rowKey(prow[:nk])]
+		c.Rows[ri].Found = ok
 		for i := nk; i < len(prow); i++ {
 			p := strings.TrimSpace(prow[i])
 			if p == "" || cols[i] < 0 {
 				continue
 			}
+			cc := &c.Rows[ri].Cells[i-nk]
 			c.Compared++
 			d := CellDiff{Row: strings.Join(prow[:nk], " / "), Column: pub.Header[i], Published: p}
 			if !ok {
@@ -111,14 +158,18 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 				continue
 			}
 			cell := crow[cols[i]]
+			cc.Status = Differs
 			pv, err := strconv.ParseFloat(p, 64)
 			if err != nil {
 				d.Computed = cell.Text
 				if cell.IsNum {
 					d.Computed = cell.Format(computed.Columns[cols[i]].Decimals)
 				}
+				cc.Computed = d.Computed
 				if d.Computed != p {
 					c.Cells = append(c.Cells, d)
+				} else {
+					cc.Status = Reproduced
 				}
 				continue
 			}
@@ -126,12 +177,17 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 			if tol < 0 {
 				d.Tolerance = HalfUnit(p)
 			}
+			cc.Tolerance = d.Tolerance
 			switch {
 			case !cell.IsNum:
 				d.Computed = cell.Format(0)
+				cc.Computed = d.Computed
 			default:
 				d.Computed = strconv.FormatFloat(cell.Num, 'f', decimalsOf(p)+2, 64)
+				cc.Computed = strconv.FormatFloat(cell.Num, 'f', decimalsOf(p), 64)
+				cc.Diff = cell.Num - pv
 				if math.Abs(cell.Num-pv) <= d.Tolerance+1e-9*math.Max(1, math.Abs(pv)) {
+					cc.Status = Reproduced
 					continue
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/report"
+	"github.com/finrepro/finrepro/results"
 )
 
 // payloads are hostile strings that must show as text wherever they go:
@@ -160,7 +161,15 @@ func fixture(evil bool) Input {
 	cmp2 := &analysis.Table{Name: "all_benchmarks", Title: "All comparisons",
 		Columns: []analysis.Column{{Name: "benchmark"}, {Name: "verdict"}}}
 	cmp2.AddRow(analysis.Text("icbcbench"), analysis.Text("match"))
+	// a published table as the paper prints it: systems[0] en reproduced,
+	// zh 58.49 against 58.5 (+0.01, twice the half-unit 0.005: within
+	// twice the tolerance); systems[1] en 61.20 against 61.25 (+0.05:
+	// differs); a system the bundle lacks; a column not computed
+	pub := &results.CSVTable{File: "published/icbcbench/overall.csv", Header: []string{"system", "en_overall", "zh_overall", x("recall")},
+		Rows: [][]string{{systems[0], "61.25", "58.49", "3"}, {systems[1], "61.20", "60.10", ""}, {x("Gone Research"), "50.00", "50.00", "1"}}}
+	published := []analysis.Comparison{analysis.Compare("icbcbench", pub, overall, -1)}
 	return Input{
+		Published:   published,
 		Results:     []*analysis.Result{icbc, forecast},
 		Sensitivity: []*analysis.Table{sweep},
 		Comparisons: []*analysis.Table{cmp, cmp2},

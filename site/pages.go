@@ -98,6 +98,7 @@ type benchView struct {
 	Result      *analysis.Result
 	Problems    []string // the first maxProblems
 	MoreProbs   int      // problems not shown
+	Published   []*pubView
 	Tables      []*tableView
 	Comparisons []*tableView
 	Tasks       *tableView
@@ -208,6 +209,9 @@ func (s *site) indexPage(rows int) *page {
 		Caption: "The benchmarks reproduced from this bundle, with the system ranked first on each headline table (tied leaders joined by =).",
 		Headers: []headView{{Text: "Benchmark"}, {Text: "Leader"}, {Text: "Systems", Num: true}, {Text: "Tasks", Num: true},
 			{Text: "Tables", Num: true}, {Text: "Missing replies", Num: true}, {Text: "Problems", Num: true}, {Text: "Data"}}}
+	if len(s.in.Published) > 0 {
+		bt.Headers = append(bt.Headers, headView{Text: "Published vs computed"})
+	}
 	for _, r := range s.in.Results {
 		leader := strings.Join(leaders(r), " = ")
 		data := "recorded"
@@ -220,6 +224,14 @@ func (s *site) indexPage(rows int) *page {
 			intCell(len(systemNames(r))), intCell(countTasks(r)), intCell(len(r.Tables)),
 			intCell(r.Missing), intCell(len(r.Problems)), {Text: data},
 		})
+		if len(s.in.Published) > 0 {
+			line, ok := s.pubLine(r.Benchmark)
+			c := cellView{Text: line}
+			if ok {
+				c.Href = s.benchSlug[r.Benchmark] + ".html#published"
+			}
+			bt.Rows[len(bt.Rows)-1] = append(bt.Rows[len(bt.Rows)-1], c)
+		}
 	}
 	v.Benchmarks = bt
 	// systems across benchmarks
@@ -259,7 +271,7 @@ func (s *site) indexPage(rows int) *page {
 	}
 	v.Systems = st
 	for i, t := range s.in.Comparisons {
-		if _, ok := s.benchSlug[t.Benchmark]; !ok {
+		if _, ok := s.benchSlug[t.Benchmark]; !ok && len(s.in.Published) == 0 {
 			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, rows)
 			v.Comparisons = append(v.Comparisons, tv)
 		}
@@ -314,7 +326,7 @@ func countTasks(r *analysis.Result) int {
 func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	slug := s.benchSlug[r.Benchmark]
 	pg := s.newPage("benchmark", slug+".html", title0(r))
-	v := &benchView{Result: r, Problems: r.Problems}
+	v := &benchView{Result: r, Problems: r.Problems, Published: s.pubViews(r.Benchmark)}
 	if len(r.Problems) > maxProblems {
 		v.Problems, v.MoreProbs = r.Problems[:maxProblems], len(r.Problems)-maxProblems
 	}
@@ -325,7 +337,7 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 		switch _, own := s.benchSlug[t.Benchmark]; {
 		case t.Benchmark == r.Benchmark:
 			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), rows))
-		case !own && t.Col("benchmark") >= 0:
+		case !own && t.Col("benchmark") >= 0 && len(s.in.Published) == 0:
 			// a table over all benchmarks: this benchmark's rows
 			sub := *t
 			sub.Rows = nil

@@ -57,8 +57,13 @@ type Input struct {
 	// Comparisons are published-vs-computed verdict tables; each is shown
 	// on the page of its Benchmark, or on the index when it has none.
 	Comparisons []*analysis.Table
-	Provenance  report.Provenance
-	Aliases     []Alias
+	// Published are the comparisons with the published tables, cell by
+	// cell; each is laid out as the paper prints it, first on its
+	// benchmark's page. When there are any, the comparison tables that
+	// belong to no benchmark are left to the downloads.
+	Published  []analysis.Comparison
+	Provenance report.Provenance
+	Aliases    []Alias
 	// Downloads are paths relative to the output root, the parent of the
 	// site folder ("xlsx/all.xlsx"), linked from the index.
 	Downloads []string

@@ -528,7 +528,7 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // rest pruned: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
-func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance) ([]string, error) {
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
 	}
@@ -546,7 +546,7 @@ func writeOutputs(out string, res []*analysis.Result, extra []*analysis.Result, 
 	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
 		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
-			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
+			Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
 		})
 	})
 	wg.Wait()

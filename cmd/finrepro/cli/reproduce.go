@@ -95,7 +95,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
-	files, err := writeOutputs(*out, a.res, extra, a.sens, comps, aliases, prov)
+	files, err := writeOutputs(*out, a.res, extra, a.sens, comps, a.comps, aliases, prov)
 	if err != nil {
 		return err
 	}
