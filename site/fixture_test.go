@@ -143,10 +143,15 @@ func fixture(evil bool) Input {
 	for i, s := range fsys {
 		types.AddRow(analysis.Text(s), analysis.Number(20+float64(i)*5), analysis.Number(50-float64(i)*3))
 	}
-	forecast := &analysis.Result{Benchmark: "findeepforecast", Title: "FinDeepForecast", Tables: []*analysis.Table{weekly, types}, Headline: "task_types",
+	// an audit table naming tasks: its task cells link to the entries
+	isolation := &analysis.Table{Benchmark: "findeepforecast", Name: "isolation_flags", Title: "Temporal isolation",
+		Columns: []analysis.Column{{Name: "task"}, {Name: "method"}, {Name: "reason"}}}
+	isolation.AddRow(analysis.Text("fc-042"), analysis.Text(fsys[0]), analysis.Text(x("source after the deadline")))
+	isolation.AddRow(analysis.Text("fc-999"), analysis.Text(fsys[1]), analysis.Text("no such task"))
+	forecast := &analysis.Result{Benchmark: "findeepforecast", Title: "FinDeepForecast", Tables: []*analysis.Table{weekly, types, isolation}, Headline: "task_types",
 		Ranking: fsys, Scores: map[string]float64{fsys[0]: 35, fsys[1]: 32, fsys[2]: 29}, Synthetic: true,
 		Details: []analysis.Detail{{Task: "fc-042", System: fsys[0], Question: "Will the ECB cut rates in week 12?", Output: x("Yes"), Score: "correct",
-			Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: "correct", Reasoning: "Resolved Yes."}}}}}
+			Verdicts: manyVerdicts(x)}}}
 
 	sweep := &analysis.Table{Benchmark: "icbcbench", Name: "sweep_judges", Title: "Judge panel sweep", Caption: "Rank change against the baseline.",
 		Columns: []analysis.Column{{Name: "system"}, {Name: "gpt-4.1"}, {Name: "claude", Title: x("claude")}, {Name: "both"}},
@@ -184,4 +189,14 @@ func fixture(evil bool) Input {
 		},
 		Downloads: []string{"xlsx/all.xlsx", "csv/icbcbench/overall.csv", "MANIFEST.json"},
 	}
+}
+
+// manyVerdicts are more verdicts than a task page entry shows unfolded
+// (foldVerdicts), so that the folded, JSON-held rows carry hostile text.
+func manyVerdicts(x func(string) string) []analysis.Verdict {
+	vs := []analysis.Verdict{{Judge: "rule", Verdict: "correct", Reasoning: "Resolved Yes."}}
+	for i := range foldVerdicts {
+		vs = append(vs, analysis.Verdict{Judge: x(fmt.Sprintf("item %d", i+1)), Verdict: x("pass"), Reasoning: x("Checked against the resolution source.")})
+	}
+	return vs
 }

@@ -155,6 +155,7 @@ type taskView struct {
 	QCut      bool          // the question is cut
 	details   []analysis.Detail
 	hrefs     []string // the system page of each detail, or ""
+	anchors   []string // the element ID of each detail's entry
 	limit     int      // escaped bytes each output and reasoning is cut to
 }
 
@@ -272,7 +273,7 @@ func (s *site) indexPage(rows int) *page {
 	v.Systems = st
 	for i, t := range s.in.Comparisons {
 		if _, ok := s.benchSlug[t.Benchmark]; !ok && len(s.in.Published) == 0 {
-			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, rows)
+			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, "", rows)
 			v.Comparisons = append(v.Comparisons, tv)
 		}
 	}
@@ -331,12 +332,12 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 		v.Problems, v.MoreProbs = r.Problems[:maxProblems], len(r.Problems)-maxProblems
 	}
 	for i, t := range r.Tables {
-		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, ""), rows))
+		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, ""), "", rows))
 	}
 	for i, t := range s.in.Comparisons {
 		switch _, own := s.benchSlug[t.Benchmark]; {
 		case t.Benchmark == r.Benchmark:
-			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), rows))
+			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), "", rows))
 		case !own && t.Col("benchmark") >= 0 && len(s.in.Published) == 0:
 			// a table over all benchmarks: this benchmark's rows
 			sub := *t
@@ -348,7 +349,7 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 				}
 			}
 			if len(sub.Rows) > 0 {
-				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil, rows))
+				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil, "", rows))
 			}
 		}
 	}
@@ -369,6 +370,33 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	return pg
 }
 
+// entryAnchor is the element ID of a system's entry on a task page:
+// "s-" and the system's slug, [a-z0-9-].
+func (s *site) entryAnchor(bench, system string) string {
+	if sys := s.canonical(bench, system); sys != nil {
+		return "s-" + sys.Slug
+	}
+	return "s-" + sanitize(system)
+}
+
+// entryHref links the entry of system on the page of task, when bench
+// has that task.
+func (s *site) entryHref(bench, task, system, root string) (string, bool) {
+	ts := s.taskSlug[bench]
+	if ts == nil {
+		return "", false
+	}
+	slug, ok := ts.known(task)
+	if !ok {
+		return "", false
+	}
+	href := root + "tasks/" + s.benchSlug[bench] + "/" + slug + ".html"
+	if system != "" && s.canonical(bench, system) != nil {
+		href += "#" + s.entryAnchor(bench, system)
+	}
+	return href, true
+}
+
 func (s *site) taskHref(bench, task, root string) string {
 	return root + "tasks/" + s.benchSlug[bench] + "/" + s.taskSlug[bench].slug(task) + ".html"
 }
@@ -387,7 +415,7 @@ func (s *site) linker(bench, root string) func(string) string {
 func (s *site) sensitivityPage(rows int) *page {
 	pg := s.newPage("sensitivity", "sensitivity.html", "Sensitivity")
 	for i, t := range s.in.Sensitivity {
-		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), rows))
+		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), "", rows))
 	}
 	return pg
 }
@@ -427,7 +455,7 @@ func (s *site) systemPage(sys *system, rows int) *page {
 			sub := *t
 			sub.Rows = named
 			sub.Charts = nil
-			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, rows))
+			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, "../", rows))
 		}
 		sb.Tasks = s.sysTasks[[2]string{r.Benchmark, name}]
 		v.Benchmarks = append(v.Benchmarks, sb)
@@ -472,12 +500,50 @@ func rowsNaming(t *analysis.Table, name string) [][]analysis.Cell {
 	return rows
 }
 
-// groupTasks groups details by task, tasks and systems sorted. The
+// naturalCompare orders names with runs of digits compared as numbers
+// ("2" before "10", "q9" before "q10"), ties broken by plain order.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na, nb := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
+			if c := len(na) - len(nb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return int(ca) - int(cb)
+		}
+		i++
+		j++
+	}
+	if c := (len(a) - i) - (len(b) - j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// groupTasks groups details by task, tasks (see naturalCompare) and
+// systems sorted. The
 // groups share one sorted copy of ds (ds itself when already sorted, as
 // analysis.Result documents).
 func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
 	order := func(a, b analysis.Detail) int {
-		if c := strings.Compare(a.Task, b.Task); c != 0 {
+		if c := naturalCompare(a.Task, b.Task); c != 0 {
 			return c
 		}
 		return strings.Compare(a.System, b.System)
@@ -525,6 +591,11 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 				href = "../../systems/" + sys.Slug + ".html"
 			}
 			v.hrefs = append(v.hrefs, href)
+			a := s.entryAnchor(r.Benchmark, d.System)
+			if slices.Contains(v.anchors, a) {
+				a += "-" + itoa(len(v.anchors))
+			}
+			v.anchors = append(v.anchors, a)
 		}
 		pg.Task = v
 		out = append(out, pg)
@@ -630,19 +701,26 @@ func (v *taskView) appendTop(b []byte) []byte {
 // template engine. Texts are escaped by appendEscaped; the links are
 // slugs, [a-z0-9-], which no escaper changes.
 func (v *taskView) appendBody(b []byte) []byte {
-	b = append(b, `<nav class="toc" aria-label="Systems"><ul>`...)
+	b = append(b, "<section aria-labelledby=\"summary-h\"><h2 id=\"summary-h\">Systems</h2>\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"summary-c\">\n<table class=\"sortable\" data-table=\"summary\">\n<caption id=\"summary-c\">Every system's score on this task and its judges' verdicts; each system links to its entry below</caption>\n<thead><tr><th scope=\"col\"><button type=\"button\">System</button></th><th scope=\"col\"><button type=\"button\">Score</button></th><th scope=\"col\"><button type=\"button\">Verdicts</button></th></tr></thead>\n<tbody>"...)
 	for i, d := range v.details {
-		b = append(b, `<li><a href="#e`...)
-		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, "\n<tr><th scope=\"row\"><a href=\"#"...)
+		b = append(b, v.anchors[i]...)
 		b = append(b, `">`...)
 		b = appendEscaped(b, d.System)
-		b = append(b, `</a></li>`...)
+		b = append(b, `</a></th><td>`...)
+		if d.Score != "" {
+			b = appendEscaped(b, d.Score)
+		} else {
+			b = append(b, "not scored"...)
+		}
+		b = append(b, `</td><td>`...)
+		b = appendVerdictSummary(b, d.Verdicts)
+		b = append(b, `</td></tr>`...)
 	}
-	b = append(b, `</ul></nav>`...)
+	b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
 	for i, d := range v.details {
 		id := func(suffix string) {
-			b = append(b, 'e')
-			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, v.anchors[i]...)
 			b = append(b, suffix...)
 		}
 		b = append(b, "\n<section class=\"entry\" id=\""...)
@@ -671,12 +749,22 @@ func (v *taskView) appendBody(b []byte) []byte {
 		if cut {
 			b = append(b, "\n<p class=\"note\">The output is cut here; the bundle holds the full text.</p>"...)
 		}
+		folded := len(d.Verdicts) > foldVerdicts
+		if folded {
+			b = append(b, "\n<details class=\"lazy\" data-verdicts=\""...)
+			id("-vj\"><summary>")
+			b = strconv.AppendInt(b, int64(len(d.Verdicts)), 10)
+			b = append(b, " judges' verdicts (shown when opened)</summary>"...)
+		}
 		b = append(b, "\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\""...)
 		id("-v\">\n<table class=\"verdicts\">\n<caption id=\"")
 		id("-v\">Judges' verdicts on the output of ")
 		b = appendEscaped(b, d.System)
 		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th></tr></thead>\n<tbody>"...)
 		for _, vd := range d.Verdicts {
+			if folded {
+				break
+			}
 			b = append(b, "\n<tr><th scope=\"row\">"...)
 			b = appendEscaped(b, vd.Judge)
 			b = append(b, "</th><td>"...)
@@ -692,7 +780,106 @@ func (v *taskView) appendBody(b []byte) []byte {
 		if len(d.Verdicts) == 0 {
 			b = append(b, "\n<tr><td colspan=\"3\">No verdicts.</td></tr>"...)
 		}
-		b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
+		b = append(b, "\n</tbody>\n</table>\n</div>"...)
+		if folded {
+			// the rows as JSON, which site.js turns into table rows as
+			// text when the fold opens: thousands of rows cost the
+			// browser nothing until then
+			b = append(b, "</details>\n<script type=\"application/json\" id=\""...)
+			id(`-vj">[`)
+			for k, vd := range d.Verdicts {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, '[')
+				b, _ = appendJSONString(b, vd.Judge, -1)
+				b = append(b, ',')
+				b, _ = appendJSONString(b, vd.Verdict, -1)
+				b = append(b, ',')
+				b, cut = appendJSONString(b, vd.Reasoning, v.limit)
+				if cut {
+					b = append(b, ",1"...)
+				}
+				b = append(b, ']')
+			}
+			b = append(b, "]</script>"...)
+		}
+		b = append(b, "\n</section>"...)
+	}
+	return b
+}
+
+// foldVerdicts is the most verdicts an entry of a task page shows as
+// table rows; more are folded and drawn when the fold opens.
+const foldVerdicts = 40
+
+// appendJSONString appends text as a JSON string safe inside a script
+// element (<, > and & escaped, so no "</script" or "<!--" can appear;
+// U+2028 and U+2029 too, as in the chart options),
+// cut where the encoded text would pass n bytes (n < 0: never), on a rune
+// boundary, and reports whether it cut.
+func appendJSONString(b []byte, text string, n int) ([]byte, bool) {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	size := 0
+	for _, r := range text {
+		var esc [6]byte
+		e := esc[:0]
+		switch {
+		case r == '"' || r == '\\':
+			e = append(e, '\\', byte(r))
+		case r == '\n':
+			e = append(e, '\\', 'n')
+		case r == '\r':
+			e = append(e, '\\', 'r')
+		case r == '\t':
+			e = append(e, '\\', 't')
+		case r == '\u2028' || r == '\u2029':
+			e = append(e, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+		case r < 0x20 || r == '<' || r == '>' || r == '&':
+			e = append(e, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&15])
+		}
+		w := len(e)
+		if w == 0 {
+			w = utf8.RuneLen(r)
+			if r == utf8.RuneError {
+				w = 3 // written as U+FFFD
+			}
+		}
+		if n >= 0 && size+w > n {
+			return append(b, '"'), true
+		}
+		size += w
+		if len(e) > 0 {
+			b = append(b, e...)
+		} else {
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"'), false
+}
+
+// maxSummaryVerdicts is the most verdicts a task page's summary lists
+// for one system; more are counted.
+const maxSummaryVerdicts = 4
+
+// appendVerdictSummary appends a system's verdicts in one line ("judge:
+// verdict; ..."), or their count when there are many.
+func appendVerdictSummary(b []byte, vs []analysis.Verdict) []byte {
+	if len(vs) == 0 {
+		return append(b, "none"...)
+	}
+	if len(vs) > maxSummaryVerdicts {
+		b = strconv.AppendInt(b, int64(len(vs)), 10)
+		return append(b, " verdicts (in the entry)"...)
+	}
+	for i, vd := range vs {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = appendEscaped(b, vd.Judge)
+		b = append(b, ": "...)
+		b = appendEscaped(b, vd.Verdict)
 	}
 	return b
 }
@@ -730,8 +917,12 @@ func capRows(t *analysis.Table, n int, rest string) *analysis.Table {
 
 // tableView renders t for a page; anchor prefixes the table's chart IDs
 // so that they are unique on the page. link, when not nil, links row
-// header cells (the first column) to a page.
-func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string, rows int) *tableView {
+// header cells (the first column) to a page. A cell of a task column
+// (task, company, query) naming a task of the table's benchmark links
+// to that task's page, at the entry of the row's system (system, method
+// or product column) when there is one; root leads from the page to the
+// site root.
+func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string, root string, rows int) *tableView {
 	full, drawn := t, t // drawn: the rows charts draw
 	if len(t.Rows) > maxChartRows {
 		c := *t
@@ -752,6 +943,21 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		v.Headers = append(v.Headers, headView{Text: c.Header(), Unit: c.Unit, Doc: c.Doc, Num: num})
 		marks[j] = t.Marks(j)
 	}
+	taskCol, sysCol := -1, -1
+	if _, ok := s.taskSlug[t.Benchmark]; ok {
+		for j, c := range t.Columns {
+			switch c.Name {
+			case "task", "company", "query":
+				if taskCol < 0 {
+					taskCol = j
+				}
+			case "system", "method", "product":
+				if sysCol < 0 {
+					sysCol = j
+				}
+			}
+		}
+	}
 	for i, r := range t.Rows {
 		row := make([]cellView, len(r))
 		for j, c := range r {
@@ -767,6 +973,15 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 			}
 			if j == 0 && linkRow != nil && !c.IsNum && !c.Undef {
 				cv.Href = linkRow(c.Text)
+			}
+			if j == taskCol && !c.Undef {
+				system := ""
+				if sysCol >= 0 && !r[sysCol].IsNum {
+					system = r[sysCol].Text
+				}
+				if href, ok := s.entryHref(t.Benchmark, c.Format(0), system, root); ok {
+					cv.Href = href
+				}
 			}
 			row[j] = cv
 		}

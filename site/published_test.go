@@ -1,7 +1,12 @@
 package site
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,4 +61,84 @@ func TestPublishedSummary(t *testing.T) {
 	if _, ok := s.pubLine("findeepforecast"); ok {
 		t.Error("a benchmark without published tables has a verdict line")
 	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	// each list is in the order wanted
+	for _, list := range [][]string{
+		{"1", "2", "10", "11", "100"},
+		{"q2", "q9", "q10", "q10a", "r1"},
+		{"en-001", "en-002", "en-010", "zh-001"},
+		{"01", "1", "2"}, // equal numbers: plain order
+		{"a", "ab", "b"},
+	} {
+		for i := range list {
+			for j := range list {
+				got := naturalCompare(list[i], list[j])
+				if (got < 0) != (i < j) || (got == 0) != (i == j) {
+					t.Errorf("naturalCompare(%q, %q) = %d", list[i], list[j], got)
+				}
+			}
+		}
+	}
+}
+
+// TestAuditLinks checks that a task column links to the entry of the
+// row's system on the task page, and that an unknown task stays text.
+func TestAuditLinks(t *testing.T) {
+	root := write(t, fixture(false))
+	b, err := os.ReadFile(filepath.Join(root, "findeepforecast.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.Contains(page, `<a href="tasks/findeepforecast/fc-042.html#s-`) {
+		t.Error("the audit table's task cell does not link to the task entry")
+	}
+	if strings.Contains(page, "fc-999.html") {
+		t.Error("an unknown task is linked")
+	}
+}
+
+// TestAppendJSONString checks the property of the folded verdicts'
+// encoding: it decodes to the text (or to a prefix of it when cut, within
+// the limit), and holds no <, > or & that could end the script element.
+func TestAppendJSONString(t *testing.T) {
+	for _, text := range append(slices.Clone(payloads), "", "plain", "tab\tline\nquote\"back\\slash\x01\x1f", "文心一言 深度研究 \u2028\u2029") {
+		checkJSONString(t, text, -1)
+		for _, n := range []int{0, 1, 5, 6, 7, 20} {
+			checkJSONString(t, text, n)
+		}
+	}
+}
+
+func checkJSONString(t *testing.T, text string, n int) {
+	t.Helper()
+	b, cut := appendJSONString(nil, text, n)
+	if bytes.ContainsAny(b, "<>&\u2028\u2029") {
+		t.Fatalf("%q: encoded %s holds <, > or &", text, b)
+	}
+	var got string
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%q: %s does not decode: %v", text, b, err)
+	}
+	if n >= 0 && len(b) > n+2 {
+		t.Fatalf("%q cut to %d: %d bytes", text, n, len(b))
+	}
+	want := string([]rune(text)) // each invalid byte one U+FFFD, as JSON.parse and range see it
+	if cut && (!strings.HasPrefix(want, got) || got == want) || !cut && got != want {
+		t.Fatalf("%q cut to %d: decoded %q (cut %v)", text, n, got, cut)
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, p := range payloads {
+		f.Add(p, 10)
+	}
+	f.Fuzz(func(t *testing.T, text string, n int) {
+		if n > 1<<16 {
+			n = 1 << 16
+		}
+		checkJSONString(t, text, n)
+	})
 }

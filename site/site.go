@@ -417,7 +417,7 @@ func newSite(in Input) (*site, error) {
 		for _, g := range s.tasks[r.Benchmark] {
 			for _, d := range g {
 				k := [2]string{r.Benchmark, d.System}
-				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../"), Text: d.Task, Note: d.Score})
+				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../") + "#" + s.entryAnchor(r.Benchmark, d.System), Text: d.Task, Note: d.Score})
 			}
 		}
 	}

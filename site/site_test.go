@@ -158,6 +158,15 @@ func TestEscaping(t *testing.T) {
 				if err := json.Unmarshal([]byte(body), &v); err != nil {
 					t.Errorf("%s: chart JSON: %v", p, err)
 				}
+			case strings.HasPrefix(attrs, ` type="application/json" id="s-`) && strings.HasSuffix(attrs, `-vj"`):
+				// folded verdicts
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: verdict JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v [][]any
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldVerdicts {
+					t.Errorf("%s: verdict JSON: %d rows, %v", p, len(v), err)
+				}
 			default:
 				t.Errorf("%s: unexpected script %s", p, attrs)
 			}

@@ -22,7 +22,7 @@
   function compare(a, b) {
     if (a.miss || b.miss) return (a.miss ? 1 : 0) - (b.miss ? 1 : 0);
     if (a.num !== undefined && b.num !== undefined) return a.num - b.num;
-    return String(a.text !== undefined ? a.text : a.num).localeCompare(String(b.text !== undefined ? b.text : b.num));
+    return String(a.text !== undefined ? a.text : a.num).localeCompare(String(b.text !== undefined ? b.text : b.num), undefined, { numeric: true });
   }
   function sortBy(table, col, th) {
     var asc = th.getAttribute("aria-sort") !== "ascending";
@@ -43,6 +43,41 @@
     each(table.tHead.rows[0].cells, function (th, col) {
       var b = th.querySelector("button");
       if (b) b.addEventListener("click", function () { sortBy(table, col, th); });
+    });
+  });
+
+  // Folded verdicts: a task page entry with many verdicts holds them as
+  // JSON; opening the fold turns them into table rows, as text.
+  each(document.querySelectorAll("details[data-verdicts]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      var src = document.getElementById(d.getAttribute("data-verdicts"));
+      var body = d.querySelector("tbody");
+      if (!src || !body) return;
+      var frag = document.createDocumentFragment();
+      JSON.parse(src.textContent).forEach(function (v) {
+        var tr = document.createElement("tr");
+        var th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = v[0];
+        var verdict = document.createElement("td");
+        verdict.textContent = v[1];
+        var td = document.createElement("td");
+        var div = document.createElement("div");
+        div.className = "reason";
+        div.textContent = v[2];
+        td.appendChild(div);
+        if (v[3]) {
+          var p = document.createElement("p");
+          p.className = "note";
+          p.textContent = "Cut here; the bundle holds the full text.";
+          td.appendChild(p);
+        }
+        tr.appendChild(th); tr.appendChild(verdict); tr.appendChild(td);
+        frag.appendChild(tr);
+      });
+      body.appendChild(frag);
     });
   });
 
