@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html/template"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,18 +43,20 @@ type link struct {
 }
 
 type tableView struct {
-	Anchor   string
-	Title    string
-	Caption  string
-	Headers  []headView
-	Rows     [][]cellView
-	Notes    []string
-	Charts   []chartView
-	Sortable bool
+	Anchor    string
+	Downloads []link // the table's CSV, JSON and XLSX files
+	Title     string
+	Caption   string
+	Headers   []headView
+	Rows      [][]cellView
+	Notes     []string
+	Charts    []chartView
+	Sortable  bool
 }
 
 type headView struct {
 	Text, Unit, Doc string
+	Key             string // the raw field name, for the URL fragment
 	Num             bool
 }
 
@@ -884,6 +887,26 @@ func appendVerdictSummary(b []byte, vs []analysis.Verdict) []byte {
 	return b
 }
 
+// label is the header shown for a column: System for a system,
+// product or method column (the paper's word stays in the downloads);
+// otherwise its title or field name with underscores as spaces and, when
+// it is plain lower-case words, the first letter upper-case.
+func label(c analysis.Column) string {
+	switch c.Name {
+	case "system", "product", "method":
+		return "System"
+	}
+	l := strings.ReplaceAll(c.Header(), "_", " ")
+	plain := l != ""
+	for _, r := range l {
+		plain = plain && (r >= 'a' && r <= 'z' || strings.ContainsRune(" ()%", r))
+	}
+	if plain {
+		l = strings.ToUpper(l[:1]) + l[1:]
+	}
+	return l
+}
+
 // cut shortens text to n runes with an ellipsis.
 func cut(text string, n int) (string, bool) {
 	text = strings.Join(strings.Fields(text), " ")
@@ -940,8 +963,17 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		for _, r := range t.Rows {
 			num = num || r[j].IsNum || r[j].Undef
 		}
-		v.Headers = append(v.Headers, headView{Text: c.Header(), Unit: c.Unit, Doc: c.Doc, Num: num})
-		marks[j] = t.Marks(j)
+		doc := c.Doc
+		if label(c) != c.Header() {
+			doc = strings.TrimPrefix(doc+" (field "+c.Name+")", " ")
+		}
+		v.Headers = append(v.Headers, headView{Text: label(c), Unit: c.Unit, Doc: doc, Key: c.Name, Num: num})
+		if len(t.Rows) > 1 {
+			// one row is best at everything: no marks
+			marks[j] = t.Marks(j)
+		} else {
+			marks[j] = make([]analysis.Mark, len(t.Rows))
+		}
 	}
 	taskCol, sysCol := -1, -1
 	if _, ok := s.taskSlug[t.Benchmark]; ok {
@@ -986,6 +1018,11 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 			row[j] = cv
 		}
 		v.Rows = append(v.Rows, row)
+	}
+	for _, d := range []string{"csv/" + t.Benchmark + "/" + t.Name + ".csv", "json/" + t.Benchmark + "/" + t.Name + ".json", "xlsx/" + t.Benchmark + ".xlsx"} {
+		if s.downloads[d] {
+			v.Downloads = append(v.Downloads, link{Href: root + "../" + d, Text: strings.ToUpper(path.Ext(d)[1:]), Note: d})
+		}
 	}
 	if len(t.Charts) > 0 && drawn != full {
 		v.Notes = append(v.Notes, fmt.Sprintf("The charts draw the first %d of %d rows.", maxChartRows, len(full.Rows)))

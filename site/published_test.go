@@ -142,3 +142,22 @@ func FuzzAppendJSONString(f *testing.F) {
 		checkJSONString(t, text, n)
 	})
 }
+
+func TestLabel(t *testing.T) {
+	for _, tc := range []struct {
+		col  analysis.Column
+		want string
+	}{
+		{analysis.Column{Name: "product"}, "System"},
+		{analysis.Column{Name: "method", Title: "Method"}, "System"},
+		{analysis.Column{Name: "consistency_item"}, "Consistency item"},
+		{analysis.Column{Name: "x", Title: "consistency_item (%)"}, "Consistency item (%)"},
+		{analysis.Column{Name: "rank_lo", Title: "rank lo"}, "Rank lo"},
+		{analysis.Column{Name: "gpt-4.1"}, "gpt-4.1"},
+		{analysis.Column{Name: "en", Title: "EN overall"}, "EN overall"},
+	} {
+		if got := label(tc.col); got != tc.want {
+			t.Errorf("label(%+v) = %q, want %q", tc.col, got, tc.want)
+		}
+	}
+}

@@ -325,6 +325,7 @@ type site struct {
 	byName    map[[2]string]*system          // benchmark and name there -> system
 	tasks     map[string][][]analysis.Detail // benchmark -> groupTasks of its details
 	sysTasks  map[[2]string]taskLinks        // benchmark and system -> links to its task pages from a system page
+	downloads map[string]bool                // in.Downloads
 	mu        sync.Mutex
 	err       error // the first error met while rendering
 }
@@ -372,7 +373,9 @@ func newSite(in Input) (*site, error) {
 		}
 		s.taskSlug[r.Benchmark] = ts
 	}
+	s.downloads = map[string]bool{}
 	for _, p := range in.Downloads {
+		s.downloads[p] = true
 		if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." ||
 			strings.ContainsAny(p, ":\\") {
 			return nil, fmt.Errorf("download %q is not a clean relative path", p)

@@ -38,13 +38,95 @@
     });
     rows.forEach(function (r) { body.appendChild(r.row); });
   }
+  // The view of a table is kept in the URL fragment,
+  // #table=ANCHOR&sort=FIELD&dir=desc&q=TEXT, so that a link gives the
+  // same filtered, sorted view; it is restored on load.
+  function readState() {
+    var h = location.hash.slice(1), o = {};
+    if (h.indexOf("=") < 0) return o;
+    h.split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) {
+        try { o[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1)); } catch (e) { /* ignore a bad pair */ }
+      }
+    });
+    return o;
+  }
+  function colKey(th, col) { return th.getAttribute("data-key") || String(col + 1); }
+  function writeState(table) {
+    var name = table.getAttribute("data-table");
+    if (!name) return;
+    var parts = ["table=" + encodeURIComponent(name)];
+    each(table.tHead.rows[0].cells, function (th, col) {
+      var s = th.getAttribute("aria-sort");
+      if (s) {
+        parts.push("sort=" + encodeURIComponent(colKey(th, col)));
+        if (s === "descending") parts.push("dir=desc");
+      }
+    });
+    var q = table.getAttribute("data-q");
+    if (q) parts.push("q=" + encodeURIComponent(q));
+    var h = "#" + parts.join("&");
+    try { history.replaceState(null, "", h); } catch (e) { location.hash = h; }
+  }
+  // Filtering: long tables get a search box that hides the rows whose
+  // text does not hold what is typed (case-insensitive).
+  var minFilterRows = 8;
+  function filter(table, q, count) {
+    table.setAttribute("data-q", q);
+    var needle = q.toLowerCase(), shown = 0, rows = table.tBodies[0].rows;
+    each(rows, function (r) {
+      var hide = needle !== "" && r.textContent.toLowerCase().indexOf(needle) < 0;
+      r.hidden = hide;
+      if (!hide) shown++;
+    });
+    if (count) count.textContent = needle === "" ? rows.length + " rows" : shown + " of " + rows.length + " rows";
+  }
+  var inputs = 0;
   each(document.querySelectorAll("table.sortable"), function (table) {
     if (!table.tHead) return;
     each(table.tHead.rows[0].cells, function (th, col) {
       var b = th.querySelector("button");
-      if (b) b.addEventListener("click", function () { sortBy(table, col, th); });
+      if (b) b.addEventListener("click", function () { sortBy(table, col, th); writeState(table); });
     });
+    if (!table.tBodies[0] || table.tBodies[0].rows.length < minFilterRows) return;
+    var box = document.createElement("div");
+    box.className = "filter";
+    var id = "filter-" + (++inputs);
+    var label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "Filter rows ";
+    var input = document.createElement("input");
+    input.type = "search";
+    input.id = id;
+    input.autocomplete = "off";
+    var count = document.createElement("span");
+    count.className = "count";
+    count.setAttribute("aria-live", "polite");
+    box.appendChild(label); box.appendChild(input); box.appendChild(count);
+    var wrap = table.closest(".scroll") || table;
+    wrap.parentNode.insertBefore(box, wrap);
+    table.filterInput = input;
+    table.filterCount = count;
+    filter(table, "", count);
+    input.addEventListener("input", function () { filter(table, input.value, count); writeState(table); });
   });
+  (function restore() {
+    var st = readState();
+    if (!st.table) return;
+    var table = document.querySelector('table[data-table="' + st.table.replace(/["\\]/g, "") + '"]');
+    if (!table || !table.tHead) return;
+    if (st.q && table.filterInput) { table.filterInput.value = st.q; filter(table, st.q, table.filterCount); }
+    if (st.sort) {
+      each(table.tHead.rows[0].cells, function (th, col) {
+        if (colKey(th, col) !== st.sort) return;
+        sortBy(table, col, th);
+        if (st.dir === "desc") sortBy(table, col, th);
+      });
+    }
+    var sec = table.closest("section");
+    if (sec) sec.scrollIntoView();
+  })();
 
   // Folded verdicts: a task page entry with many verdicts holds them as
   // JSON; opening the fold turns them into table rows, as text.
