@@ -241,7 +241,15 @@
         data: [[{ name: ex.zone.name, xAxis: ex.zone.x[0], yAxis: ex.zone.y[0] }, { xAxis: ex.zone.x[1], yAxis: ex.zone.y[1] }]] };
     }
     if (opt.series[0] && opt.series[0].type === "scatter" && !ex.mirror) {
+      // label only the points whose label fits: a label that would pass
+      // the right edge goes to the left of its point, one that overlaps
+      // another is hidden (the tooltip and the table have every name)
       opt.series[0].label = { show: true, position: "right", formatter: "{b}", fontSize: 11 };
+      opt.series[0].labelLayout = function (p) {
+        if (width > 0 && p.labelRect.x + p.labelRect.width > width - 2)
+          return { x: p.rect.x - 4, align: "right", hideOverlap: true };
+        return { hideOverlap: true };
+      };
     }
     return opt;
   }
