@@ -25,6 +25,7 @@ type page struct {
 	Index  *indexView
 	Bench  *benchView
 	Tables []*tableView // the sensitivity page
+	Groups []sensGroup  // the sensitivity page's tables by benchmark
 	System *systemView
 	Task   *taskView
 
@@ -415,10 +416,34 @@ func (s *site) linker(bench, root string) func(string) string {
 	}
 }
 
+// A sensGroup is the sweep tables of one benchmark.
+type sensGroup struct {
+	Anchor, Title string
+	Tables        []*tableView
+}
+
 func (s *site) sensitivityPage(rows int) *page {
 	pg := s.newPage("sensitivity", "sensitivity.html", "Sensitivity")
+	group := map[string]int{}
 	for i, t := range s.in.Sensitivity {
-		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), "", rows))
+		tv := s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), "", rows)
+		pg.Tables = append(pg.Tables, tv)
+		g, ok := group[t.Benchmark]
+		if !ok {
+			title := t.Benchmark
+			for _, r := range s.in.Results {
+				if r.Benchmark == t.Benchmark {
+					title = title0(r)
+				}
+			}
+			if title == "" {
+				title = "Other"
+			}
+			g = len(pg.Groups)
+			group[t.Benchmark] = g
+			pg.Groups = append(pg.Groups, sensGroup{Anchor: "b" + itoa(g), Title: title})
+		}
+		pg.Groups[g].Tables = append(pg.Groups[g].Tables, tv)
 	}
 	return pg
 }
@@ -427,8 +452,9 @@ func (s *site) systemPage(sys *system, rows int) *page {
 	pg := s.newPage("system", "systems/"+sys.Slug+".html", sys.Name)
 	v := &systemView{Name: sys.Name}
 	sum := &tableView{Anchor: "summary", Title: "Ranks", Sortable: true,
-		Caption: "The system's headline rank and score in each benchmark it appears in.",
-		Headers: []headView{{Text: "Benchmark"}, {Text: "Name there"}, {Text: "Rank", Num: true}, {Text: "Score", Num: true}}}
+		Caption: "The system's headline rank in each benchmark it appears in, with its 95 % rank interval, its score with the score's interval, and its tie group.",
+		Headers: []headView{{Text: "Benchmark"}, {Text: "Name there"}, {Text: "Rank", Num: true}, {Text: "Rank interval", Doc: "95 % rank interval (bootstrap of the ranking)"},
+			{Text: "Score", Num: true}, {Text: "Score interval", Doc: "95 % interval of the headline score (cluster bootstrap)"}, {Text: "Tie group", Doc: "systems whose difference from the group's best is not significant"}}}
 	for _, r := range s.in.Results {
 		name, ok := sys.Names[r.Benchmark]
 		if !ok {
@@ -442,8 +468,9 @@ func (s *site) systemPage(sys *system, rows int) *page {
 		if x, ok := r.Scores[name]; ok && finite(x) {
 			score = cellView{Text: strconv.FormatFloat(x, 'f', 2, 64), Sort: strconv.FormatFloat(x, 'g', -1, 64), Num: true}
 		}
+		rankIv, scoreIv, tie := headlineInterval(r, name)
 		sum.Rows = append(sum.Rows, []cellView{
-			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, score})
+			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, {Text: rankIv}, score, {Text: scoreIv}, {Text: tie}})
 		sb := systemBench{Title: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Name: name}
 		for _, kv := range s.in.Provenance.Settings {
 			if kv[0] == "system."+r.Benchmark+"."+name {
@@ -466,6 +493,43 @@ func (s *site) systemPage(sys *system, rows int) *page {
 	v.Summary = sum
 	pg.System = v
 	return pg
+}
+
+// headlineInterval returns the rank interval ("2–4"), the score
+// interval ("41.20–47.90") and the tie group of the system name on r's
+// headline table, "–" for what the table does not have.
+func headlineInterval(r *analysis.Result, name string) (rank, score, tie string) {
+	rank, score, tie = "–", "–", "–"
+	t := r.Table(r.Headline)
+	if t == nil || len(t.Columns) == 0 {
+		return
+	}
+	var row []analysis.Cell
+	for _, rw := range t.Rows {
+		if len(rw) > 0 && !rw[0].IsNum && rw[0].Text == name {
+			row = rw
+			break
+		}
+	}
+	if row == nil {
+		return
+	}
+	pair := func(lo, hi string) string {
+		l, h := t.Col(lo), t.Col(hi)
+		if l < 0 || h < 0 || !row[l].IsNum || !row[h].IsNum || !finite(row[l].Num) || !finite(row[h].Num) {
+			return "–"
+		}
+		return row[l].Format(t.Columns[l].Decimals) + "–" + row[h].Format(t.Columns[h].Decimals)
+	}
+	rank = pair("rank_lo", "rank_hi")
+	score = pair("cluster_lo", "cluster_hi")
+	if score == "–" {
+		score = pair("overall_low", "overall_high")
+	}
+	if c := t.Col("tier"); c >= 0 && !row[c].Undef {
+		tie = row[c].Format(t.Columns[c].Decimals)
+	}
+	return
 }
 
 // rankOf returns the headline rank of the system name in r (see

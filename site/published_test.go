@@ -161,3 +161,24 @@ func TestLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineInterval checks what a system page shows per benchmark,
+// read from the headline table's rank_lo/rank_hi, cluster_lo/cluster_hi
+// and tier columns.
+func TestHeadlineInterval(t *testing.T) {
+	tab := &analysis.Table{Name: "main", Columns: []analysis.Column{{Name: "system"}, {Name: "overall", Decimals: 2},
+		{Name: "cluster_lo", Decimals: 2}, {Name: "cluster_hi", Decimals: 2}, {Name: "tier"}, {Name: "rank_lo"}, {Name: "rank_hi"}}}
+	tab.AddRow(analysis.Text("a"), analysis.Number(50), analysis.Number(41.2), analysis.Number(57.9), analysis.Text("A"), analysis.Int(1), analysis.Int(3))
+	tab.AddRow(analysis.Text("b"), analysis.Number(40), analysis.Undefined("one cluster"), analysis.Number(45), analysis.Text("B"), analysis.Int(2), analysis.Int(4))
+	r := &analysis.Result{Benchmark: "x", Headline: "main", Tables: []*analysis.Table{tab}}
+	for _, tc := range []struct{ name, rank, score, tie string }{
+		{"a", "1–3", "41.20–57.90", "A"},
+		{"b", "2–4", "–", "B"},
+		{"c", "–", "–", "–"},
+	} {
+		rank, score, tie := headlineInterval(r, tc.name)
+		if rank != tc.rank || score != tc.score || tie != tc.tie {
+			t.Errorf("%s: %q %q %q, want %q %q %q", tc.name, rank, score, tie, tc.rank, tc.score, tc.tie)
+		}
+	}
+}
