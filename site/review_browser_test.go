@@ -85,6 +85,29 @@ func TestReviewBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Run("charts", func(t *testing.T) {
+		// every chart of the benchmark pages, one screenshot each, to look at
+		for _, p := range reviewPages[1:5] {
+			if _, bad := tab.visitAt(root, p, "", 1400); len(bad) > 0 {
+				t.Errorf("%s: %v", p, bad)
+			}
+			ids, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('figure.chart-fig')].map(f => f.id)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				png, err := chromedp.Run(tab.ctx, chromedp.Screenshot(chromedp.CSS("#"+id)))
+				if err != nil {
+					t.Errorf("%s #%s: %v", p, id, err)
+					continue
+				}
+				if err := os.WriteFile(filepath.Join(dir, "chart-"+strings.TrimSuffix(p, ".html")+"-"+id+".png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+
 	t.Run("filter, sort and the fragment", func(t *testing.T) {
 		const page = "findeepresearch.html"
 		if _, bad := tab.visitAt(root, page, "", 1400); len(bad) > 0 {

@@ -222,6 +222,32 @@
         }
       });
     }
+    if (ex.bands && opt.series[0]) {
+      // tie groups as shaded bands behind the bars, labelled at the top
+      opt.series[0].markArea = { silent: true, data: ex.bands.map(function (b, i) {
+        return [{ name: b.name, xAxis: b.from, itemStyle: { color: i % 2 ? "rgba(9, 105, 218, 0.10)" : "rgba(130, 80, 223, 0.10)" },
+          label: { position: "insideTop", color: "#57606a", fontSize: 11 } }, { xAxis: b.to }];
+      }) };
+    }
+    if (ex.groups && opt.series[0]) {
+      // rows not in group order: each bar in its tie group's colour
+      var palette = ["#0969da", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781"], order = [];
+      ex.groups.forEach(function (g) { if (g !== "" && order.indexOf(g) < 0) order.push(g); });
+      order.sort(function (a, b) { return a.localeCompare(b, undefined, { numeric: true }); });
+      opt.series[0].data = opt.series[0].data.map(function (d, i) {
+        var g = ex.groups[i], k = order.indexOf(g);
+        if (k < 0) return d;
+        var v = d && typeof d === "object" ? d : { value: d };
+        v.itemStyle = { color: palette[k % palette.length] };
+        return v;
+      });
+      opt.title = opt.title || {};
+      var names = ["blue", "purple", "ochre", "green", "red", "grey"];
+      opt.title.subtext = "tie groups: " + order.map(function (g, k) { return g + " " + names[k % names.length]; }).join(", ");
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 0;
+    }
     if (ex.mirror) {
       var xa = Array.isArray(opt.xAxis) ? opt.xAxis[0] : opt.xAxis;
       xa.axisLabel = xa.axisLabel || {};
