@@ -248,14 +248,80 @@
       opt.title.right = 8;
       opt.title.top = 0;
     }
+    var lines = (opt.series || []).filter(function (sr) { return sr.type === "line"; });
+    lines.forEach(function (sr) {
+      // an ideal (diagonal) series: a dashed grey reference line
+      if (/^ideal\b/i.test(String(sr.name))) {
+        sr.lineStyle = { type: "dashed", color: "#6e7781", width: 1.5 };
+        sr.itemStyle = { color: "#6e7781" };
+        sr.symbol = "none";
+        sr.z = 1;
+      }
+    });
+    if (lines.length > 6) {
+      // many lines: the best few on average in colour, the rest thin and
+      // grey; hovering a line brings it forward, the legend shows or
+      // hides each
+      var top = 4, mean = function (sr) {
+        var sum = 0, n = 0;
+        (sr.data || []).forEach(function (d) {
+          var v = d && typeof d === "object" ? d.value : d;
+          if (typeof v === "number") { sum += v; n++; }
+        });
+        return n ? sum / n : -Infinity;
+      };
+      var ranked = lines.slice().sort(function (a, b) { return mean(b) - mean(a); });
+      var colours = ["#0969da", "#cf222e", "#1a7f37", "#8250df"];
+      ranked.forEach(function (sr, k) {
+        sr.emphasis = { focus: "series" };
+        if (k < top) {
+          sr.lineStyle = { width: 2.5, color: colours[k] };
+          sr.itemStyle = { color: colours[k] };
+          sr.z = 3;
+        } else {
+          sr.lineStyle = { width: 1, color: "#c4c9cf" };
+          sr.itemStyle = { color: "#c4c9cf" };
+          sr.symbolSize = 3;
+          sr.z = 2;
+        }
+      });
+      opt.title = opt.title || {};
+      opt.title.subtext = "in colour: the " + top + " highest on average; the rest grey (hover a line, or pick names in the legend)";
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 22;
+      opt.title.padding = 0;
+      opt.grid.top = Math.max(opt.grid.top || 0, 64);
+      opt.tooltip.trigger = "item";
+    }
     if (ex.mirror) {
       var xa = Array.isArray(opt.xAxis) ? opt.xAxis[0] : opt.xAxis;
       xa.axisLabel = xa.axisLabel || {};
       xa.axisLabel.formatter = function (v) { return String(Math.abs(v)); };
       if (opt.series[0]) opt.series[0].tooltip = { valueFormatter: abs };
-      if (ex.mirror.data) {
-        opt.series.push({ type: "scatter", name: ex.mirror.name, data: ex.mirror.data, symbol: "diamond", symbolSize: 12, z: 10,
-          itemStyle: { color: "#1b1f24" } });
+      var ya = Array.isArray(opt.yAxis) ? opt.yAxis[0] : opt.yAxis;
+      if (ex.mirror.data && ya && Array.isArray(ya.data)) {
+        // rows sorted by the delta, the one favouring the left side most
+        // on top; each delta marked on the side it favours (a positive
+        // delta, left over right, on the left), its size as the label
+        var delta = ya.data.map(function () { return null; });
+        ex.mirror.data.forEach(function (d) { delta[d[1]] = d[0]; });
+        var order = ya.data.map(function (_, i) { return i; });
+        order.sort(function (a, b) {
+          var da = delta[a] === null ? -Infinity : delta[a], db = delta[b] === null ? -Infinity : delta[b];
+          return db - da || a - b;
+        });
+        var at = [];
+        order.forEach(function (i, k) { at[i] = k; });
+        ya.data = order.map(function (i) { return ya.data[i]; });
+        opt.series.forEach(function (sr) {
+          if (Array.isArray(sr.data)) sr.data = order.map(function (i) { return sr.data[i]; });
+        });
+        var marks = ex.mirror.data.map(function (d) { return { value: [-d[0], at[d[1]]], delta: d[0] }; });
+        opt.series.push({ type: "scatter", name: ex.mirror.name, data: marks, symbol: "diamond", symbolSize: 12, z: 10,
+          itemStyle: { color: "#1b1f24" }, tooltip: { valueFormatter: abs },
+          label: { show: true, position: "top", fontSize: 10, color: "#1b1f24",
+            formatter: function (p) { var v = p.data.delta; return (v > 0 ? "+" : "") + v; } } });
       }
       opt.legend = opt.legend || {};
       opt.legend.show = true;
