@@ -152,6 +152,27 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 			}
 			l.AddSeries(header(t.Columns[y]), data)
 		}
+		if len(c.Counts) > 0 {
+			// each point's item count: the marker's size, the tooltip, and
+			// grey below MinCount
+			counts := make([][]any, len(c.Counts))
+			for k, name := range c.Counts {
+				if name == "" {
+					continue
+				}
+				n, err := col(name)
+				if err != nil {
+					return nil, err
+				}
+				counts[k] = make([]any, len(t.Rows))
+				for j, r := range t.Rows {
+					if isNum(r[n]) {
+						counts[k][j] = r[n].Num
+					}
+				}
+			}
+			extra["counts"] = map[string]any{"series": counts, "min": c.MinCount}
+		}
 		l.Validate()
 		base = l
 	case analysis.Scatter:

@@ -258,6 +258,42 @@
         sr.z = 1;
       }
     });
+    if (ex.counts) {
+      // points sized by how many items they stand on, grey when too few
+      var most = 1, min = ex.counts.min || 0;
+      ex.counts.series.forEach(function (c) { (c || []).forEach(function (n) { if (typeof n === "number") most = Math.max(most, n); }); });
+      ex.counts.series.forEach(function (c, k) {
+        var sr = opt.series[k];
+        if (!c || !sr || !Array.isArray(sr.data)) return;
+        sr.data = sr.data.map(function (d, j) {
+          var v = d && typeof d === "object" ? d : { value: d }, n = c[j];
+          if (typeof n !== "number") return v;
+          v.n = n;
+          v.symbolSize = 4 + 14 * Math.sqrt(n / most);
+          if (n < min) v.itemStyle = { color: "#c4c9cf", borderColor: "#8c959f" };
+          return v;
+        });
+        sr.symbol = "circle";
+      });
+      opt.tooltip.formatter = function (ps) {
+        ps = Array.isArray(ps) ? ps : [ps];
+        var out = [String(ps.length ? ps[0].axisValueLabel : "")];
+        ps.forEach(function (p) {
+          var v = p.data && typeof p.data === "object" ? p.data.value : p.data;
+          if (v === null || v === undefined || v === "-") return;
+          var n = p.data && typeof p.data === "object" && typeof p.data.n === "number" ? p.data.n : null;
+          out.push(p.seriesName + ": " + v + (n !== null ? " (n = " + n + (n < min ? ", too few" : "") + ")" : ""));
+        });
+        return out.join("\n");
+      };
+      opt.title = opt.title || {};
+      opt.title.subtext = "marker size: items in the bin; grey: fewer than " + min;
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 22;
+      opt.title.padding = 0;
+      opt.grid.top = Math.max(opt.grid.top || 0, 64);
+    }
     if (lines.length > 6) {
       // many lines: the best few on average in colour, the rest thin and
       // grey; hovering a line brings it forward, the legend shows or
