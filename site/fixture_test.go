@@ -150,7 +150,7 @@ func fixture(evil bool) Input {
 	isolation.AddRow(analysis.Text("fc-999"), analysis.Text(fsys[1]), analysis.Text("no such task"))
 	forecast := &analysis.Result{Benchmark: "findeepforecast", Title: "FinDeepForecast", Tables: []*analysis.Table{weekly, types, isolation}, Headline: "task_types",
 		Ranking: fsys, Scores: map[string]float64{fsys[0]: 35, fsys[1]: 32, fsys[2]: 29}, Synthetic: true,
-		Details: []analysis.Detail{{Task: "fc-042", System: fsys[0], Question: "Will the ECB cut rates in week 12?", Output: x("Yes"), Score: "correct",
+		Details: []analysis.Detail{{Task: "fc-042", System: fsys[0], Question: "Will the ECB cut rates in week 12?", Output: x(strings.Repeat("Yes, the ECB cuts rates in week 12. ", 300)), Score: "correct",
 			Verdicts: manyVerdicts(x)}}}
 
 	sweep := &analysis.Table{Benchmark: "icbcbench", Name: "sweep_judges", Title: "Judge panel sweep", Caption: "Rank change against the baseline.",

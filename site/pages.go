@@ -809,10 +809,22 @@ func (v *taskView) appendBody(b []byte) []byte {
 		} else {
 			b = append(b, "not scored"...)
 		}
-		b = append(b, "</strong></p>\n<h3>Output</h3>\n<pre class=\"text\">"...)
+		b = append(b, "</strong></p>\n<h3>Output</h3>\n"...)
 		var cut bool
-		b, cut = appendEscapedCut(b, d.Output, v.limit)
-		b = append(b, "</pre>"...)
+		if len(d.Output) > foldOutput {
+			// a long output waits in a JSON block until its fold opens
+			b = append(b, "<details class=\"lazy\" data-text=\""...)
+			id("-oj\"><summary>")
+			b = strconv.AppendInt(b, int64(utf8.RuneCountInString(d.Output)), 10)
+			b = append(b, " characters (shown when opened)</summary><pre class=\"text\"></pre></details>\n<script type=\"application/json\" id=\""...)
+			id(`-oj">`)
+			b, cut = appendJSONString(b, d.Output, v.limit)
+			b = append(b, "</script>"...)
+		} else {
+			b = append(b, "<pre class=\"text\">"...)
+			b, cut = appendEscapedCut(b, d.Output, v.limit)
+			b = append(b, "</pre>"...)
+		}
 		if cut {
 			b = append(b, "\n<p class=\"note\">The output is cut here; the bundle holds the full text.</p>"...)
 		}
@@ -875,6 +887,10 @@ func (v *taskView) appendBody(b []byte) []byte {
 	}
 	return b
 }
+
+// foldOutput is the longest output, in bytes, a task page shows
+// unfolded.
+const foldOutput = 8 << 10
 
 // foldVerdicts is the most verdicts an entry of a task page shows as
 // table rows; more are folded and drawn when the fold opens.

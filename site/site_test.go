@@ -135,7 +135,8 @@ func TestEscaping(t *testing.T) {
 				t.Errorf("%s: contains %q", p, bad)
 			}
 		}
-		if !strings.Contains(page, "&lt;script&gt;") {
+		// as HTML text, or in a folded entry's JSON
+		if !strings.Contains(page, "&lt;script&gt;") && !strings.Contains(page, `\u003cscript\u003e`) {
 			t.Errorf("%s: the hostile text is not shown escaped", p)
 		}
 		scripts := scriptTag.FindAllStringSubmatch(page, -1)
@@ -166,6 +167,15 @@ func TestEscaping(t *testing.T) {
 				var v [][]any
 				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldVerdicts {
 					t.Errorf("%s: verdict JSON: %d rows, %v", p, len(v), err)
+				}
+			case strings.HasPrefix(attrs, ` type="application/json" id="s-`) && strings.HasSuffix(attrs, `-oj"`):
+				// a folded output
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: output JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v string
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldOutput/2 {
+					t.Errorf("%s: output JSON: %d bytes, %v", p, len(v), err)
 				}
 			default:
 				t.Errorf("%s: unexpected script %s", p, attrs)

@@ -163,6 +163,16 @@
     });
   });
 
+  // Folded outputs: the text waits in a JSON block until the fold opens.
+  each(document.querySelectorAll("details[data-text]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      var src = document.getElementById(d.getAttribute("data-text")), pre = d.querySelector("pre");
+      if (src && pre) pre.textContent = JSON.parse(src.textContent);
+    });
+  });
+
   // Charts.
   if (typeof echarts === "undefined") return;
   var abs = function (v) { return typeof v === "number" ? Math.abs(v) : v; };
@@ -287,7 +297,7 @@
         return out.join("\n");
       };
       opt.title = opt.title || {};
-      opt.title.subtext = "marker size: items in the bin; grey: fewer than " + min;
+      opt.title.subtext = width >= 500 ? "marker size: items in the bin; grey: fewer than " + min : "size: items; grey: < " + min;
       opt.title.subtextStyle = { fontSize: 11 };
       opt.title.right = 8;
       opt.title.top = 22;
@@ -322,7 +332,8 @@
         }
       });
       opt.title = opt.title || {};
-      opt.title.subtext = "in colour: the " + top + " highest on average; the rest grey (hover a line, or pick names in the legend)";
+      opt.title.subtext = width >= 700 ? "in colour: the " + top + " highest on average; the rest grey (hover a line, or pick names in the legend)" :
+        "colour: top " + top + "; grey: the rest";
       opt.title.subtextStyle = { fontSize: 11 };
       opt.title.right = 8;
       opt.title.top = 22;
