@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -32,6 +33,9 @@ type Variant struct {
 	// empty otherwise.
 	Rho, Tau  float64
 	Undefined string
+	// Scores are the headline scores of Ranking under the variant, NaN
+	// for a system without one.
+	Scores []float64
 	// Moved lists the systems whose rank changed, as "name a->b", a
 	// shared rank written "=b".
 	Moved []string
@@ -205,6 +209,13 @@ func promptKey(p *results.Prompt) ([32]byte, error) {
 
 func variant(knob, value string, base, r *Result) Variant {
 	v := Variant{Knob: knob, Value: value, Ranking: r.Ranking, Ranks: r.Ranks(), Missing: r.Missing}
+	for _, s := range r.Ranking {
+		x, ok := r.Scores[s]
+		if !ok {
+			x = math.NaN()
+		}
+		v.Scores = append(v.Scores, x)
+	}
 	baseRanks := base.Ranks()
 	baseShared, shared := Shared(baseRanks), Shared(v.Ranks)
 	var x, y []float64
@@ -244,6 +255,7 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 			{Name: "kendall_tau", Title: "Kendall tau-b", Decimals: 3},
 			{Name: "moved", Title: "rank changes", Doc: "systems whose rank changed, baseline -> variant; =2 is a shared rank"},
 			{Name: "ranking", Title: "ranking (best first)", Doc: "A = B: exactly tied, sharing a rank"},
+			{Name: "scores", Title: "scores (in ranking order)", Doc: "each system's headline score under the variant, n/a where it has none"},
 		},
 	}
 	changes = &Table{
@@ -262,7 +274,14 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 		if moved == "" {
 			moved = "none"
 		}
-		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(RankingText(v.Ranking, v.Ranks)))
+		scores := make([]string, len(v.Scores))
+		for k, x := range v.Scores {
+			scores[k] = "n/a"
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				scores[k] = strconv.FormatFloat(x, 'f', 2, 64)
+			}
+		}
+		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(RankingText(v.Ranking, v.Ranks)), Text(strings.Join(scores, ", ")))
 		name := v.Knob + "=" + v.Value
 		changes.Columns = append(changes.Columns, Column{Name: name})
 		ys = append(ys, name)

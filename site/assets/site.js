@@ -376,7 +376,7 @@
     if (ex.zone) {
       var s = opt.series[0];
       s.markArea = { silent: true, itemStyle: { color: "rgba(46, 160, 67, 0.15)" },
-        label: { show: true, position: "insideTopLeft" },
+        label: { show: true, position: "insideBottomLeft", color: "#1a7f37" },
         data: [[{ name: ex.zone.name, xAxis: ex.zone.x[0], yAxis: ex.zone.y[0] }, { xAxis: ex.zone.x[1], yAxis: ex.zone.y[1] }]] };
     }
     if (opt.series[0] && opt.series[0].type === "scatter" && !ex.mirror) {
