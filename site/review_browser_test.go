@@ -70,6 +70,18 @@ func TestReviewBrowser(t *testing.T) {
 				for _, b := range bad {
 					t.Errorf("%s at %dx%d: %s", p, size[0], size[1], b)
 				}
+				// every fold open (folded verdicts and outputs are drawn
+				// from their JSON): still nothing runs or becomes markup
+				if n, _ := chromedp.Run(tab.ctx, chromedp.Evaluate[int](`(() => { const d = document.querySelectorAll('main details'); d.forEach(e => e.open = true); return d.length; })()`)); n > 0 {
+					time.Sleep(50 * time.Millisecond)
+					again, err := chromedp.Run(tab.ctx, chromedp.Evaluate[demoPage](demoCheck))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, b := range again.Bad {
+						t.Errorf("%s at %dx%d with every fold open: %s", p, size[0], size[1], b)
+					}
+				}
 				w, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
 				if err != nil {
 					t.Fatal(err)
@@ -267,4 +279,4 @@ const reviewWide = `[...document.querySelectorAll('body *')].filter(e => {
 	if (r.right <= window.innerWidth + 1) return false;
 	const p = e.parentElement.getBoundingClientRect();
 	return p.right <= window.innerWidth + 1;
-}).slice(0, 5).map(e => e.tagName + '.' + e.className + '#' + e.id + ' ' + Math.round(e.getBoundingClientRect().right))`
+}).slice(0, 5).map(e => e.tagName + '.' + e.className + '#' + e.id + ' "' + e.textContent.slice(0, 40) + '" ' + Math.round(e.getBoundingClientRect().right))`
