@@ -241,7 +241,7 @@
     }
     if (ex.groups && opt.series[0]) {
       // rows not in group order: each bar in its tie group's colour
-      var palette = ["#0969da", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781"], order = [];
+      var palette = ["#0969da", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781", "#1b7c83", "#bf3989", "#7d4e2a", "#7d8b24"], order = [];
       ex.groups.forEach(function (g) { if (g !== "" && order.indexOf(g) < 0) order.push(g); });
       order.sort(function (a, b) { return a.localeCompare(b, undefined, { numeric: true }); });
       opt.series[0].data = opt.series[0].data.map(function (d, i) {
@@ -252,7 +252,7 @@
         return v;
       });
       opt.title = opt.title || {};
-      var names = ["blue", "purple", "ochre", "green", "red", "grey"];
+      var names = ["blue", "purple", "ochre", "green", "red", "grey", "teal", "pink", "brown", "olive"];
       opt.title.subtext = "tie groups: " + order.map(function (g, k) { return g + " " + names[k % names.length]; }).join(", ");
       opt.title.subtextStyle = { fontSize: 11 };
       opt.title.right = 8;
