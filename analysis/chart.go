@@ -42,6 +42,11 @@ type Chart struct {
 	Zone *Zone
 	// XName and YName are the axis titles.
 	XName, YName string
+	// Counts, on a line chart, names for each Y column the column of how
+	// many items each point stands on ("" for none); points on fewer than
+	// MinCount items are drawn as unreliable.
+	Counts   []string
+	MinCount int
 }
 
 // A Zone is a shaded rectangle in data coordinates.

@@ -42,6 +42,39 @@ type Comparison struct {
 	// computed table lacks: their cells are not compared, so the table is
 	// never Reproduced while there are any.
 	Uncomputed []string
+	// Header is the published header and Keys the number of its leading
+	// columns that identify a row; Rows are every published row in the
+	// published order, each cell with its computed value, so that the
+	// table can be laid out as the paper prints it.
+	Header []string
+	Keys   int
+	Rows   []ComparedRow
+}
+
+// NotComputed is the status of a published cell whose column or row the
+// computed table lacks.
+const NotComputed = "not computed"
+
+// A ComparedRow is one published row: its key and every value cell after
+// the key columns.
+type ComparedRow struct {
+	Key   []string
+	Found bool // the computed table has the row
+	Cells []ComparedCell
+}
+
+// A ComparedCell is one published value beside the computed one.
+type ComparedCell struct {
+	Published string
+	// Computed is the computed value at the published precision (text
+	// cells as they are); "" when not computed.
+	Computed string
+	// Diff is computed minus published, NaN unless both are numbers.
+	Diff      float64
+	Tolerance float64
+	// Status is Reproduced, Differs, NotComputed, or "" for an empty
+	// published cell.
+	Status string
 }
 
 // A CellDiff is one published cell compared with the computed one.
@@ -82,13 +115,25 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		c.Verdict, c.Reason = NotComparable, fmt.Sprintf(format, args...)
 		return c
 	}
-	if computed == nil {
-		return notComparable("no computed table %q", name)
-	}
 	if len(pub.Header) < 2 {
 		return notComparable("published table has no value columns")
 	}
 	nk := keyColumns(pub)
+	c.Header, c.Keys = slices.Clone(pub.Header), nk
+	for _, prow := range pub.Rows {
+		r := ComparedRow{Key: slices.Clone(prow[:nk])}
+		for i := nk; i < len(prow); i++ {
+			cc := ComparedCell{Published: strings.TrimSpace(prow[i]), Diff: math.NaN()}
+			if cc.Published != "" {
+				cc.Status = NotComputed
+			}
+			r.Cells = append(r.Cells, cc)
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	if computed == nil {
+		return notComparable("no computed table %q", name)
+	}
 	kcols := make([]int, nk)
 	for i := range nk {
 		if kcols[i] = computed.Col(pub.Header[i]); kcols[i] < 0 {
@@ -119,8 +164,9 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[nk:], ", "))
 	}
 	worst := Reproduced
-	for _, prow := range pub.Rows {
+	for ri, prow := range pub.Rows {
 		crow, ok := rows[rowKey(prow[:nk])]
+		c.Rows[ri].Found = ok
 		if !ok {
 			c.Absent = append(c.Absent, strings.Join(prow[:nk], " / "))
 			continue
@@ -130,6 +176,7 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 			if p == "" || cols[i] < 0 {
 				continue
 			}
+			cc := &c.Rows[ri].Cells[i-nk]
 			c.Compared++
 			d := compareCell(p, crow[cols[i]], computed.Columns[cols[i]], tol)
 			d.Row, d.Column = strings.Join(prow[:nk], " / "), pub.Header[i]
@@ -139,6 +186,13 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 			}
 			if verdictRank(d.Verdict) > verdictRank(worst) {
 				worst = d.Verdict
+			}
+			cc.Computed, cc.Tolerance, cc.Status = d.Computed, d.Tolerance, Differs
+			if d.Numeric {
+				cc.Diff = d.Delta
+			}
+			if d.Verdict == Reproduced {
+				cc.Status = Reproduced
 			}
 		}
 	}

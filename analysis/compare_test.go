@@ -172,3 +172,44 @@ func TestCompareCellVerdicts(t *testing.T) {
 		t.Errorf("difference %+v, want -0.01", got)
 	}
 }
+
+// TestCompareRows checks the published layout a comparison keeps: every
+// published row in order, each cell with the computed value at the
+// published precision, the signed difference and its status.
+func TestCompareRows(t *testing.T) {
+	pub, err := results.ReadCSV(strings.NewReader("product,gold_item,depth\nKimi,58.58,3.1\nQwen,46.65,\nGone,1.0,2\n"), "published/b/pass_rates.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	computed := &Table{Name: "pass_rates", Columns: []Column{{Name: "product"}, {Name: "gold_item", Decimals: 4}}}
+	computed.AddRow(Text("Kimi"), Number(58.5849)) // 58.5849-58.58 = +0.0049, within 0.005
+	computed.AddRow(Text("Qwen"), Number(46.6401)) // 46.6401-46.65 = -0.0099: differs
+	c := Compare("b", pub, computed, -1)
+	if strings.Join(c.Header, ",") != "product,gold_item,depth" || c.Keys != 1 || len(c.Rows) != 3 {
+		t.Fatalf("header %v keys %d rows %d", c.Header, c.Keys, len(c.Rows))
+	}
+	type want struct {
+		found    bool
+		computed string
+		diff     float64
+		status   string
+	}
+	wants := []want{{true, "58.58", 0.0049, Reproduced}, {true, "46.64", -0.0099, Differs}, {false, "", 0, NotComputed}}
+	for i, w := range wants {
+		r := c.Rows[i]
+		cc := r.Cells[0]
+		if r.Found != w.found || cc.Computed != w.computed || cc.Status != w.status {
+			t.Errorf("row %v: found %v computed %q status %q, want %+v", r.Key, r.Found, cc.Computed, cc.Status, w)
+		}
+		if w.found && (cc.Diff < w.diff-1e-9 || cc.Diff > w.diff+1e-9) {
+			t.Errorf("row %v: diff %v, want %v", r.Key, cc.Diff, w.diff)
+		}
+		// depth is not computed: "3.1" and "2" are NotComputed, Qwen's empty cell has no status
+		if d := r.Cells[1]; (d.Published == "") != (d.Status == "") || d.Published != "" && d.Status != NotComputed {
+			t.Errorf("row %v depth: %+v", r.Key, d)
+		}
+	}
+	if len(c.Uncomputed) != 1 || c.Uncomputed[0] != "depth" {
+		t.Errorf("uncomputed %v", c.Uncomputed)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -248,6 +249,7 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 			{Name: "kendall_tau", Title: "Kendall tau-b", Decimals: 3},
 			{Name: "moved", Title: "rank changes", Doc: "systems whose rank changed, baseline -> variant; =2 is a shared rank"},
 			{Name: "ranking", Title: "ranking (best first)", Doc: "A = B: exactly tied, sharing a rank"},
+			{Name: "scores", Title: "scores (in ranking order)", Doc: "each system's headline score under the variant, n/a where it has none"},
 		},
 	}
 	changes = &Table{
@@ -266,7 +268,14 @@ func (sr *SweepResult) Tables() (variants, changes *Table) {
 		if moved == "" {
 			moved = "none"
 		}
-		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(RankingText(v.Ranking, v.Ranks)))
+		scores := make([]string, len(v.Ranking))
+		for k, s := range v.Ranking {
+			scores[k] = "n/a"
+			if x, ok := v.Scores[s]; ok && !math.IsNaN(x) && !math.IsInf(x, 0) {
+				scores[k] = strconv.FormatFloat(x, 'f', 2, 64)
+			}
+		}
+		variants.AddRow(Text(v.Knob), Text(v.Value), rho, tau, Text(moved), Text(RankingText(v.Ranking, v.Ranks)), Text(strings.Join(scores, ", ")))
 		name := v.Knob + "=" + v.Value
 		changes.Columns = append(changes.Columns, Column{Name: name})
 		ys = append(ys, name)

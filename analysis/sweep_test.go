@@ -125,6 +125,10 @@ func TestSweep(t *testing.T) {
 	if got := vt.Rows[1][vt.Col("ranking")].Text; got != "D > B > A = C" {
 		t.Errorf("w=10 ranking %q, want D > B > A = C", got)
 	}
+	// w=10 scores, a + 10b: D 0+9 = 9, B 2+5 = 7, A 3, C 1+2 = 3
+	if got := vt.Rows[1][vt.Col("scores")].Text; got != "9.00, 7.00, 3.00, 3.00" {
+		t.Errorf("w=10 scores %q, want 9.00, 7.00, 3.00, 3.00", got)
+	}
 }
 
 // TestSweepSkipsResamples checks that variants are scored with every

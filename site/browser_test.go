@@ -367,6 +367,13 @@ func TestBrowserSafety(t *testing.T) {
 				t.Errorf("%s with tooltips: %s", p, bad)
 			}
 		}
+		// folded verdicts are drawn from their JSON when opened
+		if n, _ := chromedp.Run(b.ctx, chromedp.Evaluate[int](`(() => { const d = document.querySelectorAll('details'); d.forEach(e => e.open = true); return d.length; })()`)); n > 0 {
+			time.Sleep(50 * time.Millisecond) // let the toggle events run
+			for _, bad := range b.eval(t, check) {
+				t.Errorf("%s with every fold open: %s", p, bad)
+			}
+		}
 		if p == "tasks/icbcbench/en-001.html" {
 			b.screenshot(t, "safety-task.png")
 		}

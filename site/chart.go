@@ -97,6 +97,45 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 				}
 			}
 			extra["errorBars"] = map[string]any{"name": header(t.Columns[lo]) + " – " + header(t.Columns[hi]), "data": bars, "series": len(ys)}
+			// a leaderboard: each run of rows in one tie group is a band,
+			// so that "within noise" shows
+			// (when the rows are in group order; otherwise each bar takes
+			// its group's colour)
+			if tc := t.Col("tier"); tc >= 0 {
+				group := func(j int) string {
+					if g := t.Rows[j][tc]; !g.Undef {
+						return g.Format(t.Columns[tc].Decimals)
+					}
+					return ""
+				}
+				var bands []map[string]any
+				var groups []string
+				seen := map[string]bool{}
+				contiguous := true
+				for j := 0; j < len(t.Rows); {
+					k := j
+					for k+1 < len(t.Rows) && group(k+1) == group(j) {
+						k++
+					}
+					g := group(j)
+					contiguous = contiguous && !seen[g]
+					seen[g] = true
+					if g != "" {
+						bands = append(bands, map[string]any{"name": "tie group " + g, "from": j, "to": k})
+					}
+					j = k + 1
+				}
+				for j := range t.Rows {
+					groups = append(groups, group(j))
+				}
+				switch {
+				case len(bands) == 0:
+				case contiguous:
+					extra["bands"] = bands
+				default:
+					extra["groups"] = groups
+				}
+			}
 		}
 		b.Validate()
 		base = b
@@ -112,6 +151,27 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 				data[j] = opts.LineData{Value: value(r[y], t.Columns[y].Decimals)}
 			}
 			l.AddSeries(header(t.Columns[y]), data)
+		}
+		if len(c.Counts) > 0 {
+			// each point's item count: the marker's size, the tooltip, and
+			// grey below MinCount
+			counts := make([][]any, len(c.Counts))
+			for k, name := range c.Counts {
+				if name == "" {
+					continue
+				}
+				n, err := col(name)
+				if err != nil {
+					return nil, err
+				}
+				counts[k] = make([]any, len(t.Rows))
+				for j, r := range t.Rows {
+					if isNum(r[n]) {
+						counts[k][j] = r[n].Num
+					}
+				}
+			}
+			extra["counts"] = map[string]any{"series": counts, "min": c.MinCount}
 		}
 		l.Validate()
 		base = l

@@ -257,7 +257,10 @@ const demoShotHeight = 4000
 
 // screenshot saves the top of the page, at most demoShotHeight px, as a
 // PNG file.
-func (tab *demoTab) screenshot(file string) error {
+func (tab *demoTab) screenshot(file string) error { return tab.screenshotWidth(file, 1280) }
+
+// screenshotWidth is screenshot of a window width px wide.
+func (tab *demoTab) screenshotWidth(file string, width int64) error {
 	h, err := chromedp.Run(tab.ctx, chromedp.Evaluate[float64](`document.documentElement.scrollHeight`))
 	if err != nil {
 		return fmt.Errorf("screenshot %s: %w", file, err)
@@ -265,7 +268,7 @@ func (tab *demoTab) screenshot(file string) error {
 	beyond, surface := true, true
 	r, err := chromedp.Call(tab.ctx, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{
 		Format:                cdppage.CaptureScreenshotFormatPng,
-		Clip:                  &cdppage.Viewport{Width: 1280, Height: min(h, demoShotHeight), Scale: 1},
+		Clip:                  &cdppage.Viewport{Width: float64(width), Height: min(h, demoShotHeight), Scale: 1},
 		CaptureBeyondViewport: &beyond,
 		FromSurface:           &surface,
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/report"
+	"github.com/finrepro/finrepro/results"
 )
 
 // payloads are hostile strings that must show as text wherever they go:
@@ -142,10 +143,15 @@ func fixture(evil bool) Input {
 	for i, s := range fsys {
 		types.AddRow(analysis.Text(s), analysis.Number(20+float64(i)*5), analysis.Number(50-float64(i)*3))
 	}
-	forecast := &analysis.Result{Benchmark: "findeepforecast", Title: "FinDeepForecast", Tables: []*analysis.Table{weekly, types}, Headline: "task_types",
+	// an audit table naming tasks: its task cells link to the entries
+	isolation := &analysis.Table{Benchmark: "findeepforecast", Name: "isolation_flags", Title: "Temporal isolation",
+		Columns: []analysis.Column{{Name: "task"}, {Name: "method"}, {Name: "reason"}}}
+	isolation.AddRow(analysis.Text("fc-042"), analysis.Text(fsys[0]), analysis.Text(x("source after the deadline")))
+	isolation.AddRow(analysis.Text("fc-999"), analysis.Text(fsys[1]), analysis.Text("no such task"))
+	forecast := &analysis.Result{Benchmark: "findeepforecast", Title: "FinDeepForecast", Tables: []*analysis.Table{weekly, types, isolation}, Headline: "task_types",
 		Ranking: fsys, Scores: map[string]float64{fsys[0]: 35, fsys[1]: 32, fsys[2]: 29}, Synthetic: true,
-		Details: []analysis.Detail{{Task: "fc-042", System: fsys[0], Question: "Will the ECB cut rates in week 12?", Output: x("Yes"), Score: "correct",
-			Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: "correct", Reasoning: "Resolved Yes."}}}}}
+		Details: []analysis.Detail{{Task: "fc-042", System: fsys[0], Question: "Will the ECB cut rates in week 12?", Output: x(strings.Repeat("Yes, the ECB cuts rates in week 12. ", 300)), Score: "correct",
+			Verdicts: manyVerdicts(x)}}}
 
 	sweep := &analysis.Table{Benchmark: "icbcbench", Name: "sweep_judges", Title: "Judge panel sweep", Caption: "Rank change against the baseline.",
 		Columns: []analysis.Column{{Name: "system"}, {Name: "gpt-4.1"}, {Name: "claude", Title: x("claude")}, {Name: "both"}},
@@ -160,7 +166,15 @@ func fixture(evil bool) Input {
 	cmp2 := &analysis.Table{Name: "all_benchmarks", Title: "All comparisons",
 		Columns: []analysis.Column{{Name: "benchmark"}, {Name: "verdict"}}}
 	cmp2.AddRow(analysis.Text("icbcbench"), analysis.Text("match"))
+	// a published table as the paper prints it: systems[0] en reproduced,
+	// zh 58.49 against 58.5 (+0.01, twice the half-unit 0.005: within
+	// twice the tolerance); systems[1] en 61.20 against 61.25 (+0.05:
+	// differs); a system the bundle lacks; a column not computed
+	pub := &results.CSVTable{File: "published/icbcbench/overall.csv", Header: []string{"system", "en_overall", "zh_overall", x("recall")},
+		Rows: [][]string{{systems[0], "61.25", "58.49", "3"}, {systems[1], "61.20", "60.10", ""}, {x("Gone Research"), "50.00", "50.00", "1"}}}
+	published := []analysis.Comparison{analysis.Compare("icbcbench", pub, overall, -1)}
 	return Input{
+		Published:   published,
 		Results:     []*analysis.Result{icbc, forecast},
 		Sensitivity: []*analysis.Table{sweep},
 		Comparisons: []*analysis.Table{cmp, cmp2},
@@ -175,4 +189,14 @@ func fixture(evil bool) Input {
 		},
 		Downloads: []string{"xlsx/all.xlsx", "csv/icbcbench/overall.csv", "MANIFEST.json"},
 	}
+}
+
+// manyVerdicts are more verdicts than a task page entry shows unfolded
+// (foldVerdicts), so that the folded, JSON-held rows carry hostile text.
+func manyVerdicts(x func(string) string) []analysis.Verdict {
+	vs := []analysis.Verdict{{Judge: "rule", Verdict: "correct", Reasoning: "Resolved Yes."}}
+	for i := range foldVerdicts {
+		vs = append(vs, analysis.Verdict{Judge: x(fmt.Sprintf("item %d", i+1)), Verdict: x("pass"), Reasoning: x("Checked against the resolution source.")})
+	}
+	return vs
 }

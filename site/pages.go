@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html/template"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type page struct {
 	Index  *indexView
 	Bench  *benchView
 	Tables []*tableView // the sensitivity page
+	Groups []sensGroup  // the sensitivity page's tables by benchmark
 	System *systemView
 	Task   *taskView
 
@@ -42,18 +44,20 @@ type link struct {
 }
 
 type tableView struct {
-	Anchor   string
-	Title    string
-	Caption  string
-	Headers  []headView
-	Rows     [][]cellView
-	Notes    []string
-	Charts   []chartView
-	Sortable bool
+	Anchor    string
+	Downloads []link // the table's CSV, JSON and XLSX files
+	Title     string
+	Caption   string
+	Headers   []headView
+	Rows      [][]cellView
+	Notes     []string
+	Charts    []chartView
+	Sortable  bool
 }
 
 type headView struct {
 	Text, Unit, Doc string
+	Key             string // the raw field name, for the URL fragment
 	Num             bool
 }
 
@@ -98,6 +102,7 @@ type benchView struct {
 	Result      *analysis.Result
 	Problems    []string // the first maxProblems
 	MoreProbs   int      // problems not shown
+	Published   []*pubView
 	Tables      []*tableView
 	Comparisons []*tableView
 	Tasks       *tableView
@@ -154,6 +159,7 @@ type taskView struct {
 	QCut      bool          // the question is cut
 	details   []analysis.Detail
 	hrefs     []string // the system page of each detail, or ""
+	anchors   []string // the element ID of each detail's entry
 	limit     int      // escaped bytes each output and reasoning is cut to
 }
 
@@ -208,6 +214,9 @@ func (s *site) indexPage(rows int) *page {
 		Caption: "The benchmarks reproduced from this bundle, with the system ranked first on each headline table (tied leaders joined by =).",
 		Headers: []headView{{Text: "Benchmark"}, {Text: "Leader"}, {Text: "Systems", Num: true}, {Text: "Tasks", Num: true},
 			{Text: "Tables", Num: true}, {Text: "Missing replies", Num: true}, {Text: "Problems", Num: true}, {Text: "Data"}}}
+	if len(s.in.Published) > 0 {
+		bt.Headers = append(bt.Headers, headView{Text: "Published vs computed"})
+	}
 	for _, r := range s.in.Results {
 		leader := strings.Join(leaders(r), " = ")
 		data := "recorded"
@@ -220,6 +229,14 @@ func (s *site) indexPage(rows int) *page {
 			intCell(len(systemNames(r))), intCell(countTasks(r)), intCell(len(r.Tables)),
 			intCell(r.Missing), intCell(len(r.Problems)), {Text: data},
 		})
+		if len(s.in.Published) > 0 {
+			line, ok := s.pubLine(r.Benchmark)
+			c := cellView{Text: line}
+			if ok {
+				c.Href = s.benchSlug[r.Benchmark] + ".html#published"
+			}
+			bt.Rows[len(bt.Rows)-1] = append(bt.Rows[len(bt.Rows)-1], c)
+		}
 	}
 	v.Benchmarks = bt
 	// systems across benchmarks
@@ -259,8 +276,8 @@ func (s *site) indexPage(rows int) *page {
 	}
 	v.Systems = st
 	for i, t := range s.in.Comparisons {
-		if _, ok := s.benchSlug[t.Benchmark]; !ok {
-			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, rows)
+		if _, ok := s.benchSlug[t.Benchmark]; !ok && len(s.in.Published) == 0 {
+			tv := s.tableView(capRows(t, min(rows, maxIndexRows), "the benchmark pages and the downloads have them all"), "cmp"+itoa(i), nil, "", rows)
 			v.Comparisons = append(v.Comparisons, tv)
 		}
 	}
@@ -314,18 +331,18 @@ func countTasks(r *analysis.Result) int {
 func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	slug := s.benchSlug[r.Benchmark]
 	pg := s.newPage("benchmark", slug+".html", title0(r))
-	v := &benchView{Result: r, Problems: r.Problems}
+	v := &benchView{Result: r, Problems: r.Problems, Published: s.pubViews(r.Benchmark)}
 	if len(r.Problems) > maxProblems {
 		v.Problems, v.MoreProbs = r.Problems[:maxProblems], len(r.Problems)-maxProblems
 	}
 	for i, t := range r.Tables {
-		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, ""), rows))
+		v.Tables = append(v.Tables, s.tableView(t, "t"+itoa(i), s.linker(r.Benchmark, ""), "", rows))
 	}
 	for i, t := range s.in.Comparisons {
 		switch _, own := s.benchSlug[t.Benchmark]; {
 		case t.Benchmark == r.Benchmark:
-			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), rows))
-		case !own && t.Col("benchmark") >= 0:
+			v.Comparisons = append(v.Comparisons, s.tableView(t, "cmp"+itoa(i), s.linker(r.Benchmark, ""), "", rows))
+		case !own && t.Col("benchmark") >= 0 && len(s.in.Published) == 0:
 			// a table over all benchmarks: this benchmark's rows
 			sub := *t
 			sub.Rows = nil
@@ -336,7 +353,7 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 				}
 			}
 			if len(sub.Rows) > 0 {
-				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil, rows))
+				v.Comparisons = append(v.Comparisons, s.tableView(&sub, "cmp"+itoa(i), nil, "", rows))
 			}
 		}
 	}
@@ -357,6 +374,33 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	return pg
 }
 
+// entryAnchor is the element ID of a system's entry on a task page:
+// "s-" and the system's slug, [a-z0-9-].
+func (s *site) entryAnchor(bench, system string) string {
+	if sys := s.canonical(bench, system); sys != nil {
+		return "s-" + sys.Slug
+	}
+	return "s-" + sanitize(system)
+}
+
+// entryHref links the entry of system on the page of task, when bench
+// has that task.
+func (s *site) entryHref(bench, task, system, root string) (string, bool) {
+	ts := s.taskSlug[bench]
+	if ts == nil {
+		return "", false
+	}
+	slug, ok := ts.known(task)
+	if !ok {
+		return "", false
+	}
+	href := root + "tasks/" + s.benchSlug[bench] + "/" + slug + ".html"
+	if system != "" && s.canonical(bench, system) != nil {
+		href += "#" + s.entryAnchor(bench, system)
+	}
+	return href, true
+}
+
 func (s *site) taskHref(bench, task, root string) string {
 	return root + "tasks/" + s.benchSlug[bench] + "/" + s.taskSlug[bench].slug(task) + ".html"
 }
@@ -372,10 +416,34 @@ func (s *site) linker(bench, root string) func(string) string {
 	}
 }
 
+// A sensGroup is the sweep tables of one benchmark.
+type sensGroup struct {
+	Anchor, Title string
+	Tables        []*tableView
+}
+
 func (s *site) sensitivityPage(rows int) *page {
 	pg := s.newPage("sensitivity", "sensitivity.html", "Sensitivity")
+	group := map[string]int{}
 	for i, t := range s.in.Sensitivity {
-		pg.Tables = append(pg.Tables, s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), rows))
+		tv := s.tableView(t, "s"+itoa(i), s.linker(t.Benchmark, ""), "", rows)
+		pg.Tables = append(pg.Tables, tv)
+		g, ok := group[t.Benchmark]
+		if !ok {
+			title := t.Benchmark
+			for _, r := range s.in.Results {
+				if r.Benchmark == t.Benchmark {
+					title = title0(r)
+				}
+			}
+			if title == "" {
+				title = "Other"
+			}
+			g = len(pg.Groups)
+			group[t.Benchmark] = g
+			pg.Groups = append(pg.Groups, sensGroup{Anchor: "b" + itoa(g), Title: title})
+		}
+		pg.Groups[g].Tables = append(pg.Groups[g].Tables, tv)
 	}
 	return pg
 }
@@ -384,8 +452,9 @@ func (s *site) systemPage(sys *system, rows int) *page {
 	pg := s.newPage("system", "systems/"+sys.Slug+".html", sys.Name)
 	v := &systemView{Name: sys.Name}
 	sum := &tableView{Anchor: "summary", Title: "Ranks", Sortable: true,
-		Caption: "The system's headline rank and score in each benchmark it appears in.",
-		Headers: []headView{{Text: "Benchmark"}, {Text: "Name there"}, {Text: "Rank", Num: true}, {Text: "Score", Num: true}}}
+		Caption: "The system's headline rank in each benchmark it appears in, with its 95 % rank interval, its score with the score's interval, and its tie group.",
+		Headers: []headView{{Text: "Benchmark"}, {Text: "Name there"}, {Text: "Rank", Num: true}, {Text: "Rank interval", Doc: "95 % rank interval (bootstrap of the ranking)"},
+			{Text: "Score", Num: true}, {Text: "Score interval", Doc: "95 % interval of the headline score (cluster bootstrap)"}, {Text: "Tie group", Doc: "systems whose difference from the group's best is not significant"}}}
 	for _, r := range s.in.Results {
 		name, ok := sys.Names[r.Benchmark]
 		if !ok {
@@ -399,8 +468,9 @@ func (s *site) systemPage(sys *system, rows int) *page {
 		if x, ok := r.Scores[name]; ok && finite(x) {
 			score = cellView{Text: strconv.FormatFloat(x, 'f', 2, 64), Sort: strconv.FormatFloat(x, 'g', -1, 64), Num: true}
 		}
+		rankIv, scoreIv, tie := headlineInterval(r, name)
 		sum.Rows = append(sum.Rows, []cellView{
-			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, score})
+			{Text: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Row: true}, {Text: name}, rank, {Text: rankIv}, score, {Text: scoreIv}, {Text: tie}})
 		sb := systemBench{Title: title0(r), Href: "../" + s.benchSlug[r.Benchmark] + ".html", Name: name}
 		for _, kv := range s.in.Provenance.Settings {
 			if kv[0] == "system."+r.Benchmark+"."+name {
@@ -415,7 +485,7 @@ func (s *site) systemPage(sys *system, rows int) *page {
 			sub := *t
 			sub.Rows = named
 			sub.Charts = nil
-			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, rows))
+			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, "../", rows))
 		}
 		sb.Tasks = s.sysTasks[[2]string{r.Benchmark, name}]
 		v.Benchmarks = append(v.Benchmarks, sb)
@@ -423,6 +493,43 @@ func (s *site) systemPage(sys *system, rows int) *page {
 	v.Summary = sum
 	pg.System = v
 	return pg
+}
+
+// headlineInterval returns the rank interval ("2–4"), the score
+// interval ("41.20–47.90") and the tie group of the system name on r's
+// headline table, "–" for what the table does not have.
+func headlineInterval(r *analysis.Result, name string) (rank, score, tie string) {
+	rank, score, tie = "–", "–", "–"
+	t := r.Table(r.Headline)
+	if t == nil || len(t.Columns) == 0 {
+		return
+	}
+	var row []analysis.Cell
+	for _, rw := range t.Rows {
+		if len(rw) > 0 && !rw[0].IsNum && rw[0].Text == name {
+			row = rw
+			break
+		}
+	}
+	if row == nil {
+		return
+	}
+	pair := func(lo, hi string) string {
+		l, h := t.Col(lo), t.Col(hi)
+		if l < 0 || h < 0 || !row[l].IsNum || !row[h].IsNum || !finite(row[l].Num) || !finite(row[h].Num) {
+			return "–"
+		}
+		return row[l].Format(t.Columns[l].Decimals) + "–" + row[h].Format(t.Columns[h].Decimals)
+	}
+	rank = pair("rank_lo", "rank_hi")
+	score = pair("cluster_lo", "cluster_hi")
+	if score == "–" {
+		score = pair("overall_low", "overall_high")
+	}
+	if c := t.Col("tier"); c >= 0 && !row[c].Undef {
+		tie = row[c].Format(t.Columns[c].Decimals)
+	}
+	return
 }
 
 // rankOf returns the headline rank of the system name in r (see
@@ -460,12 +567,50 @@ func rowsNaming(t *analysis.Table, name string) [][]analysis.Cell {
 	return rows
 }
 
-// groupTasks groups details by task, tasks and systems sorted. The
+// naturalCompare orders names with runs of digits compared as numbers
+// ("2" before "10", "q9" before "q10"), ties broken by plain order.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na, nb := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
+			if c := len(na) - len(nb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return int(ca) - int(cb)
+		}
+		i++
+		j++
+	}
+	if c := (len(a) - i) - (len(b) - j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// groupTasks groups details by task, tasks (see naturalCompare) and
+// systems sorted. The
 // groups share one sorted copy of ds (ds itself when already sorted, as
 // analysis.Result documents).
 func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
 	order := func(a, b analysis.Detail) int {
-		if c := strings.Compare(a.Task, b.Task); c != 0 {
+		if c := naturalCompare(a.Task, b.Task); c != 0 {
 			return c
 		}
 		return strings.Compare(a.System, b.System)
@@ -513,6 +658,11 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 				href = "../../systems/" + sys.Slug + ".html"
 			}
 			v.hrefs = append(v.hrefs, href)
+			a := s.entryAnchor(r.Benchmark, d.System)
+			if slices.Contains(v.anchors, a) {
+				a += "-" + itoa(len(v.anchors))
+			}
+			v.anchors = append(v.anchors, a)
 		}
 		pg.Task = v
 		out = append(out, pg)
@@ -618,19 +768,26 @@ func (v *taskView) appendTop(b []byte) []byte {
 // template engine. Texts are escaped by appendEscaped; the links are
 // slugs, [a-z0-9-], which no escaper changes.
 func (v *taskView) appendBody(b []byte) []byte {
-	b = append(b, `<nav class="toc" aria-label="Systems"><ul>`...)
+	b = append(b, "<section aria-labelledby=\"summary-h\"><h2 id=\"summary-h\">Systems</h2>\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\"summary-c\">\n<table class=\"sortable\" data-table=\"summary\">\n<caption id=\"summary-c\">Every system's score on this task and its judges' verdicts; each system links to its entry below</caption>\n<thead><tr><th scope=\"col\"><button type=\"button\">System</button></th><th scope=\"col\"><button type=\"button\">Score</button></th><th scope=\"col\"><button type=\"button\">Verdicts</button></th></tr></thead>\n<tbody>"...)
 	for i, d := range v.details {
-		b = append(b, `<li><a href="#e`...)
-		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, "\n<tr><th scope=\"row\"><a href=\"#"...)
+		b = append(b, v.anchors[i]...)
 		b = append(b, `">`...)
 		b = appendEscaped(b, d.System)
-		b = append(b, `</a></li>`...)
+		b = append(b, `</a></th><td>`...)
+		if d.Score != "" {
+			b = appendEscaped(b, d.Score)
+		} else {
+			b = append(b, "not scored"...)
+		}
+		b = append(b, `</td><td>`...)
+		b = appendVerdictSummary(b, d.Verdicts)
+		b = append(b, `</td></tr>`...)
 	}
-	b = append(b, `</ul></nav>`...)
+	b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
 	for i, d := range v.details {
 		id := func(suffix string) {
-			b = append(b, 'e')
-			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, v.anchors[i]...)
 			b = append(b, suffix...)
 		}
 		b = append(b, "\n<section class=\"entry\" id=\""...)
@@ -652,12 +809,31 @@ func (v *taskView) appendBody(b []byte) []byte {
 		} else {
 			b = append(b, "not scored"...)
 		}
-		b = append(b, "</strong></p>\n<h3>Output</h3>\n<pre class=\"text\">"...)
+		b = append(b, "</strong></p>\n<h3>Output</h3>\n"...)
 		var cut bool
-		b, cut = appendEscapedCut(b, d.Output, v.limit)
-		b = append(b, "</pre>"...)
+		if len(d.Output) > foldOutput {
+			// a long output waits in a JSON block until its fold opens
+			b = append(b, "<details class=\"lazy\" data-text=\""...)
+			id("-oj\"><summary>")
+			b = strconv.AppendInt(b, int64(utf8.RuneCountInString(d.Output)), 10)
+			b = append(b, " characters (shown when opened)</summary><pre class=\"text\"></pre></details>\n<script type=\"application/json\" id=\""...)
+			id(`-oj">`)
+			b, cut = appendJSONString(b, d.Output, v.limit)
+			b = append(b, "</script>"...)
+		} else {
+			b = append(b, "<pre class=\"text\">"...)
+			b, cut = appendEscapedCut(b, d.Output, v.limit)
+			b = append(b, "</pre>"...)
+		}
 		if cut {
 			b = append(b, "\n<p class=\"note\">The output is cut here; the bundle holds the full text.</p>"...)
+		}
+		folded := len(d.Verdicts) > foldVerdicts
+		if folded {
+			b = append(b, "\n<details class=\"lazy\" data-verdicts=\""...)
+			id("-vj\"><summary>")
+			b = strconv.AppendInt(b, int64(len(d.Verdicts)), 10)
+			b = append(b, " judges' verdicts (shown when opened)</summary>"...)
 		}
 		b = append(b, "\n<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-labelledby=\""...)
 		id("-v\">\n<table class=\"verdicts\">\n<caption id=\"")
@@ -665,6 +841,9 @@ func (v *taskView) appendBody(b []byte) []byte {
 		b = appendEscaped(b, d.System)
 		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th></tr></thead>\n<tbody>"...)
 		for _, vd := range d.Verdicts {
+			if folded {
+				break
+			}
 			b = append(b, "\n<tr><th scope=\"row\">"...)
 			b = appendEscaped(b, vd.Judge)
 			b = append(b, "</th><td>"...)
@@ -680,9 +859,132 @@ func (v *taskView) appendBody(b []byte) []byte {
 		if len(d.Verdicts) == 0 {
 			b = append(b, "\n<tr><td colspan=\"3\">No verdicts.</td></tr>"...)
 		}
-		b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
+		b = append(b, "\n</tbody>\n</table>\n</div>"...)
+		if folded {
+			// the rows as JSON, which site.js turns into table rows as
+			// text when the fold opens: thousands of rows cost the
+			// browser nothing until then
+			b = append(b, "</details>\n<script type=\"application/json\" id=\""...)
+			id(`-vj">[`)
+			for k, vd := range d.Verdicts {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, '[')
+				b, _ = appendJSONString(b, vd.Judge, -1)
+				b = append(b, ',')
+				b, _ = appendJSONString(b, vd.Verdict, -1)
+				b = append(b, ',')
+				b, cut = appendJSONString(b, vd.Reasoning, v.limit)
+				if cut {
+					b = append(b, ",1"...)
+				}
+				b = append(b, ']')
+			}
+			b = append(b, "]</script>"...)
+		}
+		b = append(b, "\n</section>"...)
 	}
 	return b
+}
+
+// foldOutput is the longest output, in bytes, a task page shows
+// unfolded.
+const foldOutput = 8 << 10
+
+// foldVerdicts is the most verdicts an entry of a task page shows as
+// table rows; more are folded and drawn when the fold opens.
+const foldVerdicts = 40
+
+// appendJSONString appends text as a JSON string safe inside a script
+// element (<, > and & escaped, so no "</script" or "<!--" can appear;
+// U+2028 and U+2029 too, as in the chart options),
+// cut where the encoded text would pass n bytes (n < 0: never), on a rune
+// boundary, and reports whether it cut.
+func appendJSONString(b []byte, text string, n int) ([]byte, bool) {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	size := 0
+	for _, r := range text {
+		var esc [6]byte
+		e := esc[:0]
+		switch {
+		case r == '"' || r == '\\':
+			e = append(e, '\\', byte(r))
+		case r == '\n':
+			e = append(e, '\\', 'n')
+		case r == '\r':
+			e = append(e, '\\', 'r')
+		case r == '\t':
+			e = append(e, '\\', 't')
+		case r == '\u2028' || r == '\u2029':
+			e = append(e, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+		case r < 0x20 || r == '<' || r == '>' || r == '&':
+			e = append(e, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&15])
+		}
+		w := len(e)
+		if w == 0 {
+			w = utf8.RuneLen(r)
+			if r == utf8.RuneError {
+				w = 3 // written as U+FFFD
+			}
+		}
+		if n >= 0 && size+w > n {
+			return append(b, '"'), true
+		}
+		size += w
+		if len(e) > 0 {
+			b = append(b, e...)
+		} else {
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"'), false
+}
+
+// maxSummaryVerdicts is the most verdicts a task page's summary lists
+// for one system; more are counted.
+const maxSummaryVerdicts = 4
+
+// appendVerdictSummary appends a system's verdicts in one line ("judge:
+// verdict; ..."), or their count when there are many.
+func appendVerdictSummary(b []byte, vs []analysis.Verdict) []byte {
+	if len(vs) == 0 {
+		return append(b, "none"...)
+	}
+	if len(vs) > maxSummaryVerdicts {
+		b = strconv.AppendInt(b, int64(len(vs)), 10)
+		return append(b, " verdicts (in the entry)"...)
+	}
+	for i, vd := range vs {
+		if i > 0 {
+			b = append(b, "; "...)
+		}
+		b = appendEscaped(b, vd.Judge)
+		b = append(b, ": "...)
+		b = appendEscaped(b, vd.Verdict)
+	}
+	return b
+}
+
+// label is the header shown for a column: System for a system,
+// product or method column (the paper's word stays in the downloads);
+// otherwise its title or field name with underscores as spaces and, when
+// it is plain lower-case words, the first letter upper-case.
+func label(c analysis.Column) string {
+	switch c.Name {
+	case "system", "product", "method":
+		return "System"
+	}
+	l := strings.ReplaceAll(c.Header(), "_", " ")
+	plain := l != ""
+	for _, r := range l {
+		plain = plain && (r >= 'a' && r <= 'z' || strings.ContainsRune(" ()%", r))
+	}
+	if plain {
+		l = strings.ToUpper(l[:1]) + l[1:]
+	}
+	return l
 }
 
 // cut shortens text to n runes with an ellipsis.
@@ -718,8 +1020,12 @@ func capRows(t *analysis.Table, n int, rest string) *analysis.Table {
 
 // tableView renders t for a page; anchor prefixes the table's chart IDs
 // so that they are unique on the page. link, when not nil, links row
-// header cells (the first column) to a page.
-func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string, rows int) *tableView {
+// header cells (the first column) to a page. A cell of a task column
+// (task, company, query) naming a task of the table's benchmark links
+// to that task's page, at the entry of the row's system (system, method
+// or product column) when there is one; root leads from the page to the
+// site root.
+func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) string, root string, rows int) *tableView {
 	full, drawn := t, t // drawn: the rows charts draw
 	if len(t.Rows) > maxChartRows {
 		c := *t
@@ -737,8 +1043,32 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		for _, r := range t.Rows {
 			num = num || r[j].IsNum || r[j].Undef
 		}
-		v.Headers = append(v.Headers, headView{Text: c.Header(), Unit: c.Unit, Doc: c.Doc, Num: num})
-		marks[j] = t.Marks(j)
+		doc := c.Doc
+		if label(c) != c.Header() {
+			doc = strings.TrimPrefix(doc+" (field "+c.Name+")", " ")
+		}
+		v.Headers = append(v.Headers, headView{Text: label(c), Unit: c.Unit, Doc: doc, Key: c.Name, Num: num})
+		if len(t.Rows) > 1 {
+			// one row is best at everything: no marks
+			marks[j] = t.Marks(j)
+		} else {
+			marks[j] = make([]analysis.Mark, len(t.Rows))
+		}
+	}
+	taskCol, sysCol := -1, -1
+	if _, ok := s.taskSlug[t.Benchmark]; ok {
+		for j, c := range t.Columns {
+			switch c.Name {
+			case "task", "company", "query":
+				if taskCol < 0 {
+					taskCol = j
+				}
+			case "system", "method", "product":
+				if sysCol < 0 {
+					sysCol = j
+				}
+			}
+		}
 	}
 	for i, r := range t.Rows {
 		row := make([]cellView, len(r))
@@ -756,9 +1086,23 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 			if j == 0 && linkRow != nil && !c.IsNum && !c.Undef {
 				cv.Href = linkRow(c.Text)
 			}
+			if j == taskCol && !c.Undef {
+				system := ""
+				if sysCol >= 0 && !r[sysCol].IsNum {
+					system = r[sysCol].Text
+				}
+				if href, ok := s.entryHref(t.Benchmark, c.Format(0), system, root); ok {
+					cv.Href = href
+				}
+			}
 			row[j] = cv
 		}
 		v.Rows = append(v.Rows, row)
+	}
+	for _, d := range []string{"csv/" + t.Benchmark + "/" + t.Name + ".csv", "json/" + t.Benchmark + "/" + t.Name + ".json", "xlsx/" + t.Benchmark + ".xlsx"} {
+		if s.downloads[d] {
+			v.Downloads = append(v.Downloads, link{Href: root + "../" + d, Text: strings.ToUpper(path.Ext(d)[1:]), Note: d})
+		}
 	}
 	if len(t.Charts) > 0 && drawn != full {
 		v.Notes = append(v.Notes, fmt.Sprintf("The charts draw the first %d of %d rows.", maxChartRows, len(full.Rows)))

@@ -57,8 +57,13 @@ type Input struct {
 	// Comparisons are published-vs-computed verdict tables; each is shown
 	// on the page of its Benchmark, or on the index when it has none.
 	Comparisons []*analysis.Table
-	Provenance  report.Provenance
-	Aliases     []Alias
+	// Published are the comparisons with the published tables, cell by
+	// cell; each is laid out as the paper prints it, first on its
+	// benchmark's page. When there are any, the comparison tables that
+	// belong to no benchmark are left to the downloads.
+	Published  []analysis.Comparison
+	Provenance report.Provenance
+	Aliases    []Alias
 	// Downloads are paths relative to the output root, the parent of the
 	// site folder ("xlsx/all.xlsx"), linked from the index.
 	Downloads []string
@@ -320,6 +325,7 @@ type site struct {
 	byName    map[[2]string]*system          // benchmark and name there -> system
 	tasks     map[string][][]analysis.Detail // benchmark -> groupTasks of its details
 	sysTasks  map[[2]string]taskLinks        // benchmark and system -> links to its task pages from a system page
+	downloads map[string]bool                // in.Downloads
 	mu        sync.Mutex
 	err       error // the first error met while rendering
 }
@@ -367,7 +373,9 @@ func newSite(in Input) (*site, error) {
 		}
 		s.taskSlug[r.Benchmark] = ts
 	}
+	s.downloads = map[string]bool{}
 	for _, p := range in.Downloads {
+		s.downloads[p] = true
 		if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." ||
 			strings.ContainsAny(p, ":\\") {
 			return nil, fmt.Errorf("download %q is not a clean relative path", p)
@@ -412,7 +420,7 @@ func newSite(in Input) (*site, error) {
 		for _, g := range s.tasks[r.Benchmark] {
 			for _, d := range g {
 				k := [2]string{r.Benchmark, d.System}
-				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../"), Text: d.Task, Note: d.Score})
+				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../") + "#" + s.entryAnchor(r.Benchmark, d.System), Text: d.Task, Note: d.Score})
 			}
 		}
 	}

@@ -135,7 +135,8 @@ func TestEscaping(t *testing.T) {
 				t.Errorf("%s: contains %q", p, bad)
 			}
 		}
-		if !strings.Contains(page, "&lt;script&gt;") {
+		// as HTML text, or in a folded entry's JSON
+		if !strings.Contains(page, "&lt;script&gt;") && !strings.Contains(page, `\u003cscript\u003e`) {
 			t.Errorf("%s: the hostile text is not shown escaped", p)
 		}
 		scripts := scriptTag.FindAllStringSubmatch(page, -1)
@@ -157,6 +158,24 @@ func TestEscaping(t *testing.T) {
 				var v map[string]any
 				if err := json.Unmarshal([]byte(body), &v); err != nil {
 					t.Errorf("%s: chart JSON: %v", p, err)
+				}
+			case strings.HasPrefix(attrs, ` type="application/json" id="s-`) && strings.HasSuffix(attrs, `-vj"`):
+				// folded verdicts
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: verdict JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v [][]any
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldVerdicts {
+					t.Errorf("%s: verdict JSON: %d rows, %v", p, len(v), err)
+				}
+			case strings.HasPrefix(attrs, ` type="application/json" id="s-`) && strings.HasSuffix(attrs, `-oj"`):
+				// a folded output
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: output JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v string
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldOutput/2 {
+					t.Errorf("%s: output JSON: %d bytes, %v", p, len(v), err)
 				}
 			default:
 				t.Errorf("%s: unexpected script %s", p, attrs)
@@ -316,12 +335,23 @@ func TestMarks(t *testing.T) {
 		`<td class="num" data-v="57.8"><u>57.80</u></td>`,
 		`<td class="num" data-v="48.75"><strong>48.75</strong></td>`, // lower is better
 		`<td class="num" data-v="" title="fewer than 10 confident answers">n/a</td>`,
-		`<th scope="col" class="num" title="RMS calibration error"><button type="button">Calibration error (%)</button></th>`,
+		`<th scope="col" class="num" data-key="calibration_error" title="RMS calibration error"><button type="button">Calibration error (%)</button></th>`,
 		`<caption id="t0-c">Overall scores<span class="cap">: Objective and subjective tracks, EN and ZH.</span></caption>`,
 	} {
 		n := strings.Count(page, want)
 		if n == 0 || strings.Contains(want, "61.25") && n != 2 {
 			t.Errorf("icbcbench.html has %d of %s", n, want)
+		}
+	}
+	// a system page's tables have one row each: nothing is marked best
+	sys, err := filepath.Glob(filepath.Join(root, "systems", "*.html"))
+	if err != nil || len(sys) == 0 {
+		t.Fatal(sys, err)
+	}
+	for _, p := range sys {
+		b, _ := os.ReadFile(p)
+		if regexp.MustCompile(`data-v="[^"]*"><(strong|u)>`).Match(b) {
+			t.Errorf("%s marks a value of a one-row table", p)
 		}
 	}
 }

@@ -230,19 +230,28 @@ func (r *run) calibration(en, zh []trackScore, order []int) *analysis.Table {
 	return t
 }
 
+// reliableBin is the fewest answers a reliability bin needs for its
+// accuracy to be drawn as reliable; sparser bins are greyed.
+const reliableBin = 10
+
 func (r *run) reliability(order []int) *analysis.Table {
 	t := &analysis.Table{Benchmark: Name, Name: "reliability", Title: "Reliability diagram",
-		Caption: "Accuracy (%) per equal-width confidence bin and system, both languages; ideal = the bin's mid confidence. A bin lo-hi holds confidences above lo up to hi, the first bin also 0. Empty bins are blank."}
+		Caption: "Accuracy (%) per equal-width confidence bin and system, both languages; ideal = the bin's mid confidence. A bin lo-hi holds confidences above lo up to hi, the first bin also 0. Empty bins are blank; the items columns count each system's answers per bin."}
 	t.Columns = []analysis.Column{{Name: "bin", Title: "Confidence bin"}, {Name: "bin_mid", Title: "Bin mid", Unit: "%", Decimals: 1},
 		{Name: "ideal", Title: "Ideal", Unit: "%", Decimals: 1}}
 	ch := analysis.Chart{ID: "reliability_diagram", Kind: analysis.Line, Title: "Reliability diagram", X: "bin_mid", Y: []string{"ideal"},
-		XName: "Confidence (%)", YName: "Accuracy (%)"}
+		XName: "Confidence (%)", YName: "Accuracy (%)", Counts: []string{""}, MinCount: reliableBin}
 	bins := make([][]stats.ReliabilityBin, len(order))
 	for k, i := range order {
 		name := r.systems[i].Name
 		t.Columns = append(t.Columns, analysis.Column{Name: name, Unit: "%", Decimals: 1})
 		ch.Y = append(ch.Y, name)
+		ch.Counts = append(ch.Counts, "n "+name)
 		bins[k] = stats.Reliability(r.predictions(i), r.o.eceBins)
+	}
+	for _, i := range order {
+		name := r.systems[i].Name
+		t.Columns = append(t.Columns, analysis.Column{Name: "n " + name, Title: name + " items", Doc: "answers in the bin"})
 	}
 	for b := range r.o.eceBins {
 		lo, hi := 100*float64(b)/float64(r.o.eceBins), 100*float64(b+1)/float64(r.o.eceBins)
@@ -253,6 +262,9 @@ func (r *run) reliability(order []int) *analysis.Table {
 			} else {
 				row = append(row, analysis.Undefined("empty bin"))
 			}
+		}
+		for k := range order {
+			row = append(row, analysis.Int(bins[k][b].Count))
 		}
 		t.AddRow(row...)
 	}

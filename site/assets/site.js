@@ -22,7 +22,7 @@
   function compare(a, b) {
     if (a.miss || b.miss) return (a.miss ? 1 : 0) - (b.miss ? 1 : 0);
     if (a.num !== undefined && b.num !== undefined) return a.num - b.num;
-    return String(a.text !== undefined ? a.text : a.num).localeCompare(String(b.text !== undefined ? b.text : b.num));
+    return String(a.text !== undefined ? a.text : a.num).localeCompare(String(b.text !== undefined ? b.text : b.num), undefined, { numeric: true });
   }
   function sortBy(table, col, th) {
     var asc = th.getAttribute("aria-sort") !== "ascending";
@@ -38,11 +38,138 @@
     });
     rows.forEach(function (r) { body.appendChild(r.row); });
   }
+  // The view of a table is kept in the URL fragment,
+  // #table=ANCHOR&sort=FIELD&dir=desc&q=TEXT, so that a link gives the
+  // same filtered, sorted view; it is restored on load.
+  function readState() {
+    var h = location.hash.slice(1), o = {};
+    if (h.indexOf("=") < 0) return o;
+    h.split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) {
+        try { o[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1)); } catch (e) { /* ignore a bad pair */ }
+      }
+    });
+    return o;
+  }
+  function colKey(th, col) { return th.getAttribute("data-key") || String(col + 1); }
+  function writeState(table) {
+    var name = table.getAttribute("data-table");
+    if (!name) return;
+    var parts = ["table=" + encodeURIComponent(name)];
+    each(table.tHead.rows[0].cells, function (th, col) {
+      var s = th.getAttribute("aria-sort");
+      if (s) {
+        parts.push("sort=" + encodeURIComponent(colKey(th, col)));
+        if (s === "descending") parts.push("dir=desc");
+      }
+    });
+    var q = table.getAttribute("data-q");
+    if (q) parts.push("q=" + encodeURIComponent(q));
+    var h = "#" + parts.join("&");
+    try { history.replaceState(null, "", h); } catch (e) { location.hash = h; }
+  }
+  // Filtering: long tables get a search box that hides the rows whose
+  // text does not hold what is typed (case-insensitive).
+  var minFilterRows = 8;
+  function filter(table, q, count) {
+    table.setAttribute("data-q", q);
+    var needle = q.toLowerCase(), shown = 0, rows = table.tBodies[0].rows;
+    each(rows, function (r) {
+      var hide = needle !== "" && r.textContent.toLowerCase().indexOf(needle) < 0;
+      r.hidden = hide;
+      if (!hide) shown++;
+    });
+    if (count) count.textContent = needle === "" ? rows.length + " rows" : shown + " of " + rows.length + " rows";
+  }
+  var inputs = 0;
   each(document.querySelectorAll("table.sortable"), function (table) {
     if (!table.tHead) return;
     each(table.tHead.rows[0].cells, function (th, col) {
       var b = th.querySelector("button");
-      if (b) b.addEventListener("click", function () { sortBy(table, col, th); });
+      if (b) b.addEventListener("click", function () { sortBy(table, col, th); writeState(table); });
+    });
+    if (!table.tBodies[0] || table.tBodies[0].rows.length < minFilterRows) return;
+    var box = document.createElement("div");
+    box.className = "filter";
+    var id = "filter-" + (++inputs);
+    var label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = "Filter rows ";
+    var input = document.createElement("input");
+    input.type = "search";
+    input.id = id;
+    input.autocomplete = "off";
+    var count = document.createElement("span");
+    count.className = "count";
+    count.setAttribute("aria-live", "polite");
+    box.appendChild(label); box.appendChild(input); box.appendChild(count);
+    var wrap = table.closest(".scroll") || table;
+    wrap.parentNode.insertBefore(box, wrap);
+    table.filterInput = input;
+    table.filterCount = count;
+    filter(table, "", count);
+    input.addEventListener("input", function () { filter(table, input.value, count); writeState(table); });
+  });
+  (function restore() {
+    var st = readState();
+    if (!st.table) return;
+    var table = document.querySelector('table[data-table="' + st.table.replace(/["\\]/g, "") + '"]');
+    if (!table || !table.tHead) return;
+    if (st.q && table.filterInput) { table.filterInput.value = st.q; filter(table, st.q, table.filterCount); }
+    if (st.sort) {
+      each(table.tHead.rows[0].cells, function (th, col) {
+        if (colKey(th, col) !== st.sort) return;
+        sortBy(table, col, th);
+        if (st.dir === "desc") sortBy(table, col, th);
+      });
+    }
+    var sec = table.closest("section");
+    if (sec) sec.scrollIntoView();
+  })();
+
+  // Folded verdicts: a task page entry with many verdicts holds them as
+  // JSON; opening the fold turns them into table rows, as text.
+  each(document.querySelectorAll("details[data-verdicts]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      var src = document.getElementById(d.getAttribute("data-verdicts"));
+      var body = d.querySelector("tbody");
+      if (!src || !body) return;
+      var frag = document.createDocumentFragment();
+      JSON.parse(src.textContent).forEach(function (v) {
+        var tr = document.createElement("tr");
+        var th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = v[0];
+        var verdict = document.createElement("td");
+        verdict.textContent = v[1];
+        var td = document.createElement("td");
+        var div = document.createElement("div");
+        div.className = "reason";
+        div.textContent = v[2];
+        td.appendChild(div);
+        if (v[3]) {
+          var p = document.createElement("p");
+          p.className = "note";
+          p.textContent = "Cut here; the bundle holds the full text.";
+          td.appendChild(p);
+        }
+        tr.appendChild(th); tr.appendChild(verdict); tr.appendChild(td);
+        frag.appendChild(tr);
+      });
+      body.appendChild(frag);
+    });
+  });
+
+  // Folded outputs: the text waits in a JSON block until the fold opens.
+  each(document.querySelectorAll("details[data-text]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      var src = document.getElementById(d.getAttribute("data-text")), pre = d.querySelector("pre");
+      if (src && pre) pre.textContent = JSON.parse(src.textContent);
     });
   });
 
@@ -105,14 +232,143 @@
         }
       });
     }
+    if (ex.bands && opt.series[0]) {
+      // tie groups as shaded bands behind the bars, labelled at the top
+      opt.series[0].markArea = { silent: true, data: ex.bands.map(function (b, i) {
+        return [{ name: b.name, xAxis: b.from, itemStyle: { color: i % 2 ? "rgba(9, 105, 218, 0.10)" : "rgba(130, 80, 223, 0.10)" },
+          label: { position: "insideTop", color: "#57606a", fontSize: 11 } }, { xAxis: b.to }];
+      }) };
+    }
+    if (ex.groups && opt.series[0]) {
+      // rows not in group order: each bar in its tie group's colour
+      var palette = ["#0969da", "#8250df", "#bf8700", "#1a7f37", "#cf222e", "#6e7781", "#1b7c83", "#bf3989", "#7d4e2a", "#7d8b24"], order = [];
+      ex.groups.forEach(function (g) { if (g !== "" && order.indexOf(g) < 0) order.push(g); });
+      order.sort(function (a, b) { return a.localeCompare(b, undefined, { numeric: true }); });
+      opt.series[0].data = opt.series[0].data.map(function (d, i) {
+        var g = ex.groups[i], k = order.indexOf(g);
+        if (k < 0) return d;
+        var v = d && typeof d === "object" ? d : { value: d };
+        v.itemStyle = { color: palette[k % palette.length] };
+        return v;
+      });
+      opt.title = opt.title || {};
+      var names = ["blue", "purple", "ochre", "green", "red", "grey", "teal", "pink", "brown", "olive"];
+      opt.title.subtext = "tie groups: " + order.map(function (g, k) { return g + " " + names[k % names.length]; }).join(", ");
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 0;
+    }
+    var lines = (opt.series || []).filter(function (sr) { return sr.type === "line"; });
+    lines.forEach(function (sr) {
+      // an ideal (diagonal) series: a dashed grey reference line
+      if (/^ideal\b/i.test(String(sr.name))) {
+        sr.lineStyle = { type: "dashed", color: "#6e7781", width: 1.5 };
+        sr.itemStyle = { color: "#6e7781" };
+        sr.symbol = "none";
+        sr.z = 1;
+      }
+    });
+    if (ex.counts) {
+      // points sized by how many items they stand on, grey when too few
+      var most = 1, min = ex.counts.min || 0;
+      ex.counts.series.forEach(function (c) { (c || []).forEach(function (n) { if (typeof n === "number") most = Math.max(most, n); }); });
+      ex.counts.series.forEach(function (c, k) {
+        var sr = opt.series[k];
+        if (!c || !sr || !Array.isArray(sr.data)) return;
+        sr.data = sr.data.map(function (d, j) {
+          var v = d && typeof d === "object" ? d : { value: d }, n = c[j];
+          if (typeof n !== "number") return v;
+          v.n = n;
+          v.symbolSize = 4 + 14 * Math.sqrt(n / most);
+          if (n < min) v.itemStyle = { color: "#c4c9cf", borderColor: "#8c959f" };
+          return v;
+        });
+        sr.symbol = "circle";
+      });
+      opt.tooltip.formatter = function (ps) {
+        ps = Array.isArray(ps) ? ps : [ps];
+        var out = [String(ps.length ? ps[0].axisValueLabel : "")];
+        ps.forEach(function (p) {
+          var v = p.data && typeof p.data === "object" ? p.data.value : p.data;
+          if (v === null || v === undefined || v === "-") return;
+          var n = p.data && typeof p.data === "object" && typeof p.data.n === "number" ? p.data.n : null;
+          out.push(p.seriesName + ": " + v + (n !== null ? " (n = " + n + (n < min ? ", too few" : "") + ")" : ""));
+        });
+        return out.join("\n");
+      };
+      opt.title = opt.title || {};
+      opt.title.subtext = width >= 500 ? "marker size: items in the bin; grey: fewer than " + min : "size: items; grey: < " + min;
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 22;
+      opt.title.padding = 0;
+      opt.grid.top = Math.max(opt.grid.top || 0, 64);
+    }
+    if (lines.length > 6) {
+      // many lines: the best few on average in colour, the rest thin and
+      // grey; hovering a line brings it forward, the legend shows or
+      // hides each
+      var top = 4, mean = function (sr) {
+        var sum = 0, n = 0;
+        (sr.data || []).forEach(function (d) {
+          var v = d && typeof d === "object" ? d.value : d;
+          if (typeof v === "number") { sum += v; n++; }
+        });
+        return n ? sum / n : -Infinity;
+      };
+      var ranked = lines.slice().sort(function (a, b) { return mean(b) - mean(a); });
+      var colours = ["#0969da", "#cf222e", "#1a7f37", "#8250df"];
+      ranked.forEach(function (sr, k) {
+        sr.emphasis = { focus: "series" };
+        if (k < top) {
+          sr.lineStyle = { width: 2.5, color: colours[k] };
+          sr.itemStyle = { color: colours[k] };
+          sr.z = 3;
+        } else {
+          sr.lineStyle = { width: 1, color: "#c4c9cf" };
+          sr.itemStyle = { color: "#c4c9cf" };
+          sr.symbolSize = 3;
+          sr.z = 2;
+        }
+      });
+      opt.title = opt.title || {};
+      opt.title.subtext = width >= 700 ? "in colour: the " + top + " highest on average; the rest grey (hover a line, or pick names in the legend)" :
+        "colour: top " + top + "; grey: the rest";
+      opt.title.subtextStyle = { fontSize: 11 };
+      opt.title.right = 8;
+      opt.title.top = 22;
+      opt.title.padding = 0;
+      opt.grid.top = Math.max(opt.grid.top || 0, 64);
+      opt.tooltip.trigger = "item";
+    }
     if (ex.mirror) {
       var xa = Array.isArray(opt.xAxis) ? opt.xAxis[0] : opt.xAxis;
       xa.axisLabel = xa.axisLabel || {};
       xa.axisLabel.formatter = function (v) { return String(Math.abs(v)); };
       if (opt.series[0]) opt.series[0].tooltip = { valueFormatter: abs };
-      if (ex.mirror.data) {
-        opt.series.push({ type: "scatter", name: ex.mirror.name, data: ex.mirror.data, symbol: "diamond", symbolSize: 12, z: 10,
-          itemStyle: { color: "#1b1f24" } });
+      var ya = Array.isArray(opt.yAxis) ? opt.yAxis[0] : opt.yAxis;
+      if (ex.mirror.data && ya && Array.isArray(ya.data)) {
+        // rows sorted by the delta, the one favouring the left side most
+        // on top; each delta marked on the side it favours (a positive
+        // delta, left over right, on the left), its size as the label
+        var delta = ya.data.map(function () { return null; });
+        ex.mirror.data.forEach(function (d) { delta[d[1]] = d[0]; });
+        var order = ya.data.map(function (_, i) { return i; });
+        order.sort(function (a, b) {
+          var da = delta[a] === null ? -Infinity : delta[a], db = delta[b] === null ? -Infinity : delta[b];
+          return db - da || a - b;
+        });
+        var at = [];
+        order.forEach(function (i, k) { at[i] = k; });
+        ya.data = order.map(function (i) { return ya.data[i]; });
+        opt.series.forEach(function (sr) {
+          if (Array.isArray(sr.data)) sr.data = order.map(function (i) { return sr.data[i]; });
+        });
+        var marks = ex.mirror.data.map(function (d) { return { value: [-d[0], at[d[1]]], delta: d[0] }; });
+        opt.series.push({ type: "scatter", name: ex.mirror.name, data: marks, symbol: "diamond", symbolSize: 12, z: 10,
+          itemStyle: { color: "#1b1f24" }, tooltip: { valueFormatter: abs },
+          label: { show: true, position: "top", fontSize: 10, color: "#1b1f24",
+            formatter: function (p) { var v = p.data.delta; return (v > 0 ? "+" : "") + v; } } });
       }
       opt.legend = opt.legend || {};
       opt.legend.show = true;
@@ -120,11 +376,19 @@
     if (ex.zone) {
       var s = opt.series[0];
       s.markArea = { silent: true, itemStyle: { color: "rgba(46, 160, 67, 0.15)" },
-        label: { show: true, position: "insideTopLeft" },
+        label: { show: true, position: "insideBottomLeft", color: "#1a7f37" },
         data: [[{ name: ex.zone.name, xAxis: ex.zone.x[0], yAxis: ex.zone.y[0] }, { xAxis: ex.zone.x[1], yAxis: ex.zone.y[1] }]] };
     }
     if (opt.series[0] && opt.series[0].type === "scatter" && !ex.mirror) {
+      // label only the points whose label fits: a label that would pass
+      // the right edge goes to the left of its point, one that overlaps
+      // another is hidden (the tooltip and the table have every name)
       opt.series[0].label = { show: true, position: "right", formatter: "{b}", fontSize: 11 };
+      opt.series[0].labelLayout = function (p) {
+        if (width > 0 && p.labelRect.x + p.labelRect.width > width - 2)
+          return { x: p.rect.x - 4, align: "right", hideOverlap: true };
+        return { hideOverlap: true };
+      };
     }
     return opt;
   }

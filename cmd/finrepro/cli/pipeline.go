@@ -591,7 +591,7 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // lists them: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
-func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance) ([]string, error) {
 	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
@@ -610,7 +610,7 @@ func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Res
 	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
 	wg.Go(func() {
 		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
-			Results: res, Sensitivity: sens, Comparisons: comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
+			Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
 		})
 	})
 	wg.Wait()

@@ -66,7 +66,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	dir := filepath.Join(*out, "site")
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
 	end := phase(progress, "writing the site to %s", dir)
-	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(),
+	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(), Published: a.comps,
 		Provenance: prov, Aliases: aliases, Downloads: downloads})
 	if err != nil {
 		return err
