@@ -2,7 +2,7 @@
 // recorded exchanges, so that benchmark runs replay offline byte for byte.
 //
 // An exchange is found by the Key of its request: the SHA-256 of the
-// request's canonical encoding (Canonical; docs/keys.md). Its request and
+// request's canonical encoding (package cache/reqkey). Its request and
 // response are objects named by the Digest (SHA-256) of their uncompressed
 // bytes; identical responses are stored once. Objects and records live in
 // immutable pack files written with temp file, fsync, rename and fsync of
@@ -18,23 +18,48 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// A Key identifies a request: the SHA-256 of its canonical encoding.
-type Key [32]byte
-
-// String returns the key in hex.
-func (k Key) String() string { return hex.EncodeToString(k[:]) }
-
-// Str returns the first 8 hex digits, for messages.
-func (k Key) Str() string { return k.String()[:8] }
+// A Key identifies a request: the SHA-256 of its canonical encoding, by
+// the rule of package reqkey.
+type Key = reqkey.Key
 
 // A Digest identifies stored content: the SHA-256 of the uncompressed object.
 type Digest [32]byte
+
+// String returns the digest in hex.
+func (d Digest) String() string { return hex.EncodeToString(d[:]) }
+
+// Str returns the first 8 hex digits, for messages.
+func (d Digest) Str() string { return d.String()[:8] }
+
+// ParseDigest parses a digest in the 64-digit lower-case hex form.
+func ParseDigest(s string) (Digest, error) {
+	var d Digest
+	if err := parseHex(d[:], s); err != nil {
+		return d, fmt.Errorf("cache: parse digest %q: %w", s, err)
+	}
+	return d, nil
+}
+
+func parseHex(dst []byte, s string) error {
+	if len(s) != 2*len(dst) {
+		return fmt.Errorf("want %d hex digits", 2*len(dst))
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return errors.New("not lower-case hex")
+		}
+	}
+	_, err := hex.Decode(dst, []byte(s))
+	return err
+}
 
 // Meta is what is known about an exchange besides request and response.
 type Meta struct {

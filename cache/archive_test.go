@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -172,7 +173,7 @@ func TestExplain(t *testing.T) {
 	s.Put(testExchange(1, `"a"`))
 	s.Put(testExchange(2, `"b"`))
 	req := `{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"m","temperature":0.5,"messages":[{"role":"user","content":"question 1"}]}}`
-	c, err := Canonical([]byte(req))
+	c, err := reqkey.Canonical([]byte(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k1, _ := KeyOf(testExchange(1, "").Request)
+	k1, _ := reqkey.Of(testExchange(1, "").Request)
 	want := fmt.Sprintf("2 stored requests for provider \"openai\" and model \"m\"; nearest:\n\n%s: 1 fields differ\n  + body.temperature: 0.5 (only in the asked request)\n", k1)
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -11,11 +11,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxLineBytes caps one line of a JSONL exchange file.
-const MaxLineBytes = 2*MaxRequestBytes + 1<<20
+const MaxLineBytes = 2*reqkey.MaxRequestBytes + 1<<20
 
 // A LineError is a bad line of a JSONL exchange file. Field is the JSON
 // path of the offending value, empty when the whole line is at fault.
@@ -54,7 +55,7 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	// refused everywhere.
 	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
-		var re *RequestError
+		var re *reqkey.RequestError
 		if errors.As(err, &re) {
 			return &LineError{Field: re.Field, Msg: re.Msg}
 		}
@@ -93,19 +94,8 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 			raw := []byte(bytes.Clone(v))
 			switch k {
 			case "request":
-				e := newEncoder(newDecoder(raw), "request", len(raw))
-				if err := e.whole(); err != nil {
+				if canon, err = reqkey.CanonicalField("request", raw); err != nil {
 					return nil, nil, lerr(err)
-				}
-				if canon, err = e.request(); err != nil {
-					var re *RequestError
-					if errors.As(err, &re) {
-						return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
-					}
-					return nil, nil, lerr(err)
-				}
-				if err := e.checkEncodedEndpoint(); err != nil {
-					return nil, nil, &LineError{Field: "request.endpoint", Msg: err.Error()}
 				}
 				x.Request = raw
 			case "response":
@@ -375,4 +365,16 @@ func readLine(br *bufio.Reader, buf *[]byte) (l []byte, tooLong bool, err error)
 		}
 		return bytes.TrimSuffix(*buf, []byte("\n")), tooLong, err
 	}
+}
+
+// decoderMsg describes an error of a jsontext.Decoder.
+func decoderMsg(err error) string {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("offset %d: %v", se.ByteOffset, se.Err)
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected end of input"
+	}
+	return err.Error()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/internal/synth"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 func testExchange(i int, resp string) *Exchange {
@@ -41,7 +42,7 @@ func TestPutGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := KeyOf(x.Request)
+	want, _ := reqkey.Of(x.Request)
 	if k != want {
 		t.Fatalf("key %s, want %s", k, want)
 	}
@@ -57,8 +58,8 @@ func TestPutGet(t *testing.T) {
 	if got.Meta.Provider != "openai" || got.Meta.Model != "m" || got.Meta.Source != SourceSim || got.Meta.CostUSD != 0.5 {
 		t.Errorf("meta %+v", got.Meta)
 	}
-	c, _ := Canonical(x.Request)
-	if string(got.Request) != string(c[len(KeySchema)+1:]) {
+	c, _ := reqkey.Canonical(x.Request)
+	if string(got.Request) != string(c[len(reqkey.Schema)+1:]) {
 		t.Errorf("request %s", got.Request)
 	}
 	if _, err := s2.Get(Key{1}); !errors.Is(err, ErrNotFound) {
@@ -161,7 +162,7 @@ func TestLoadDump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, _ := KeyOf(x.Request)
+		k, _ := reqkey.Of(x.Request)
 		got, err := s.Get(k)
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
@@ -288,7 +289,7 @@ func TestCorruption(t *testing.T) {
 				defer s.Close()
 				for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 					x, _ := ParseLine(l)
-					k, _ := KeyOf(x.Request)
+					k, _ := reqkey.Of(x.Request)
 					got, err := s.Get(k)
 					if err == nil && !bytes.Equal(got.Response, x.Response) {
 						t.Fatalf("served a wrong response for %s", k.Str())
@@ -420,7 +421,7 @@ func FuzzParseLine(f *testing.F) {
 			}
 			return
 		}
-		if _, err := KeyOf(x.Request); err != nil {
+		if _, err := reqkey.Of(x.Request); err != nil {
 			t.Fatalf("accepted a request without a key: %v", err)
 		}
 		if !json.Valid(x.Response) {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // A bodyEncoding writes the strings and parameter values of a request
@@ -22,7 +22,7 @@ type bodyEncoding struct {
 
 var (
 	wire  = &bodyEncoding{str: appendJSONString, val: jsonValue}
-	keyed = &bodyEncoding{str: cache.AppendCanonicalString, val: keyedValue}
+	keyed = &bodyEncoding{str: reqkey.AppendCanonicalString, val: keyedValue}
 )
 
 // keyedValue returns the canonical encoding of parameter value v. The
@@ -41,7 +41,7 @@ func keyedValue(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b, err = cache.AppendCanonicalValue(nil, b); err != nil {
+	if b, err = reqkey.AppendCanonicalValue(nil, b); err != nil {
 		return nil, err
 	}
 	switch v.(type) {

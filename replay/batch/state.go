@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // StateVersion is the version of state.json this package writes and reads.
@@ -254,7 +255,7 @@ func (s *State) covered() map[cache.Key]bool {
 			continue
 		}
 		for _, k := range b.Keys {
-			key, err := cache.ParseKey(k)
+			key, err := reqkey.Parse(k)
 			if err == nil { // ParseState checked every key
 				out[key] = true
 			}

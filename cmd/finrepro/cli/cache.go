@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
@@ -418,15 +419,15 @@ func runCacheExplain(ctx context.Context, env *Env, fs *pflag.FlagSet, dir strin
 	if err != nil {
 		return err
 	}
-	c, err := cache.Canonical(bytes.TrimSpace(b))
+	c, err := reqkey.Canonical(bytes.TrimSpace(b))
 	if err != nil {
-		var re *cache.RequestError
+		var re *reqkey.RequestError
 		if errors.As(err, &re) {
 			return results.Errorf(args[0], 0, re.Field, "%s", re.Msg)
 		}
 		return err
 	}
-	k, _ := cache.KeyOf(bytes.TrimSpace(b)) // Canonical succeeded: cannot fail
+	k, _ := reqkey.Of(bytes.TrimSpace(b)) // Canonical succeeded: cannot fail
 	fmt.Fprintf(env.Stdout, "key %s\n", k)
 	s, err := openCache(dir, cache.Options{ReadOnly: true})
 	if err != nil {
