@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -347,7 +348,7 @@ func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
 		os.Remove(pw.f.Name())
 		return "", nil, err
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := regular.SyncDir(filepath.Dir(dst)); err != nil {
 		return "", nil, err
 	}
 	return name, &pw.ix, nil
@@ -355,19 +356,6 @@ func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
 
 func (s *Store) packPath(name string) string {
 	return filepath.Join(s.dir, packsDir, name[:2], name+".pack")
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // writeFileAtomic writes b to path durably: temp file, fsync, rename,
@@ -391,5 +379,5 @@ func (s *Store) writeFileAtomic(path string, b []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return regular.SyncDir(filepath.Dir(path))
 }

@@ -444,3 +444,46 @@ func FuzzParsePackIndex(f *testing.F) {
 		}
 	})
 }
+
+func TestMerge(t *testing.T) {
+	a := loadedDir(t, 20, 10)
+	b := loadedDir(t, 20, 11)
+	moved, _, err := Merge(a, b)
+	if err != nil || moved == 0 {
+		t.Fatalf("merge: %d, %v", moved, err)
+	}
+	s := verifyClean(t, b)
+	if st, _ := s.Stats(); st.Exchanges != 40 {
+		t.Fatalf("%d exchanges after merge", st.Exchanges)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	s := openTest(t, t.TempDir(), Options{})
+	s.Put(testExchange(1, `"a"`))
+	s.Put(testExchange(2, `"b"`))
+	req := `{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"m","temperature":0.5,"messages":[{"role":"user","content":"question 1"}]}}`
+	c, err := reqkey.Canonical([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Explain(s, c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, _ := reqkey.Of(testExchange(1, "").Request)
+	want := fmt.Sprintf("2 stored requests for provider \"openai\" and model \"m\"; nearest:\n\n%s: 1 fields differ\n  + body.temperature: 0.5 (only in the asked request)\n", k1)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func loadedDir(t *testing.T, n int, seed uint64) string {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	if _, err := s.Load(bytes.NewReader(synthLines(t, n, seed)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return dir
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
@@ -193,7 +194,7 @@ func assertNoSecrets(t *testing.T, dir string, values ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := cache.ScanSecrets(dir, values)
+	fs, err := archive.ScanSecrets(dir, values)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
@@ -326,7 +327,7 @@ func runCacheExport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 	if err != nil {
 		return err
 	}
-	found, err := s.ScanSecrets(secretValues(env, extra))
+	found, err := archive.ScanStore(s, secretValues(env, extra))
 	s.Close()
 	if err != nil {
 		return err
@@ -349,7 +350,7 @@ func writeArchiveFile(path, dir string) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = cache.WriteArchive(bw, dir)
+	err = archive.Write(bw, dir)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -387,7 +388,7 @@ func runCacheImport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 		return err
 	}
 	defer os.RemoveAll(stage)
-	if err := cache.ReadArchive(ctx, f, stage, cache.ArchiveLimits{}); err != nil {
+	if err := archive.Read(ctx, f, stage, archive.Limits{}); err != nil {
 		return err
 	}
 	staged, err := cache.Open(stage, cache.Options{ReadOnly: true, AllowCorrupt: true})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,9 @@ import (
 // analysis only results, report only analysis and results, site only
 // report, analysis and results, demo only what builds a bundle, no
 // benchmark package (analysis/icbc, analysis/hisrubric, ...) another one,
-// and nothing imports the command.
+// and nothing imports the command. Inside cache, the key rule
+// (cache/reqkey) imports no other part of cache and the store none of its
+// archives (cache/archive builds on the store).
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/finrepro/finrepro"
 	allowed := map[string][]string{
@@ -26,6 +29,10 @@ func TestImportDirection(t *testing.T) {
 		"report":   {"analysis", "results"},
 		"site":     {"report", "analysis", "results"},
 		"demo":     {"analysis", "cache", "replay", "results"},
+	}
+	within := map[string][]string{
+		"cache/reqkey": {"cache", "cache/archive"},
+		"cache":        {"cache/archive"},
 	}
 	out, err := exec.Command("go", "list", "-json", mod+"/...").Output()
 	if err != nil {
@@ -64,6 +71,9 @@ func TestImportDirection(t *testing.T) {
 				if bench, ibench := benchmarkPackage(rel), benchmarkPackage(irel); bench != "" && ibench != "" && ibench != bench {
 					t.Errorf("%s imports %s: no benchmark package imports another", rel, irel)
 				}
+			}
+			if slices.Contains(within[rel], irel) {
+				t.Errorf("%s imports %s", rel, irel)
 			}
 			if itop == top && top != "analysis" {
 				continue // a package's own subpackages
