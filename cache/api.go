@@ -15,10 +15,8 @@
 package cache
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/finrepro/finrepro/cache/reqkey"
 	jsonv2 "github.com/go-json-experiment/json"
@@ -34,32 +32,10 @@ type Key = reqkey.Key
 type Digest [32]byte
 
 // String returns the digest in hex.
-func (d Digest) String() string { return hex.EncodeToString(d[:]) }
+func (d Digest) String() string { return Key(d).String() }
 
 // Str returns the first 8 hex digits, for messages.
 func (d Digest) Str() string { return d.String()[:8] }
-
-// ParseDigest parses a digest in the 64-digit lower-case hex form.
-func ParseDigest(s string) (Digest, error) {
-	var d Digest
-	if err := parseHex(d[:], s); err != nil {
-		return d, fmt.Errorf("cache: parse digest %q: %w", s, err)
-	}
-	return d, nil
-}
-
-func parseHex(dst []byte, s string) error {
-	if len(s) != 2*len(dst) {
-		return fmt.Errorf("want %d hex digits", 2*len(dst))
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return errors.New("not lower-case hex")
-		}
-	}
-	_, err := hex.Decode(dst, []byte(s))
-	return err
-}
 
 // Meta is what is known about an exchange besides request and response.
 type Meta struct {

@@ -62,9 +62,9 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			field, _, _ := strings.Cut(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
-			return &LineError{Field: field, Msg: decoderMsg(err)}
+			return &LineError{Field: field, Msg: reqkey.DecodeErrorText(err)}
 		}
-		return &LineError{Msg: decoderMsg(err)}
+		return &LineError{Msg: reqkey.DecodeErrorText(err)}
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, &LineError{Msg: "not a JSON object"}
@@ -126,7 +126,7 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&x.Meta); err != nil {
 			le := jsonLineError(err).(*LineError)
-			le.Field = joinField("meta", le.Field)
+			le.Field = reqkey.JoinField("meta", le.Field)
 			return nil, nil, le
 		}
 	}
@@ -143,16 +143,6 @@ func metaLineError(err error) error {
 		return &LineError{Field: me.Field, Msg: me.Msg}
 	}
 	return &LineError{Msg: err.Error()}
-}
-
-func joinField(a, b string) string {
-	if b == "" {
-		return a
-	}
-	if strings.HasPrefix(b, "[") {
-		return a + b
-	}
-	return a + "." + b
 }
 
 func jsonLineError(err error) error {
@@ -365,16 +355,4 @@ func readLine(br *bufio.Reader, buf *[]byte) (l []byte, tooLong bool, err error)
 		}
 		return bytes.TrimSuffix(*buf, []byte("\n")), tooLong, err
 	}
-}
-
-// decoderMsg describes an error of a jsontext.Decoder.
-func decoderMsg(err error) string {
-	var se *jsontext.SyntacticError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("offset %d: %v", se.ByteOffset, se.Err)
-	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-		return "unexpected end of input"
-	}
-	return err.Error()
 }

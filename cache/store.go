@@ -470,7 +470,7 @@ func (s *Store) listPacks() ([]string, error) {
 }
 
 func isHexName(s string) bool {
-	_, err := ParseDigest(s)
+	_, err := reqkey.Parse(s) // the same 64 lower-case hex digits
 	return err == nil
 }
 

@@ -202,11 +202,11 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	for s := range S {
 		rank := 1
 		for t := range S {
-			if better(full[t], full[s]) {
+			if stats.Above(full[t], full[s]) {
 				rank++
 			}
 		}
-		b.Ranks[s] = stats.RankInterval{Rank: rank, Lo: rankQuantile(counts[s], cfg.Reps, a), Hi: rankQuantile(counts[s], cfg.Reps, 1-a)}
+		b.Ranks[s] = stats.RankInterval{Rank: rank, Lo: stats.RankQuantile(counts[s], cfg.Reps, a), Hi: stats.RankQuantile(counts[s], cfg.Reps, 1-a)}
 	}
 	// sign-flip p-values: the adjacent pairs and the pairs (0, j) first,
 	// then, as the tie groups need them, the pairs of each new leader

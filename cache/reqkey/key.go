@@ -117,18 +117,19 @@ func CanonicalField(field string, request []byte) ([]byte, error) {
 	if err != nil {
 		var re *RequestError
 		if errors.As(err, &re) {
-			return nil, &RequestError{joinField(field, re.Field), re.Msg}
+			return nil, &RequestError{JoinField(field, re.Field), re.Msg}
 		}
 		return nil, err
 	}
 	if err := e.checkEncodedEndpoint(); err != nil {
-		return nil, &RequestError{joinField(field, "endpoint"), err.Error()}
+		return nil, &RequestError{JoinField(field, "endpoint"), err.Error()}
 	}
 	return c, nil
 }
 
-// joinField joins a field and a path under it.
-func joinField(a, b string) string {
+// JoinField joins a field path and a path under it ("request" and
+// "body.model" give "request.body.model", "a" and "[2]" give "a[2]").
+func JoinField(a, b string) string {
 	if b == "" {
 		return a
 	}
@@ -274,11 +275,13 @@ func (e *encoder) errf(format string, args ...any) error {
 
 // fail is the error of the decoder, at the value being read.
 func (e *encoder) fail(err error) error {
-	return &RequestError{e.where(), decoderMsg(err)}
+	return &RequestError{e.where(), DecodeErrorText(err)}
 }
 
-// decoderMsg describes an error of a jsontext.Decoder.
-func decoderMsg(err error) string {
+// DecodeErrorText describes an error of a jsontext.Decoder as the key
+// rule reports it (offset and cause), for readers of larger documents
+// that hold requests, such as cache load.
+func DecodeErrorText(err error) string {
 	var se *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se):
