@@ -358,26 +358,8 @@ func (s *Store) packPath(name string) string {
 	return filepath.Join(s.dir, packsDir, name[:2], name+".pack")
 }
 
-// writeFileAtomic writes b to path durably: temp file, fsync, rename,
-// fsync of the folder.
+// writeFileAtomic writes b to path durably, through the store's tmp
+// folder (regular.WriteFile).
 func (s *Store) writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "file-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return regular.SyncDir(filepath.Dir(path))
+	return regular.WriteFile(filepath.Join(s.dir, tmpDir), path, b)
 }
