@@ -99,7 +99,7 @@ func (c *Client) limiter(name string, pc ProviderConfig) *limiter {
 	if !ok {
 		// The limiter keeps real time even when tests inject Sleep: its
 		// window must advance.
-		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: sleepCtx}
+		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: Sleep}
 		c.limiters[name] = l
 	}
 	return l

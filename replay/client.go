@@ -147,7 +147,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		c.http = &http.Client{CheckRedirect: noRedirect}
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = Sleep
 	}
 	c.prog = newProgress(cfg.Progress, c.redact)
 	// Every configured key value is a secret from the start, so that
