@@ -2,7 +2,7 @@
 // recorded exchanges, so that benchmark runs replay offline byte for byte.
 //
 // An exchange is found by the Key of its request: the SHA-256 of the
-// request's canonical encoding (Canonical; docs/keys.md). Its request and
+// request's canonical encoding (package cache/reqkey). Its request and
 // response are objects named by the Digest (SHA-256) of their uncompressed
 // bytes; identical responses are stored once. Objects and records live in
 // immutable pack files written with temp file, fsync, rename and fsync of
@@ -15,26 +15,27 @@
 package cache
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// A Key identifies a request: the SHA-256 of its canonical encoding.
-type Key [32]byte
-
-// String returns the key in hex.
-func (k Key) String() string { return hex.EncodeToString(k[:]) }
-
-// Str returns the first 8 hex digits, for messages.
-func (k Key) Str() string { return k.String()[:8] }
+// A Key identifies a request: the SHA-256 of its canonical encoding, by
+// the rule of package reqkey.
+type Key = reqkey.Key
 
 // A Digest identifies stored content: the SHA-256 of the uncompressed object.
 type Digest [32]byte
+
+// String returns the digest in hex.
+func (d Digest) String() string { return Key(d).String() }
+
+// Str returns the first 8 hex digits, for messages.
+func (d Digest) Str() string { return d.String()[:8] }
 
 // Meta is what is known about an exchange besides request and response.
 type Meta struct {

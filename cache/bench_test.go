@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/internal/synth"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // benchN is the number of exchanges of the load and dump benchmarks (the
@@ -207,7 +208,7 @@ func BenchmarkOpenReplayOne(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				k, err := KeyOf(req)
+				k, err := reqkey.Of(req)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // Group commit: Puts that arrive while a pack is being written wait
@@ -48,7 +50,7 @@ func (s *Store) Put(x *Exchange) (Key, error) {
 	if s.opt.ReadOnly {
 		return Key{}, errors.New("cache: put: store opened read-only")
 	}
-	c, err := Canonical(x.Request)
+	c, err := reqkey.Canonical(x.Request)
 	if err != nil {
 		return Key{}, err
 	}

@@ -264,7 +264,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		dirs[filepath.Dir(sc.p.path)] = true
 	}
 	for _, d := range slices.Sorted(mapKeys(dirs)) {
-		if err := syncDir(d); err != nil {
+		if err := regular.SyncDir(d); err != nil {
 			return len(srcs), err
 		}
 	}

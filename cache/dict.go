@@ -1,5 +1,12 @@
 package cache
 
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/finrepro/finrepro/internal/regular"
+)
+
 // Dictionary construction. A store trains one dictionary from the first
 // batch that has at least minDictSamples objects and keeps it as
 // dicts/<sha256>.dict; every pack names the dictionary its objects need.
@@ -28,4 +35,20 @@ func buildDict(items []item) []byte {
 		out = append(out, raw[:min(len(raw), dictChunk, dictSize-len(out))]...)
 	}
 	return out
+}
+
+// EachDict calls fn with the path in the store ("dicts/<name>") and the
+// content of each of the store's dictionaries, in name order.
+func (s *Store) EachDict(fn func(path string, b []byte) error) error {
+	ents, _ := os.ReadDir(filepath.Join(s.dir, dictsDir)) // no folder: no dictionaries
+	for _, e := range ents {
+		b, err := regular.Read(filepath.Join(s.dir, dictsDir, e.Name()), maxDictBytes)
+		if err != nil {
+			return err
+		}
+		if err := fn(relPath(dictsDir, e.Name()), b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

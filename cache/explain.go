@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // Explain describes why a request (in canonical form) is not stored: the
@@ -14,7 +16,7 @@ import (
 // body.model of the request) with a field-level diff, at most n of them,
 // fewest differences first.
 func Explain(s *Store, canon []byte, n int) (string, error) {
-	js, ok := canonicalJSON(canon)
+	js, ok := reqkey.JSON(canon)
 	if !ok {
 		return "", fmt.Errorf("cache: explain: not a canonical request")
 	}

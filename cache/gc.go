@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // GCStats says what GC did.
@@ -148,7 +150,7 @@ func (s *Store) GC() (*GCStats, error) {
 			st.PacksRemoved++
 		}
 		for d := range dirs {
-			if err := syncDir(d); err != nil {
+			if err := regular.SyncDir(d); err != nil {
 				return nil, fmt.Errorf("cache: gc: %w", err)
 			}
 		}

@@ -2,7 +2,10 @@ package cache
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // TestParseLineStrings checks what the line parser takes in strings: a
@@ -29,12 +32,25 @@ func TestParseLineStrings(t *testing.T) {
 			case tc.field == "" && err != nil:
 				t.Fatalf("ParseLine: %v", err)
 			case tc.field == "":
-				if _, err := KeyOf(x.Request); err != nil {
+				if _, err := reqkey.Of(x.Request); err != nil {
 					t.Fatalf("accepted a request without a key: %v", err)
 				}
 			case !errors.As(err, &le) || le.Field != tc.field:
 				t.Fatalf("ParseLine error %v, want a *LineError at %s", err, tc.field)
 			}
 		})
+	}
+}
+
+func TestLoadEndpointRule(t *testing.T) {
+	for _, e := range []string{"chat/completions", "/v1/chat/completions", "x?key=1", "models/m:generateContent", `a\\b`} {
+		line := `{"request":{"provider":"p","endpoint":"` + e + `","body":{}},"response":{}}`
+		_, err := ParseLine([]byte(line))
+		plain := strings.ReplaceAll(e, `\\`, `\`)
+		if want := reqkey.CheckEndpoint(plain); (err == nil) != (want == nil) {
+			t.Errorf("%q: load says %v, the rule says %v", e, err, want)
+		} else if err != nil && !strings.Contains(err.Error(), "request.endpoint") {
+			t.Errorf("%q: error %v does not name request.endpoint", e, err)
+		}
 	}
 }

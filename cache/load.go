@@ -11,11 +11,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxLineBytes caps one line of a JSONL exchange file.
-const MaxLineBytes = 2*MaxRequestBytes + 1<<20
+const MaxLineBytes = 2*reqkey.MaxRequestBytes + 1<<20
 
 // A LineError is a bad line of a JSONL exchange file. Field is the JSON
 // path of the offending value, empty when the whole line is at fault.
@@ -54,16 +55,16 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	// refused everywhere.
 	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
-		var re *RequestError
+		var re *reqkey.RequestError
 		if errors.As(err, &re) {
 			return &LineError{Field: re.Field, Msg: re.Msg}
 		}
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
 			field, _, _ := strings.Cut(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
-			return &LineError{Field: field, Msg: decoderMsg(err)}
+			return &LineError{Field: field, Msg: reqkey.DecodeErrorText(err)}
 		}
-		return &LineError{Msg: decoderMsg(err)}
+		return &LineError{Msg: reqkey.DecodeErrorText(err)}
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, &LineError{Msg: "not a JSON object"}
@@ -93,19 +94,8 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 			raw := []byte(bytes.Clone(v))
 			switch k {
 			case "request":
-				e := newEncoder(newDecoder(raw), "request", len(raw))
-				if err := e.whole(); err != nil {
+				if canon, err = reqkey.CanonicalField("request", raw); err != nil {
 					return nil, nil, lerr(err)
-				}
-				if canon, err = e.request(); err != nil {
-					var re *RequestError
-					if errors.As(err, &re) {
-						return nil, nil, &LineError{Field: joinField("request", re.Field), Msg: re.Msg}
-					}
-					return nil, nil, lerr(err)
-				}
-				if err := e.checkEncodedEndpoint(); err != nil {
-					return nil, nil, &LineError{Field: "request.endpoint", Msg: err.Error()}
 				}
 				x.Request = raw
 			case "response":
@@ -136,7 +126,7 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&x.Meta); err != nil {
 			le := jsonLineError(err).(*LineError)
-			le.Field = joinField("meta", le.Field)
+			le.Field = reqkey.JoinField("meta", le.Field)
 			return nil, nil, le
 		}
 	}
@@ -153,16 +143,6 @@ func metaLineError(err error) error {
 		return &LineError{Field: me.Field, Msg: me.Msg}
 	}
 	return &LineError{Msg: err.Error()}
-}
-
-func joinField(a, b string) string {
-	if b == "" {
-		return a
-	}
-	if strings.HasPrefix(b, "[") {
-		return a + b
-	}
-	return a + "." + b
 }
 
 func jsonLineError(err error) error {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -347,7 +348,7 @@ func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
 		os.Remove(pw.f.Name())
 		return "", nil, err
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	if err := regular.SyncDir(filepath.Dir(dst)); err != nil {
 		return "", nil, err
 	}
 	return name, &pw.ix, nil
@@ -357,39 +358,8 @@ func (s *Store) packPath(name string) string {
 	return filepath.Join(s.dir, packsDir, name[:2], name+".pack")
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// writeFileAtomic writes b to path durably: temp file, fsync, rename,
-// fsync of the folder.
+// writeFileAtomic writes b to path durably, through the store's tmp
+// folder (regular.WriteFile).
 func (s *Store) writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "file-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return regular.WriteFile(filepath.Join(s.dir, tmpDir), path, b)
 }

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -154,7 +155,7 @@ func (s *Store) Stats() (*Stats, error) {
 		var m Meta
 		_ = decodeMeta(r.meta, &m) // a bad meta counts as empty here; verify reports it
 		if l := s.objs[Digest(k)]; len(l) > 0 {
-			st.RawBytes += l[0].rawLen - int64(len(KeySchema)+1)
+			st.RawBytes += l[0].rawLen - int64(len(reqkey.Schema)+1)
 		}
 		if l := s.objs[r.resp]; len(l) > 0 {
 			st.RawBytes += l[0].rawLen

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/errgroup"
@@ -469,7 +470,7 @@ func (s *Store) listPacks() ([]string, error) {
 }
 
 func isHexName(s string) bool {
-	_, err := ParseDigest(s)
+	_, err := reqkey.Parse(s) // the same 64 lower-case hex digits
 	return err == nil
 }
 
@@ -671,7 +672,7 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
-	js, ok := canonicalJSON(req)
+	js, ok := reqkey.JSON(req)
 	if !ok {
 		return nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}

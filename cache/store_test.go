@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/internal/synth"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 func testExchange(i int, resp string) *Exchange {
@@ -41,7 +42,7 @@ func TestPutGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := KeyOf(x.Request)
+	want, _ := reqkey.Of(x.Request)
 	if k != want {
 		t.Fatalf("key %s, want %s", k, want)
 	}
@@ -57,8 +58,8 @@ func TestPutGet(t *testing.T) {
 	if got.Meta.Provider != "openai" || got.Meta.Model != "m" || got.Meta.Source != SourceSim || got.Meta.CostUSD != 0.5 {
 		t.Errorf("meta %+v", got.Meta)
 	}
-	c, _ := Canonical(x.Request)
-	if string(got.Request) != string(c[len(KeySchema)+1:]) {
+	c, _ := reqkey.Canonical(x.Request)
+	if string(got.Request) != string(c[len(reqkey.Schema)+1:]) {
 		t.Errorf("request %s", got.Request)
 	}
 	if _, err := s2.Get(Key{1}); !errors.Is(err, ErrNotFound) {
@@ -161,7 +162,7 @@ func TestLoadDump(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, _ := KeyOf(x.Request)
+		k, _ := reqkey.Of(x.Request)
 		got, err := s.Get(k)
 		if err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
@@ -288,7 +289,7 @@ func TestCorruption(t *testing.T) {
 				defer s.Close()
 				for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 					x, _ := ParseLine(l)
-					k, _ := KeyOf(x.Request)
+					k, _ := reqkey.Of(x.Request)
 					got, err := s.Get(k)
 					if err == nil && !bytes.Equal(got.Response, x.Response) {
 						t.Fatalf("served a wrong response for %s", k.Str())
@@ -420,7 +421,7 @@ func FuzzParseLine(f *testing.F) {
 			}
 			return
 		}
-		if _, err := KeyOf(x.Request); err != nil {
+		if _, err := reqkey.Of(x.Request); err != nil {
 			t.Fatalf("accepted a request without a key: %v", err)
 		}
 		if !json.Valid(x.Response) {
@@ -442,4 +443,47 @@ func FuzzParsePackIndex(f *testing.F) {
 			t.Fatal("index does not re-encode to the same bytes")
 		}
 	})
+}
+
+func TestMerge(t *testing.T) {
+	a := loadedDir(t, 20, 10)
+	b := loadedDir(t, 20, 11)
+	moved, _, err := Merge(a, b)
+	if err != nil || moved == 0 {
+		t.Fatalf("merge: %d, %v", moved, err)
+	}
+	s := verifyClean(t, b)
+	if st, _ := s.Stats(); st.Exchanges != 40 {
+		t.Fatalf("%d exchanges after merge", st.Exchanges)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	s := openTest(t, t.TempDir(), Options{})
+	s.Put(testExchange(1, `"a"`))
+	s.Put(testExchange(2, `"b"`))
+	req := `{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"m","temperature":0.5,"messages":[{"role":"user","content":"question 1"}]}}`
+	c, err := reqkey.Canonical([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Explain(s, c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, _ := reqkey.Of(testExchange(1, "").Request)
+	want := fmt.Sprintf("2 stored requests for provider \"openai\" and model \"m\"; nearest:\n\n%s: 1 fields differ\n  + body.temperature: 0.5 (only in the asked request)\n", k1)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func loadedDir(t *testing.T, n int, seed uint64) string {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	if _, err := s.Load(bytes.NewReader(synthLines(t, n, seed)), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return dir
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"testing"
+
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // mislabelledStore writes a store of one exchange whose response object
@@ -14,7 +16,7 @@ func mislabelledStore(t *testing.T, dir string) (Key, string) {
 	t.Helper()
 	s := openTest(t, dir, Options{NoCompact: true})
 	x := testExchange(1, `{"answer":"stored"}`)
-	c, err := Canonical(x.Request)
+	c, err := reqkey.Canonical(x.Request)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,7 @@ package cache
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,7 +41,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 			rep(Problem{Path: path, Msg: "stray file"})
 			continue
 		}
-		sum, _, err := hashFile(ctx, filepath.Join(s.dir, dictsDir, e.Name()))
+		sum, _, err := regular.Hash(ctx, filepath.Join(s.dir, dictsDir, e.Name()))
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
@@ -96,7 +93,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	for _, name := range names {
 		path := s.packPath(name)
 		rel := s.rel(path)
-		sum, size, err := hashFile(ctx, path)
+		sum, size, err := regular.Hash(ctx, path)
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
@@ -189,20 +186,4 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// hashFile hashes the regular file at path, stopping soon after ctx is
-// done.
-func hashFile(ctx context.Context, path string) (string, int64, error) {
-	f, _, err := regular.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, regular.Reader{Ctx: ctx, R: f})
-	if err != nil {
-		return "", n, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -81,7 +82,7 @@ func (b *Batch) Add(x *Exchange) (Key, bool, error) {
 }
 
 func (b *Batch) add(x *Exchange) (Key, bool, error) {
-	c, err := Canonical(x.Request)
+	c, err := reqkey.Canonical(x.Request)
 	if err != nil {
 		return Key{}, false, err
 	}
@@ -214,7 +215,7 @@ func metaJSON(x *Exchange, canon []byte) ([]byte, error) {
 		return nil, &MetaError{"meta.source", fmt.Sprintf("got %q, want api, batch, import or sim", m.Source)}
 	}
 	if m.Provider == "" || m.Model == "" {
-		js, _ := canonicalJSON(canon)
+		js, _ := reqkey.JSON(canon)
 		var req struct {
 			Provider string `json:"provider"`
 			Body     struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -95,7 +96,7 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 	if err := store.Close(); err != nil {
 		return nil, err
 	}
-	found, err := cache.ScanSecrets(dir, opt.Secrets)
+	found, err := archive.ScanSecrets(dir, opt.Secrets)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 )
 
 // TestEmbeddedIsCurrent rebuilds the small demo bundle and checks that it
@@ -25,7 +25,7 @@ func TestEmbeddedIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := cache.WriteArchive(&buf, dir); err != nil {
+	if err := archive.Write(&buf, dir); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := sha256.Sum256(buf.Bytes()), sha256.Sum256(Embedded()); got != want {

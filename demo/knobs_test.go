@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -27,7 +27,7 @@ func FuzzKnobValues(f *testing.F) {
 		}
 	}
 	dir := filepath.Join(f.TempDir(), "bundle")
-	if err := cache.ReadArchive(context.Background(), bytes.NewReader(Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := archive.Read(context.Background(), bytes.NewReader(Embedded()), dir, archive.Limits{}); err != nil {
 		f.Fatal(err)
 	}
 	bundle, store := openBundle(f, dir)

@@ -12,6 +12,7 @@ import (
 	"github.com/finrepro/finrepro/analysis/hisrubric"
 	"github.com/finrepro/finrepro/analysis/icbc"
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -24,7 +25,7 @@ import (
 // this.
 func TestTiersFollowRanking(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := cache.ReadArchive(context.Background(), bytes.NewReader(Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := archive.Read(context.Background(), bytes.NewReader(Embedded()), dir, archive.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	bundle, err := results.OpenBundle(dir)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis/icbc"
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -58,7 +58,7 @@ func TestICBCBenchToolkitRequests(t *testing.T) {
 		if o == nil {
 			t.Fatalf("no question %s", line.ID)
 		}
-		want, err := cache.Canonical(mustEncode(t, &replay.Request{Provider: "openai", Endpoint: "chat/completions", Body: line.Body}))
+		want, err := reqkey.Canonical(mustEncode(t, &replay.Request{Provider: "openai", Endpoint: "chat/completions", Body: line.Body}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestICBCBenchToolkitRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := cache.Canonical(raw)
+			got, err := reqkey.Canonical(raw)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkReplay(b *testing.B) {
 		if r.Err != nil {
 			b.Fatal(r.Err)
 		}
-		k, _ := cache.ParseKey(r.Key)
+		k, _ := reqkey.Parse(r.Key)
 		keys = append(keys, k)
 	}
 	// The same runs against a store whose packs Verify has just passed,

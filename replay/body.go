@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
 // A bodyEncoding writes the strings and parameter values of a request
@@ -22,44 +20,17 @@ type bodyEncoding struct {
 
 var (
 	wire  = &bodyEncoding{str: appendJSONString, val: jsonValue}
-	keyed = &bodyEncoding{str: cache.AppendCanonicalString, val: keyedValue}
+	keyed = &bodyEncoding{str: reqkey.AppendCanonicalString, val: keyedValue}
 )
 
-// keyedValue returns the canonical encoding of parameter value v. The
-// encodings of numbers and booleans are kept: every call of a run
-// repeats the same few parameters, and keeping them saves a third of a
-// replay's allocations (BenchmarkReplay/answer: 15,300 against 23,800
-// per 500 calls).
+// keyedValue returns the canonical encoding of parameter value v.
 func keyedValue(v any) ([]byte, error) {
-	switch v.(type) {
-	case float64, int, bool:
-		if b, ok := keyedScalars.Load(v); ok {
-			return b.([]byte), nil
-		}
-	}
 	b, err := jsonValue(v)
 	if err != nil {
 		return nil, err
 	}
-	if b, err = cache.AppendCanonicalValue(nil, b); err != nil {
-		return nil, err
-	}
-	switch v.(type) {
-	case float64, int, bool:
-		if keyedStored.Add(1) <= maxKeyedScalars {
-			keyedScalars.Store(v, b)
-		}
-	}
-	return b, nil
+	return reqkey.AppendCanonicalValue(nil, b)
 }
-
-// keyedScalars maps up to maxKeyedScalars numbers and booleans to their
-// canonical encodings; keyedStored counts the stores.
-var (
-	keyedScalars    sync.Map
-	keyedStored     atomic.Int64
-	maxKeyedScalars int64 = 4096
-)
 
 // A jsonObject is a JSON object under construction. encode writes its
 // members sorted by name, as encoding/json writes a map (and as the

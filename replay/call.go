@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {
 	defer c.mu.Unlock()
 	s, ok := c.sems[name]
 	if !ok {
-		n := cmpOr(pc.Concurrency, c.cfg.Concurrency, DefaultConcurrency)
+		n := cmp.Or(pc.Concurrency, c.cfg.Concurrency, DefaultConcurrency)
 		s = make(chan struct{}, max(n, 1))
 		c.sems[name] = s
 	}
@@ -98,7 +99,7 @@ func (c *Client) limiter(name string, pc ProviderConfig) *limiter {
 	if !ok {
 		// The limiter keeps real time even when tests inject Sleep: its
 		// window must advance.
-		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: sleepCtx}
+		l = &limiter{rpm: pc.RPM, tpm: pc.TPM, now: time.Now, sleep: Sleep}
 		c.limiters[name] = l
 	}
 	return l
@@ -124,7 +125,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		}
 		c.addSecret(apiKey)
 	}
-	maxAttempts := cmpOr(j.pc.MaxAttempts, DefaultAttempts)
+	maxAttempts := cmp.Or(j.pc.MaxAttempts, DefaultAttempts)
 	inTok, outTok := estimateRequest(j.req.Body)
 	var (
 		res     *attemptResult
@@ -322,7 +323,7 @@ func (c *Client) attempt(ctx context.Context, j *job, apiKey string, n int) (*at
 
 // post sends j over HTTP and returns a 200 body.
 func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptResult) ([]byte, *CallError) {
-	timeout := cmpOr64(j.pc.Timeout, DefaultTimeout)
+	timeout := cmp.Or(j.pc.Timeout, DefaultTimeout)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if j.pc.BaseURL == "" {
@@ -375,13 +376,6 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	default:
 		return nil, &CallError{Cause: CauseHTTP, Status: st, Msg: snippet(body)}
 	}
-}
-
-func cmpOr64(a, b time.Duration) time.Duration {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // netError classifies a transport error.

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -146,7 +147,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		c.http = &http.Client{CheckRedirect: noRedirect}
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = Sleep
 	}
 	c.prog = newProgress(cfg.Progress, c.redact)
 	// Every configured key value is a secret from the start, so that
@@ -180,7 +181,7 @@ func (c *Client) Misses() []Miss {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Miss) int {
-		return cmpOr(strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
+		return cmp.Or(strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
 	})
 	return out
 }
@@ -188,11 +189,7 @@ func (c *Client) Misses() []Miss {
 // StoreErr returns the first write the store refused (or its failed
 // writability check) while recording, nil when there was none. After it
 // the client sends no more requests.
-func (c *Client) StoreErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.storeErr
-}
+func (c *Client) StoreErr() error { return locked(c, &c.storeErr) }
 
 func (c *Client) setStoreErr(err error) {
 	c.mu.Lock()
@@ -203,19 +200,11 @@ func (c *Client) setStoreErr(err error) {
 }
 
 // LostUSD is the estimated cost of the calls counted by Counts().Lost.
-func (c *Client) LostUSD() float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lostUSD
-}
+func (c *Client) LostUSD() float64 { return locked(c, &c.lostUSD) }
 
 // Corrupt returns the first cache entry found corrupt offline (an error
 // wrapping cache.ErrCorrupt), nil when there was none.
-func (c *Client) Corrupt() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.corrupt
-}
+func (c *Client) Corrupt() error { return locked(c, &c.corrupt) }
 
 // Failures returns the requests that could not be recorded, sorted by
 // cause, label and key.
@@ -224,7 +213,7 @@ func (c *Client) Failures() []Failure {
 	defer c.mu.Unlock()
 	out := slices.Clone(c.failures)
 	slices.SortFunc(out, func(a, b Failure) int {
-		return cmpOr(strings.Compare(string(a.Cause), string(b.Cause)),
+		return cmp.Or(strings.Compare(string(a.Cause), string(b.Cause)),
 			strings.Compare(a.Label.String(), b.Label.String()), strings.Compare(a.Key, b.Key))
 	})
 	return out
@@ -248,7 +237,7 @@ func CountCauses(fs []Failure) []CauseCount {
 		out = append(out, CauseCount{c, k})
 	}
 	slices.SortFunc(out, func(a, b CauseCount) int {
-		return cmpOr(b.Count-a.Count, strings.Compare(string(a.Cause), string(b.Cause)))
+		return cmp.Or(b.Count-a.Count, strings.Compare(string(a.Cause), string(b.Cause)))
 	})
 	return out
 }
@@ -260,41 +249,27 @@ func (c *Client) Drifts() []Drift {
 	defer c.mu.Unlock()
 	out := slices.Clone(c.drifts)
 	slices.SortFunc(out, func(a, b Drift) int {
-		return cmpOr(strings.Compare(a.Provider, b.Provider), strings.Compare(a.Requested, b.Requested),
+		return cmp.Or(strings.Compare(a.Provider, b.Provider), strings.Compare(a.Requested, b.Requested),
 			strings.Compare(a.Reported, b.Reported))
 	})
 	return out
 }
 
 // Counts returns the outcome counts so far.
-func (c *Client) Counts() Counts {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.counts
-}
+func (c *Client) Counts() Counts { return locked(c, &c.counts) }
 
 // AvoidedUSD returns the recorded cost of the exchanges answered from the
 // cache: the API spend a replay avoided.
-func (c *Client) AvoidedUSD() float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.avoided
-}
+func (c *Client) AvoidedUSD() float64 { return locked(c, &c.avoided) }
 
 // SpentUSD returns the cost of the exchanges recorded by this client.
-func (c *Client) SpentUSD() float64 {
+func (c *Client) SpentUSD() float64 { return locked(c, &c.spent) }
+
+// locked returns *v, a field of c, read under c's lock.
+func locked[T any](c *Client, v *T) T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.spent
-}
-
-func cmpOr(cs ...int) int {
-	for _, c := range cs {
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
+	return *v
 }
 
 // Answer answers calls in order (results.Answerer). Identical requests in

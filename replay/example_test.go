@@ -3,7 +3,7 @@ package replay_test
 import (
 	"fmt"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -18,7 +18,7 @@ func ExampleRequestOf() {
 	if err != nil {
 		panic(err)
 	}
-	key, _ := cache.KeyOf(req)
+	key, _ := reqkey.Of(req)
 	fmt.Println(string(req))
 	fmt.Println(len(key.String()))
 	// Output:

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -147,7 +148,7 @@ func encodeKey(r *Request) ([]byte, cache.Key, error) {
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
 	}
-	key, err := cache.KeyOf(raw)
+	key, err := reqkey.Of(raw)
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
 	}

@@ -57,8 +57,8 @@ func (l *limiter) wait(ctx context.Context, tokens int) error {
 	}
 }
 
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits for d or until ctx is done, and returns ctx.Err() then.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -158,13 +159,13 @@ func defaultEndpoint(kind Kind) (string, error) {
 	return "", fmt.Errorf("provider kind %q has no default endpoint", kind)
 }
 
-// checkEndpoint is cache.CheckEndpoint: one rule for the endpoints of
+// checkEndpoint is reqkey.CheckEndpoint: one rule for the endpoints of
 // requests files and of cache load (docs/keys.md).
-func checkEndpoint(e string) error { return cache.CheckEndpoint(e) }
+func checkEndpoint(e string) error { return reqkey.CheckEndpoint(e) }
 
 // RequestOf returns the request object prompt p becomes, for the provider
 // table made of the defaults overridden by providers. Its cache key is
-// cache.KeyOf of the result.
+// reqkey.Of of the result.
 func RequestOf(p results.Prompt, providers ...map[string]ProviderConfig) ([]byte, error) {
 	pc, ok := mergeProviders(providers...)[p.Provider]
 	if !ok {
@@ -210,7 +211,7 @@ func promptKey(p *results.Prompt, kind Kind) (cache.Key, string, error) {
 	if err != nil {
 		return cache.Key{}, "", fmt.Errorf("replay: %s prompt for %s: %w", p.Provider, p.Model, err)
 	}
-	key, err := cache.RequestKey(p.Provider, endpoint, p.Sample, body.appendTo)
+	key, err := reqkey.Build(p.Provider, endpoint, p.Sample, body.appendTo)
 	if err != nil {
 		return cache.Key{}, "", fmt.Errorf("replay: key: %w", err)
 	}

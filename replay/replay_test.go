@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -195,7 +196,7 @@ func TestRecordReplay(t *testing.T) {
 			if !bytes.Equal(f.bodies[0], ro.Body) && !bytes.Equal(f.bodies[1], ro.Body) {
 				t.Errorf("sent bodies %s, want one to be %s", f.bodies, ro.Body)
 			}
-			key, _ := cache.KeyOf(req)
+			key, _ := reqkey.Of(req)
 			x, err := store.Get(key)
 			if err != nil {
 				t.Fatal(err)
@@ -267,7 +268,7 @@ func TestFaults(t *testing.T) {
 			}
 			c, sl := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, nil)
 			r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]
-			key, _ := cache.ParseKey(r.Key)
+			key, _ := reqkey.Parse(r.Key)
 			has, err := store.Has(key)
 			if err != nil {
 				t.Fatal(err)
@@ -373,7 +374,7 @@ func TestRefresh(t *testing.T) {
 		p := cl[0].Prompt
 		p.Sample = i + 1
 		req, _ := RequestOf(p, pcs)
-		if k, _ := cache.KeyOf(req); k.String() != r.Key {
+		if k, _ := reqkey.Of(req); k.String() != r.Key {
 			t.Errorf("refresh %d stored under %s, want sample %d key %s", i, r.Key, i+1, k)
 		}
 	}
@@ -514,7 +515,7 @@ func TestDrift(t *testing.T) {
 	if n := strings.Count(log.String(), "model drift"); n != 1 {
 		t.Errorf("%d drift warnings, want 1:\n%s", n, log.String())
 	}
-	k, _ := cache.ParseKey(rs[0].Key)
+	k, _ := reqkey.Parse(rs[0].Key)
 	x, _ := store.Get(k)
 	if x == nil || x.Meta.ReportedModel != "gpt-4o-mini-2024-07-18" || x.Meta.CostUSD <= 0 {
 		t.Fatalf("stored meta %+v", x)
@@ -641,7 +642,7 @@ func dumpHash(t *testing.T, store *cache.Store, replies []results.Reply) [32]byt
 	h := sha256.New()
 	for _, r := range replies {
 		fmt.Fprintf(h, "%s %q %v\n", r.Key, r.Text, r.Err)
-		if k, err := cache.ParseKey(r.Key); err == nil {
+		if k, err := reqkey.Parse(r.Key); err == nil {
 			if x, err := store.Get(k); err == nil {
 				b, _ := json.Marshal(x)
 				h.Write(b)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -97,7 +98,7 @@ func ScanSecrets(b []byte, values ...string) []SecretMatch {
 			out = append(out, SecretMatch{Offset: loc[0], Kind: kinds[i]})
 		}
 	}
-	slices.SortFunc(out, func(a, b SecretMatch) int { return cmpOr(a.Offset-b.Offset, strings.Compare(a.Kind, b.Kind)) })
+	slices.SortFunc(out, func(a, b SecretMatch) int { return cmp.Or(a.Offset-b.Offset, strings.Compare(a.Kind, b.Kind)) })
 	return out
 }
 

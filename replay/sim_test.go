@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 	"github.com/klauspost/compress/zstd"
 )
@@ -100,7 +101,7 @@ func TestSimDeterministic(t *testing.T) {
 	// one attempt, and stored metadata is the sim's.
 	retried := false
 	for i, r := range a {
-		k, err := cache.ParseKey(r.Key)
+		k, err := reqkey.Parse(r.Key)
 		if err != nil || r.Err != nil {
 			continue
 		}

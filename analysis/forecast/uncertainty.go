@@ -2,9 +2,9 @@ package forecast
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
+	"github.com/finrepro/finrepro/analysis/stats"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
@@ -45,13 +45,7 @@ func (b *board) board(ranking []int) *uncertainty.Board {
 	for ti := range labels {
 		labels[ti] = b.clusterLabel(ti)
 	}
-	u := slices.Clone(labels)
-	slices.Sort(u)
-	u = slices.Compact(u)
-	cluster := make([]int, nt)
-	for ti, l := range labels {
-		cluster[ti], _ = slices.BinarySearch(u, l)
-	}
+	cluster, _ := stats.ClusterIndex(labels)
 	names := make([]string, len(ranking))
 	scores := make([][]float64, len(ranking))
 	for k, s := range ranking {

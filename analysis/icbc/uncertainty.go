@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/finrepro/finrepro/analysis/stats"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
@@ -55,13 +56,7 @@ func (r *run) clusters() []int {
 	for _, s := range r.sub {
 		labels = append(labels, "subjective/"+s.ID)
 	}
-	u := slices.Clone(labels)
-	slices.Sort(u)
-	u = slices.Compact(u)
-	out := make([]int, len(labels))
-	for i, l := range labels {
-		out[i], _ = slices.BinarySearch(u, l)
-	}
+	out, _ := stats.ClusterIndex(labels)
 	return out
 }
 

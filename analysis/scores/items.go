@@ -1,8 +1,6 @@
 package scores
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,49 +68,19 @@ func ParseItems(name string, r io.Reader, benchmark string, opt Options) (*Matri
 	num, den := map[cellKey]float64{}, map[cellKey]float64{}
 	first := map[cellKey]int{} // line of the first record
 	var order []cellKey
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		var obj map[string]any
-		if err := dec.Decode(&obj); err != nil || obj == nil {
-			return nil, b.errf(line, "", "not a JSON object")
-		}
-		if dec.More() {
-			return nil, b.errf(line, "", "more than one JSON value on the line")
-		}
-		fields := map[string]string{}
-		for _, c := range append([]string{opt.TaskCol, opt.ClusterCol}, opt.GroupCols...) {
-			if c == "" {
-				continue
-			}
-			v, ok := obj[c]
-			if !ok {
-				return nil, b.errf(line, c, "missing")
-			}
-			if fields[c], err = b.label(line, c, v); err != nil {
-				return nil, err
-			}
-		}
-		t, err := b.task(line, fields[opt.TaskCol], func(c string) (string, bool) { s, ok := fields[c]; return s, ok })
+	err = b.eachObject(data, func(line int, obj map[string]any) error {
+		t, err := b.objectTask(line, obj)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sys, ok := obj["system"].(string)
 		if !ok || sys == "" {
-			return nil, b.errf(line, "system", "want a non-empty string")
+			return b.errf(line, "system", "want a non-empty string")
 		}
 		k := cellKey{sys, t}
 		if _, seen := first[k]; !seen {
 			if len(order) >= MaxCells {
-				return nil, b.errf(line, "", "more than %d scores", MaxCells)
+				return b.errf(line, "", "more than %d scores", MaxCells)
 			}
 			first[k] = line
 			order = append(order, k)
@@ -121,23 +89,23 @@ func ParseItems(name string, r io.Reader, benchmark string, opt Options) (*Matri
 		case "findeepresearch":
 			w, err := b.itemNumber(line, "weight", obj["weight"])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			s, err := b.itemNumber(line, "score", obj["score"])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if w < 0 || s < 0 || s > 1 {
-				return nil, b.errf(line, "weight", "want a weight of 0 or more and a score in [0, 1], got %g and %g", w, s)
+				return b.errf(line, "weight", "want a weight of 0 or more and a score in [0, 1], got %g and %g", w, s)
 			}
 			num[k] += w * s
 			den[k] += w
 			if math.IsInf(den[k], 0) {
-				return nil, b.errf(line, "weight", "the weights of system %q on %q overflow", clip(sys), clip(b.tasks[t]))
+				return b.errf(line, "weight", "the weights of system %q on %q overflow", clip(sys), clip(b.tasks[t]))
 			}
 		case "findeepforecast":
 			if line != first[k] {
-				return nil, b.errf(line, "system", "second record of system %q on task %q (line %d)", clip(sys), clip(b.tasks[t]), first[k])
+				return b.errf(line, "system", "second record of system %q on task %q (line %d)", clip(sys), clip(b.tasks[t]), first[k])
 			}
 			c, present := obj["correct"]
 			switch v := c.(type) {
@@ -148,16 +116,17 @@ func ParseItems(name string, r io.Reader, benchmark string, opt Options) (*Matri
 				}
 			case nil:
 				if !present {
-					return nil, b.errf(line, "correct", "missing")
+					return b.errf(line, "correct", "missing")
 				}
 				// not scored: den stays 0, the score missing
 			default:
-				return nil, b.errf(line, "correct", "want true, false or null")
+				return b.errf(line, "correct", "want true, false or null")
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, b.errf(line+1, "", "%v", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(b.tasks) == 0 {
 		return nil, b.errf(1, "", "no records")

@@ -326,7 +326,9 @@ func (b *builder) csvErr(err error) error {
 	return fmt.Errorf("scores: read %s: %w", b.file, err)
 }
 
-func (b *builder) readJSONL(data []byte) error {
+// eachObject calls fn with each non-blank line of data, a JSON object
+// whose numbers are json.Numbers, and its line number.
+func (b *builder) eachObject(data []byte, fn func(line int, obj map[string]any) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	line := 0
@@ -348,26 +350,44 @@ func (b *builder) readJSONL(data []byte) error {
 		if dec.More() {
 			return b.errf(line, "", "more than one JSON value on the line")
 		}
+		if err := fn(line, obj); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return b.errf(line+1, "", "%v", err)
+	}
+	return nil
+}
+
+// objectTask reads the task, cluster and group columns of obj, a record
+// on line line, and returns the index of its task.
+func (b *builder) objectTask(line int, obj map[string]any) (int, error) {
+	fields := map[string]string{}
+	for _, c := range append([]string{b.opt.taskCol(), b.opt.ClusterCol}, b.opt.GroupCols...) {
+		if c == "" {
+			continue
+		}
+		v, ok := obj[c]
+		if !ok {
+			return 0, b.errf(line, c, "missing")
+		}
+		s, err := b.label(line, c, v)
+		if err != nil {
+			return 0, err
+		}
+		fields[c] = s
+	}
+	get := func(c string) (string, bool) { s, ok := fields[c]; return s, ok }
+	return b.task(line, fields[b.opt.taskCol()], get)
+}
+
+func (b *builder) readJSONL(data []byte) error {
+	err := b.eachObject(data, func(line int, obj map[string]any) error {
 		if len(b.tasks) == 0 {
 			_, b.long = obj["system"]
 		}
-		fields := map[string]string{}
-		for _, c := range append([]string{b.opt.taskCol(), b.opt.ClusterCol}, b.opt.GroupCols...) {
-			if c == "" {
-				continue
-			}
-			v, ok := obj[c]
-			if !ok {
-				return b.errf(line, c, "missing")
-			}
-			s, err := b.label(line, c, v)
-			if err != nil {
-				return err
-			}
-			fields[c] = s
-		}
-		get := func(c string) (string, bool) { s, ok := fields[c]; return s, ok }
-		t, err := b.task(line, fields[b.opt.taskCol()], get)
+		t, err := b.objectTask(line, obj)
 		if err != nil {
 			return err
 		}
@@ -385,10 +405,7 @@ func (b *builder) readJSONL(data []byte) error {
 			if err != nil {
 				return err
 			}
-			if err := b.score(line, sys, t, v, "score"); err != nil {
-				return err
-			}
-			continue
+			return b.score(line, sys, t, v, "score")
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
@@ -409,9 +426,10 @@ func (b *builder) readJSONL(data []byte) error {
 		if len(b.tasks)*max(1, len(b.sys)) > MaxCells {
 			return b.errf(line, "", "more than %d cells", MaxCells)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return b.errf(line+1, "", "%v", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(b.tasks) == 0 {
 		return b.errf(1, "", "no task lines")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 )
 
 // Config sets the statistics of Analyse.
@@ -71,7 +72,7 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 	if cfg.Reps < 0 {
 		return nil, fmt.Errorf("scores: %d resamples", cfg.Reps)
 	}
-	cl, nClusters := clusterIndex(m.Cluster)
+	cl, nClusters := stats.ClusterIndex(m.Cluster)
 	complete := completeTasks(m)
 	dec := decimals(m)
 	sys := make([]*systemStats, len(m.Systems))
@@ -198,18 +199,6 @@ func mean(y []float64) float64 {
 		}
 	}
 	return s / float64(n)
-}
-
-// clusterIndex numbers the cluster labels in sorted order.
-func clusterIndex(labels []string) ([]int, int) {
-	u := slices.Clone(labels)
-	slices.Sort(u)
-	u = slices.Compact(u)
-	idx := make([]int, len(labels))
-	for i, l := range labels {
-		idx[i], _ = slices.BinarySearch(u, l)
-	}
-	return idx, len(u)
 }
 
 // completeTasks marks the tasks every system answered.
@@ -378,20 +367,7 @@ func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nCluster
 // errors with its count.
 func pairsTable(name, title, caption, holmDoc string, sys []*systemStats, idx [][2]int, pair func(i, j int) pairResult, dec int) (*analysis.Table, float64, int) {
 	t := &analysis.Table{Benchmark: Benchmark, Name: name, Title: title, Caption: caption,
-		Columns: []analysis.Column{
-			{Name: "system", Doc: "the higher-ranked system"},
-			{Name: "next", Doc: "the next system in the ranking"},
-			{Name: "shared", Doc: "tasks both answered"},
-			{Name: "clusters", Doc: "clusters of the shared tasks"},
-			{Name: "difference", Decimals: dec, Doc: "mean of system - next over the shared tasks"},
-			{Name: "ci_lo", Title: "95% lo", Decimals: dec, Doc: "paired cluster bootstrap percentile interval, lower end"},
-			{Name: "ci_hi", Title: "95% hi", Decimals: dec, Doc: "paired cluster bootstrap percentile interval, upper end"},
-			{Name: "se_cluster", Title: "SE cluster", Decimals: dec + 1, Doc: "CR1 cluster-robust standard error of the difference"},
-			{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
-			{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
-			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: holmDoc},
-			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
-		},
+		Columns: uncertainty.PairColumns(dec, "tasks both answered", "clusters of the shared tasks", "the shared tasks", holmDoc),
 	}
 	var ps []float64
 	var sumSE2 float64
@@ -474,7 +450,7 @@ func groupTable(m *Matrix, g int, sys []*systemStats, cl []int, cfg Config, dec 
 			analysis.Column{Name: d + " lo", Decimals: dec, Doc: "cluster bootstrap percentile interval, lower end"},
 			analysis.Column{Name: d + " hi", Decimals: dec, Doc: "cluster bootstrap percentile interval, upper end"})
 	}
-	_, nClusters := clusterIndex(m.Cluster)
+	_, nClusters := stats.ClusterIndex(m.Cluster)
 	for _, st := range sys {
 		row := []analysis.Cell{analysis.Text(st.name)}
 		sub := make([][]float64, len(vals))

@@ -162,3 +162,16 @@ func ClusterBootstrap(y []float64, cluster []int, reps int, seed uint64, level f
 	c := Group(y, cluster)
 	return Bootstrap(len(c.Labels), reps, seed, level, c.Mean)
 }
+
+// ClusterIndex numbers the cluster labels in sorted order: idx[i] is
+// the rank of labels[i] among the n distinct labels.
+func ClusterIndex(labels []string) (idx []int, n int) {
+	u := slices.Clone(labels)
+	slices.Sort(u)
+	u = slices.Compact(u)
+	idx = make([]int, len(labels))
+	for i, l := range labels {
+		idx[i], _ = slices.BinarySearch(u, l)
+	}
+	return idx, len(u)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -216,5 +217,23 @@ func TestMinDetectable(t *testing.T) {
 	// and t.ppf(0.8, 63))
 	if got := MinDetectable(2, 63, 0.05, 0.8); !closeTo(got, 2*(1.9983405417721956+0.8473639122361705), 1e-8) {
 		t.Errorf("MinDetectable(t63) = %v", got)
+	}
+}
+
+// TestClusterIndex checks the numbering on labels ranked by hand: a < b < c.
+func TestClusterIndex(t *testing.T) {
+	for _, tt := range []struct {
+		labels []string
+		want   []int
+		n      int
+	}{
+		{nil, []int{}, 0},
+		{[]string{"b", "a", "b", "c"}, []int{1, 0, 1, 2}, 3},
+		{[]string{"z", "z"}, []int{0, 0}, 1},
+	} {
+		idx, n := ClusterIndex(tt.labels)
+		if !slices.Equal(idx, tt.want) || n != tt.n {
+			t.Errorf("ClusterIndex(%q) = %v, %d, want %v, %d", tt.labels, idx, n, tt.want, tt.n)
+		}
 	}
 }

@@ -67,15 +67,15 @@ func RankIntervals(scores [][]float64, cluster []int, reps int, seed uint64, lev
 		}
 		slices.SortFunc(order, func(x, y int) int {
 			switch {
-			case better(means[x], means[y]):
+			case Above(means[x], means[y]):
 				return -1
-			case better(means[y], means[x]):
+			case Above(means[y], means[x]):
 				return 1
 			}
 			return 0
 		})
 		for k, s := range order {
-			if k > 0 && !better(means[order[k-1]], means[s]) {
+			if k > 0 && !Above(means[order[k-1]], means[s]) {
 				out[s] = out[order[k-1]]
 			} else {
 				out[s] = k + 1
@@ -103,14 +103,14 @@ func RankIntervals(scores [][]float64, cluster []int, reps int, seed uint64, lev
 	}
 	a := (1 - level) / 2
 	for s := range res {
-		res[s] = RankInterval{Rank: full[s], Lo: rankQuantile(counts[s], reps, a), Hi: rankQuantile(counts[s], reps, 1-a)}
+		res[s] = RankInterval{Rank: full[s], Lo: RankQuantile(counts[s], reps, a), Hi: RankQuantile(counts[s], reps, 1-a)}
 	}
 	return res, nil
 }
 
-// better says whether mean x ranks strictly above mean y; NaN ranks below
+// Above says whether mean x ranks strictly above mean y; NaN ranks below
 // everything.
-func better(x, y float64) bool {
+func Above(x, y float64) bool {
 	switch {
 	case math.IsNaN(x):
 		return false
@@ -120,9 +120,10 @@ func better(x, y float64) bool {
 	return x > y
 }
 
-// rankQuantile returns the smallest rank whose empirical cumulative share
-// reaches q (the inverse empirical distribution, type 1).
-func rankQuantile(counts []int, n int, q float64) int {
+// RankQuantile returns the smallest rank whose empirical cumulative share
+// reaches q, counts[k] being how many of n draws gave rank k+1 (the
+// inverse empirical distribution, type 1).
+func RankQuantile(counts []int, n int, q float64) int {
 	need := q * float64(n)
 	cum := 0
 	for k, c := range counts {

@@ -109,7 +109,7 @@ func bootstrapPass(series []sums, nRank, G, reps int, seed uint64) (vals [][]flo
 		for s := range nRank {
 			rank := 1
 			for t := range nRank {
-				if better(means[t], means[s]) {
+				if stats.Above(means[t], means[s]) {
 					rank++
 				}
 			}
@@ -120,32 +120,6 @@ func bootstrapPass(series []sums, nRank, G, reps int, seed uint64) (vals [][]flo
 		slices.Sort(vals[k])
 	}
 	return vals, counts
-}
-
-// better says whether mean x ranks strictly above mean y; NaN ranks below
-// everything (as in stats.RankIntervals).
-func better(x, y float64) bool {
-	switch {
-	case math.IsNaN(x):
-		return false
-	case math.IsNaN(y):
-		return true
-	}
-	return x > y
-}
-
-// rankQuantile returns the smallest rank whose empirical cumulative share
-// reaches q (the inverse empirical distribution, as stats.RankIntervals).
-func rankQuantile(counts []int, n int, q float64) int {
-	need := q * float64(n)
-	cum := 0
-	for k, c := range counts {
-		cum += c
-		if float64(cum) >= need-1e-9 && cum > 0 {
-			return k + 1
-		}
-	}
-	return len(counts)
 }
 
 // interval is the percentile interval of sorted resampled values.

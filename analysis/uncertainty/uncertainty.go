@@ -203,11 +203,11 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	for s := range S {
 		rank := 1
 		for t := range S {
-			if better(full[t], full[s]) {
+			if stats.Above(full[t], full[s]) {
 				rank++
 			}
 		}
-		b.Ranks[s] = stats.RankInterval{Rank: rank, Lo: rankQuantile(counts[s], cfg.Reps, a), Hi: rankQuantile(counts[s], cfg.Reps, 1-a)}
+		b.Ranks[s] = stats.RankInterval{Rank: rank, Lo: stats.RankQuantile(counts[s], cfg.Reps, a), Hi: stats.RankQuantile(counts[s], cfg.Reps, 1-a)}
 	}
 	// sign-flip p-values: the adjacent pairs and the pairs (0, j) first,
 	// then, as the tie groups need them, the pairs of each new leader
@@ -428,24 +428,33 @@ func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 	return t
 }
 
+// PairColumns are the columns of a table of paired comparisons, with
+// differences to decimals places: shared and clusters document the count
+// columns, over says what a difference is the mean over, holmDoc the
+// family of the Holm adjustment.
+func PairColumns(decimals int, shared, clusters, over, holmDoc string) []analysis.Column {
+	d := decimals
+	return []analysis.Column{
+		{Name: "system", Doc: "the higher-ranked system"},
+		{Name: "next", Doc: "the next system in the ranking"},
+		{Name: "shared", Doc: shared},
+		{Name: "clusters", Doc: clusters},
+		{Name: "difference", Decimals: d, Doc: "mean of system - next over " + over},
+		{Name: "ci_lo", Title: "95% lo", Decimals: d, Doc: "paired cluster bootstrap percentile interval, lower end"},
+		{Name: "ci_hi", Title: "95% hi", Decimals: d, Doc: "paired cluster bootstrap percentile interval, upper end"},
+		{Name: "se_cluster", Title: "SE cluster", Decimals: d + 1, Doc: "CR1 cluster-robust standard error of the difference"},
+		{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
+		{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
+		{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: holmDoc},
+		{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
+	}
+}
+
 // pairsTable is a table of paired comparisons, one row per pair.
 func (b *Board) pairsTable(benchmark, name, title, caption string, names []string, pairs []Pair, holmDoc string) *analysis.Table {
 	d := b.cfg.Decimals
 	t := &analysis.Table{Benchmark: benchmark, Name: name, Title: title, Caption: caption,
-		Columns: []analysis.Column{
-			{Name: "system", Doc: "the higher-ranked system"},
-			{Name: "next", Doc: "the next system in the ranking"},
-			{Name: "shared", Doc: "items both scored"},
-			{Name: "clusters", Doc: b.cfg.Unit + " of the shared items"},
-			{Name: "difference", Decimals: d, Doc: "mean of system - next over the shared items"},
-			{Name: "ci_lo", Title: "95% lo", Decimals: d, Doc: "paired cluster bootstrap percentile interval, lower end"},
-			{Name: "ci_hi", Title: "95% hi", Decimals: d, Doc: "paired cluster bootstrap percentile interval, upper end"},
-			{Name: "se_cluster", Title: "SE cluster", Decimals: d + 1, Doc: "CR1 cluster-robust standard error of the difference"},
-			{Name: "p", Decimals: 4, Doc: "two-sided p-value, paired sign-flip permutation test over clusters"},
-			{Name: "p_method", Title: "p method", Doc: "exact (every sign pattern) or sampled (seeded patterns)"},
-			{Name: "p_holm", Title: "p Holm", Decimals: 4, Doc: holmDoc},
-			{Name: "resolved", Doc: "yes when the Holm-adjusted p-value is below 0.05"},
-		}}
+		Columns: PairColumns(d, "items both scored", b.cfg.Unit+" of the shared items", "the shared items", holmDoc)}
 	for _, p := range pairs {
 		a, n := analysis.Text(names[p.A]), analysis.Text(names[p.B])
 		if p.Err != nil {

@@ -52,16 +52,7 @@ func Open(cfg Config) (*Runner, error) {
 		cfg.Getenv = os.Getenv
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
+		cfg.Sleep = replay.Sleep
 	}
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/replay/batch/batchtest"
 	"github.com/finrepro/finrepro/results"
@@ -220,7 +221,7 @@ func checkStore(t *testing.T, e *env, reqs []replay.Request, answered []string) 
 		if r.Text != "reply to: "+q || r.Source != results.SourceBatch || !strings.HasSuffix(r.Model, "-2025-01-01") {
 			t.Fatalf("request %d: reply %+v", i, r)
 		}
-		k, _ := cache.ParseKey(r.Key)
+		k, _ := reqkey.Parse(r.Key)
 		x, err := e.store.Get(k)
 		if err != nil || x.Meta.BatchID == "" || x.Meta.Source != cache.SourceBatch {
 			t.Fatalf("request %d: meta %+v, %v", i, x.Meta, err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -103,7 +103,7 @@ func (r *Runner) collect(ctx context.Context, b *Batch, reason string, rep *Coll
 	}
 	b.Failures = nil
 	for _, key := range b.Keys {
-		k, _ := cache.ParseKey(key) // ParseState checked every key
+		k, _ := reqkey.Parse(key) // ParseState checked every key
 		if has, err := r.cfg.Store.Has(k); err != nil {
 			return err
 		} else if has {
@@ -204,7 +204,7 @@ func (r *Runner) download(ctx context.Context, e *endpoint, b *Batch, reqs map[s
 		if answered[p.key] {
 			return nil // a repeated line, or one stored by an earlier attempt
 		}
-		k, _ := cache.ParseKey(p.key) // ParseState checked every key
+		k, _ := reqkey.Parse(p.key) // ParseState checked every key
 		if has, err := r.cfg.Store.Has(k); err != nil {
 			return err
 		} else if has {
@@ -274,7 +274,7 @@ func (r *Runner) tally(rep *CollectReport) error {
 		}
 		for _, key := range b.Keys {
 			if _, ok := stored[key]; !ok {
-				k, _ := cache.ParseKey(key) // ParseState checked every key
+				k, _ := reqkey.Parse(key) // ParseState checked every key
 				has, err := r.cfg.Store.Has(k)
 				if err != nil {
 					return err

@@ -11,6 +11,7 @@ import (
 	"testing/iotest"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/replay/batch/batchtest"
 )
@@ -214,7 +215,7 @@ func TestRefusedCreate(t *testing.T) {
 
 // TestAnthropicID checks the custom_id shape Message Batches require.
 func TestAnthropicID(t *testing.T) {
-	k, _ := cache.ParseKey(key1)
+	k, _ := reqkey.Parse(key1)
 	for _, sample := range []int{0, 7, 123456} {
 		id := anthropicID(sample, k)
 		if len(id) != 64 || !strings.HasPrefix(id, "s") || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {

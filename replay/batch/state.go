@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
+	"github.com/finrepro/finrepro/internal/regular"
 )
 
 // StateVersion is the version of state.json this package writes and reads.
@@ -208,39 +210,15 @@ func (s *State) save(dir string) error {
 	return writeFileAtomic(statePath(dir), b.Bytes())
 }
 
-// writeFileAtomic writes b to path durably: a temporary file in the same
-// folder, fsync, rename over path, fsync of the folder. A crash leaves
-// either the old file or the new one.
+// writeFileAtomic writes b to path durably (regular.WriteFile, through
+// path's own folder): a crash leaves either the old file or the new one.
 func writeFileAtomic(path string, b []byte) error {
 	d := filepath.Dir(path)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return fmt.Errorf("batch: %w", err)
 	}
-	f, err := os.CreateTemp(d, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("batch: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp) // best effort: the temporary name is never read
+	if err := regular.WriteFile(d, path, b); err != nil {
 		return fmt.Errorf("batch: write %s: %w", path, err)
-	}
-	if df, err := os.Open(d); err == nil {
-		err = df.Sync()
-		df.Close()
-		if err != nil {
-			return fmt.Errorf("batch: sync %s: %w", d, err)
-		}
 	}
 	return nil
 }
@@ -254,7 +232,7 @@ func (s *State) covered() map[cache.Key]bool {
 			continue
 		}
 		for _, k := range b.Keys {
-			key, err := cache.ParseKey(k)
+			key, err := reqkey.Parse(k)
 			if err == nil { // ParseState checked every key
 				out[key] = true
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -238,7 +239,7 @@ func (r *Runner) create(ctx context.Context, provider string, api API, lines []l
 		}
 		file.Write(raw)
 		file.WriteByte('\n')
-		key, err := cache.KeyOf(raw)
+		key, err := reqkey.Of(raw)
 		if err != nil {
 			return nil, fmt.Errorf("batch: %w", err)
 		}

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -237,7 +238,7 @@ func (s *Server) readBody(r *http.Request, x *exchange) error {
 		x.body = []byte("{}")
 		return nil
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, cache.MaxRequestBytes))
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, reqkey.MaxRequestBytes))
 	if err != nil {
 		return fmt.Errorf("reading the request body: %v", err)
 	}
@@ -319,7 +320,7 @@ func keyOf(r *replay.Request) (cache.Key, error) {
 	if err != nil {
 		return cache.Key{}, err
 	}
-	return cache.KeyOf(raw)
+	return reqkey.Of(raw)
 }
 
 // serveStored answers x from the cache and reports whether it could. An

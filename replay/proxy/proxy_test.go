@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -192,7 +194,7 @@ func assertNoSecrets(t *testing.T, dir string, values ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := cache.ScanSecrets(dir, values)
+	fs, err := archive.ScanSecrets(dir, values)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +266,7 @@ func TestMissExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := cache.KeyOf(raw)
+	k, err := reqkey.Of(raw)
 	if err != nil || k.String() != key {
 		t.Fatalf("the written request has key %s (%v), the miss %s", k, err, key)
 	}
@@ -358,7 +360,7 @@ func TestFailedStreamsNotStored(t *testing.T) {
 				if trig == "STREAM_ERROR_ONCE" && (err != nil || st != 200 || !bytes.Contains(b, []byte("stream failed")) && !bytes.Contains(b, []byte("Overloaded"))) {
 					t.Fatalf("the error event did not reach the client: %d %v %s", st, err, b)
 				}
-				key, _ := cache.ParseKey(h.Get(HeaderKey))
+				key, _ := reqkey.Parse(h.Get(HeaderKey))
 				if has, _ := rec.store.Has(key); has {
 					t.Fatal("the failed stream was stored")
 				}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -338,7 +339,7 @@ func runBundlePack(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // after the rename there is nothing to remove
-	if err := cache.WriteArchive(tmp, dir); err != nil {
+	if err := archive.Write(tmp, dir); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 	"github.com/spf13/pflag"
@@ -325,7 +327,7 @@ func runCacheExport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 	if err != nil {
 		return err
 	}
-	found, err := s.ScanSecrets(secretValues(env, extra))
+	found, err := archive.ScanStore(s, secretValues(env, extra))
 	s.Close()
 	if err != nil {
 		return err
@@ -348,7 +350,7 @@ func writeArchiveFile(path, dir string) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = cache.WriteArchive(bw, dir)
+	err = archive.Write(bw, dir)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -386,7 +388,7 @@ func runCacheImport(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string
 		return err
 	}
 	defer os.RemoveAll(stage)
-	if err := cache.ReadArchive(ctx, f, stage, cache.ArchiveLimits{}); err != nil {
+	if err := archive.Read(ctx, f, stage, archive.Limits{}); err != nil {
 		return err
 	}
 	staged, err := cache.Open(stage, cache.Options{ReadOnly: true, AllowCorrupt: true})
@@ -418,15 +420,15 @@ func runCacheExplain(ctx context.Context, env *Env, fs *pflag.FlagSet, dir strin
 	if err != nil {
 		return err
 	}
-	c, err := cache.Canonical(bytes.TrimSpace(b))
+	c, err := reqkey.Canonical(bytes.TrimSpace(b))
 	if err != nil {
-		var re *cache.RequestError
+		var re *reqkey.RequestError
 		if errors.As(err, &re) {
 			return results.Errorf(args[0], 0, re.Field, "%s", re.Msg)
 		}
 		return err
 	}
-	k, _ := cache.KeyOf(bytes.TrimSpace(b)) // Canonical succeeded: cannot fail
+	k, _ := reqkey.Of(bytes.TrimSpace(b)) // Canonical succeeded: cannot fail
 	fmt.Fprintf(env.Stdout, "key %s\n", k)
 	s, err := openCache(dir, cache.Options{ReadOnly: true})
 	if err != nil {

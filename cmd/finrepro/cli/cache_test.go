@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -168,7 +169,7 @@ func TestBundleVerifyCLI(t *testing.T) {
 	}
 	arch := filepath.Join(t.TempDir(), "b.tar.zst")
 	f, _ := os.Create(arch)
-	if err := cache.WriteArchive(f, dir); err != nil {
+	if err := archive.Write(f, dir); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/demo"
 )
 
@@ -27,11 +27,11 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	scale := fs.String("scale", "small", "small or full")
 	seed := fs.Uint64("seed", 1, "seed of every simulated input and output")
 	factor := fs.Int("factor", 1, "with --scale full, multiply every benchmark's tasks by `N` (for scaling measurements)")
-	archive := fs.String("archive", "", "also write the bundle as this .tar.zst `FILE`")
+	archiveFile := fs.String("archive", "", "also write the bundle as this .tar.zst `FILE`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if (*out == "" && *archive == "") || fs.NArg() > 0 {
+	if (*out == "" && *archiveFile == "") || fs.NArg() > 0 {
 		return usageErr("want --out DIR or --archive FILE, and no arguments")
 	}
 	if *out == "" {
@@ -54,19 +54,19 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "wrote synthetic demo bundle %s (%d files) to %s\n", m.Name, len(m.Files), *out)
-	if *archive != "" {
-		f, err := os.Create(*archive)
+	if *archiveFile != "" {
+		f, err := os.Create(*archiveFile)
 		if err != nil {
 			return err
 		}
-		if err := cache.WriteArchive(f, *out); err != nil {
+		if err := archive.Write(f, *out); err != nil {
 			f.Close()
 			return err
 		}
 		if err := f.Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "wrote %s\n", *archive)
+		fmt.Fprintf(env.Stdout, "wrote %s\n", *archiveFile)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -40,14 +40,14 @@ func extractArchive(ctx context.Context, r io.Reader, name string) (string, func
 		unlock()
 	}
 	dir := filepath.Join(tmp, "bundle") // beside the lock file, not with it
-	lim := cache.ArchiveLimits{}
+	lim := archive.Limits{}
 	if rs, ok := r.(io.ReadSeeker); ok {
 		if lim.Declared, err = declaredSizes(ctx, rs, name); err != nil {
 			cleanup()
 			return "", func() {}, err
 		}
 	}
-	if err := cache.ReadArchive(ctx, r, dir, lim); err != nil {
+	if err := archive.Read(ctx, r, dir, lim); err != nil {
 		cleanup()
 		return "", func() {}, fmt.Errorf("bundle %s: %w", name, err)
 	}
@@ -59,7 +59,7 @@ func extractArchive(ctx context.Context, r io.Reader, name string) (string, func
 // then rewinds rs. An archive without a manifest declares nothing (nil):
 // opening it then fails on the missing manifest.
 func declaredSizes(ctx context.Context, rs io.ReadSeeker, name string) (map[string]int64, error) {
-	b, err := cache.ReadArchiveMember(ctx, rs, results.ManifestName, results.MaxManifestBytes)
+	b, err := archive.ReadMember(ctx, rs, results.ManifestName, results.MaxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", name, err)
 	}

@@ -4,28 +4,35 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestImportDirection checks that finrepro's packages import one way:
 // internal leaf packages (internal/regular) none of ours, cache and
-// results none of ours but those leaves, replay only cache and results,
-// analysis only results, report only analysis and results, site only
+// results none of ours but those leaves, replay only cache, results and
+// those leaves, analysis only results, report only analysis and results, site only
 // report, analysis and results, demo only what builds a bundle, no
 // benchmark package (analysis/icbc, analysis/hisrubric, ...) another one,
-// and nothing imports the command.
+// and nothing imports the command. Inside cache, the key rule
+// (cache/reqkey) imports no other part of cache and the store none of its
+// archives (cache/archive builds on the store).
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/finrepro/finrepro"
 	allowed := map[string][]string{
 		"internal": {},
 		"cache":    {"internal"},
 		"results":  {"internal"},
-		"replay":   {"cache", "results"},
+		"replay":   {"cache", "results", "internal"},
 		"analysis": {"analysis", "results"},
 		"report":   {"analysis", "results"},
 		"site":     {"report", "analysis", "results"},
 		"demo":     {"analysis", "cache", "replay", "results"},
+	}
+	within := map[string][]string{
+		"cache/reqkey": {"cache", "cache/archive"},
+		"cache":        {"cache/archive"},
 	}
 	out, err := exec.Command("go", "list", "-json", mod+"/...").Output()
 	if err != nil {
@@ -64,6 +71,9 @@ func TestImportDirection(t *testing.T) {
 				if bench, ibench := benchmarkPackage(rel), benchmarkPackage(irel); bench != "" && ibench != "" && ibench != bench {
 					t.Errorf("%s imports %s: no benchmark package imports another", rel, irel)
 				}
+			}
+			if slices.Contains(within[rel], irel) {
+				t.Errorf("%s imports %s", rel, irel)
 			}
 			if itop == top && top != "analysis" {
 				continue // a package's own subpackages

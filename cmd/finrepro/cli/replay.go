@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -114,7 +115,7 @@ func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.R
 		if r.Synthetic() {
 			synthetic++
 		}
-		k, err := cache.ParseKey(r.Key)
+		k, err := reqkey.Parse(r.Key)
 		if err != nil {
 			return failed, synthetic, err
 		}

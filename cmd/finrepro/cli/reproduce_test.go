@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/archive"
 	"github.com/finrepro/finrepro/demo"
 	"github.com/finrepro/finrepro/report"
 	"github.com/finrepro/finrepro/results"
@@ -25,7 +25,7 @@ import (
 func unpackDemo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := cache.ReadArchive(context.Background(), bytes.NewReader(demo.Embedded()), dir, cache.ArchiveLimits{}); err != nil {
+	if err := archive.Read(context.Background(), bytes.NewReader(demo.Embedded()), dir, archive.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

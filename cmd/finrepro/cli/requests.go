@@ -11,6 +11,7 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -121,7 +122,7 @@ func runRequests(ctx context.Context, env *Env, args []string) error {
 		if l.Role == results.RoleJudge && *system != "" && judgedProduct(l) != *system && (judgedProduct(l) != "" || without[string(raw)]) {
 			continue
 		}
-		k, err := cache.KeyOf(raw)
+		k, err := reqkey.Of(raw)
 		if err != nil {
 			return fmt.Errorf("%s: %w", replay.LabelText(l), err)
 		}

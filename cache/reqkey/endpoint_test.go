@@ -1,4 +1,4 @@
-package cache
+package reqkey
 
 import (
 	"strings"
@@ -40,15 +40,3 @@ func TestCheckEndpoint(t *testing.T) {
 
 // TestLoadEndpointRule: a load line is refused exactly when CheckEndpoint
 // refuses its endpoint, with the field named.
-func TestLoadEndpointRule(t *testing.T) {
-	for _, e := range []string{"chat/completions", "/v1/chat/completions", "x?key=1", "models/m:generateContent", `a\\b`} {
-		line := `{"request":{"provider":"p","endpoint":"` + e + `","body":{}},"response":{}}`
-		_, err := ParseLine([]byte(line))
-		plain := strings.ReplaceAll(e, `\\`, `\`)
-		if want := CheckEndpoint(plain); (err == nil) != (want == nil) {
-			t.Errorf("%q: load says %v, the rule says %v", e, err, want)
-		} else if err != nil && !strings.Contains(err.Error(), "request.endpoint") {
-			t.Errorf("%q: error %v does not name request.endpoint", e, err)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package cache
+package reqkey
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// KeySchema is the first line of every canonical request encoding. It
+// Schema is the first line of every canonical request encoding. It
 // changes whenever the encoding rules change, so that keys of different
-// schemas never collide. See docs/keys.md.
-const KeySchema = "finrepro-key/1"
+// schemas never collide. See the package comment.
+const Schema = "finrepro-key/1"
 
 // MaxRequestBytes caps the size of a request object, so that a hostile
 // input cannot make the encoder allocate without bound.
@@ -31,28 +31,22 @@ const maxDepth = 200
 // would make the normal form enormous.
 const maxExpDigits = 6
 
-// ParseKey parses a key in the 64-digit lower-case hex form String prints.
-func ParseKey(s string) (Key, error) {
+// A Key identifies a request: the SHA-256 of its canonical encoding.
+type Key [32]byte
+
+// String returns the key in hex.
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Str returns the first 8 hex digits, for messages.
+func (k Key) Str() string { return k.String()[:8] }
+
+// Parse parses a key in the 64-digit lower-case hex form String prints.
+func Parse(s string) (Key, error) {
 	var k Key
 	if err := parseHex(k[:], s); err != nil {
 		return k, fmt.Errorf("cache: parse key %q: %w", s, err)
 	}
 	return k, nil
-}
-
-// String returns the digest in hex.
-func (d Digest) String() string { return hex.EncodeToString(d[:]) }
-
-// Str returns the first 8 hex digits, for messages.
-func (d Digest) Str() string { return d.String()[:8] }
-
-// ParseDigest parses a digest in the 64-digit lower-case hex form.
-func ParseDigest(s string) (Digest, error) {
-	var d Digest
-	if err := parseHex(d[:], s); err != nil {
-		return d, fmt.Errorf("cache: parse digest %q: %w", s, err)
-	}
-	return d, nil
 }
 
 func parseHex(dst []byte, s string) error {
@@ -68,8 +62,8 @@ func parseHex(dst []byte, s string) error {
 	return err
 }
 
-// KeyOf returns the key of a request object: the SHA-256 of Canonical.
-func KeyOf(request []byte) (Key, error) {
+// Of returns the key of a request object: the SHA-256 of Canonical.
+func Of(request []byte) (Key, error) {
 	c, err := Canonical(request)
 	if err != nil {
 		return Key{}, err
@@ -94,7 +88,7 @@ func (e *RequestError) Error() string {
 
 // Canonical returns the versioned canonical encoding of a request object
 // {"provider": ..., "endpoint": ..., "body": {...}, "sample": N}: the
-// KeySchema line, a newline, then the object as JSON with sorted keys, no
+// Schema line, a newline, then the object as JSON with sorted keys, no
 // insignificant whitespace, numbers in one normal form, strings in Unicode
 // NFC and "sample" always present. Other top-level fields are refused, so
 // that headers, API keys, timeouts and base URLs never reach a key.
@@ -107,6 +101,42 @@ func Canonical(request []byte) ([]byte, error) {
 		return nil, err
 	}
 	return e.request()
+}
+
+// CanonicalField is Canonical for a request object that is the field
+// named field of a larger document (the "request" of a JSONL line), with
+// no size limit of its own: every *RequestError names its path under
+// field ("request.body.messages[2]"), and the endpoint must also pass
+// CheckEndpoint.
+func CanonicalField(field string, request []byte) ([]byte, error) {
+	e := newEncoder(newDecoder(request), field, len(request))
+	if err := e.whole(); err != nil {
+		return nil, err
+	}
+	c, err := e.request()
+	if err != nil {
+		var re *RequestError
+		if errors.As(err, &re) {
+			return nil, &RequestError{JoinField(field, re.Field), re.Msg}
+		}
+		return nil, err
+	}
+	if err := e.checkEncodedEndpoint(); err != nil {
+		return nil, &RequestError{JoinField(field, "endpoint"), err.Error()}
+	}
+	return c, nil
+}
+
+// JoinField joins a field path and a path under it ("request" and
+// "body.model" give "request.body.model", "a" and "[2]" give "a[2]").
+func JoinField(a, b string) string {
+	if b == "" {
+		return a
+	}
+	if strings.HasPrefix(b, "[") {
+		return a + b
+	}
+	return a + "." + b
 }
 
 // newDecoder returns a strict JSON (RFC 8259) tokenizer of b: valid
@@ -178,9 +208,9 @@ func (e *encoder) request() ([]byte, error) {
 	return e.out, nil
 }
 
-// canonicalJSON strips the KeySchema line of a canonical encoding.
-func canonicalJSON(c []byte) ([]byte, bool) {
-	return bytes.CutPrefix(c, []byte(KeySchema+"\n"))
+// JSON strips the Schema line of a canonical encoding.
+func JSON(c []byte) ([]byte, bool) {
+	return bytes.CutPrefix(c, []byte(Schema+"\n"))
 }
 
 func isString(enc []byte) bool { return len(enc) >= 2 && enc[0] == '"' }
@@ -213,10 +243,10 @@ type step struct {
 }
 
 // newEncoder returns an encoder of the next value dec reads, whose
-// output starts with the KeySchema line; size is the input's length.
+// output starts with the Schema line; size is the input's length.
 func newEncoder(dec *jsontext.Decoder, root string, size int) *encoder {
-	e := &encoder{dec: dec, root: root, out: make([]byte, 0, len(KeySchema)+1+size+16)}
-	e.out = append(e.out, KeySchema...)
+	e := &encoder{dec: dec, root: root, out: make([]byte, 0, len(Schema)+1+size+16)}
+	e.out = append(e.out, Schema...)
 	e.out = append(e.out, '\n')
 	e.val = len(e.out)
 	return e
@@ -245,11 +275,13 @@ func (e *encoder) errf(format string, args ...any) error {
 
 // fail is the error of the decoder, at the value being read.
 func (e *encoder) fail(err error) error {
-	return &RequestError{e.where(), decoderMsg(err)}
+	return &RequestError{e.where(), DecodeErrorText(err)}
 }
 
-// decoderMsg describes an error of a jsontext.Decoder.
-func decoderMsg(err error) string {
+// DecodeErrorText describes an error of a jsontext.Decoder as the key
+// rule reports it (offset and cause), for readers of larger documents
+// that hold requests, such as cache load.
+func DecodeErrorText(err error) string {
 	var se *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se):

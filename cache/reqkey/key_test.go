@@ -1,4 +1,4 @@
-package cache
+package reqkey
 
 import (
 	"encoding/json"
@@ -35,11 +35,11 @@ func TestCanonical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := KeySchema + "\n" + tt.want; string(got) != want {
+			if want := Schema + "\n" + tt.want; string(got) != want {
 				t.Errorf("got  %s\nwant %s", got, want)
 			}
 			// The canonical form is a fixed point.
-			again, err := Canonical(got[len(KeySchema)+1:])
+			again, err := Canonical(got[len(Schema)+1:])
 			if err != nil || string(again) != string(got) {
 				t.Errorf("not a fixed point: %s (%v)", again, err)
 			}
@@ -162,12 +162,12 @@ func TestKeyProperties(t *testing.T) {
 		body := map[string]any{"model": "m", "x": randValue(r, 0), "y": randValue(r, 0)}
 		req := map[string]any{"provider": "p", "endpoint": "/e", "body": body, "sample": r.IntN(3)}
 		enc := reencode(r, req)
-		k1, err := KeyOf([]byte(enc))
+		k1, err := Of([]byte(enc))
 		if err != nil {
 			t.Fatalf("%d: %v in %q", i, err, enc)
 		}
 		enc = reencode(r, req)
-		k2, err := KeyOf([]byte(enc))
+		k2, err := Of([]byte(enc))
 		if err != nil {
 			t.Fatalf("%d: %v in %q", i, err, enc)
 		}
@@ -195,7 +195,7 @@ func TestKeyProperties(t *testing.T) {
 			mut["body"] = b2
 		}
 		enc = reencode(r, mut)
-		k3, err := KeyOf([]byte(enc))
+		k3, err := Of([]byte(enc))
 		if err != nil {
 			t.Fatalf("%d: %v in %q", i, err, enc)
 		}
@@ -206,17 +206,17 @@ func TestKeyProperties(t *testing.T) {
 }
 
 func TestParseKey(t *testing.T) {
-	k, err := KeyOf([]byte(`{"provider":"p","endpoint":"e","body":{}}`))
+	k, err := Of([]byte(`{"provider":"p","endpoint":"e","body":{}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k2, err := ParseKey(k.String())
+	k2, err := Parse(k.String())
 	if err != nil || k2 != k {
 		t.Fatalf("round trip: %v %v", k2, err)
 	}
 	for _, bad := range []string{"", "abc", strings.ToUpper(k.String()), k.String() + "0", "zz" + k.String()[2:]} {
-		if _, err := ParseKey(bad); err == nil {
-			t.Errorf("ParseKey(%q) succeeded", bad)
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) succeeded", bad)
 		}
 	}
 }
@@ -231,7 +231,7 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil {
 			return
 		}
-		js := c[len(KeySchema)+1:]
+		js := c[len(Schema)+1:]
 		if !json.Valid(js) {
 			t.Fatalf("canonical form is not JSON: %q", js)
 		}
@@ -254,7 +254,7 @@ func FuzzCanonicalValues(f *testing.F) {
 	f.Fuzz(func(t *testing.T, num, str string) {
 		c, err := Canonical([]byte(`{"provider":"p","endpoint":"e","body":{"n":` + num + `}}`))
 		if err == nil {
-			js, _ := canonicalJSON(c)
+			js, _ := JSON(c)
 			var v struct {
 				Body struct {
 					N json.RawMessage `json:"n"`
@@ -281,7 +281,7 @@ func FuzzCanonicalValues(f *testing.F) {
 		if err := json.Unmarshal([]byte(`"`+str+`"`), &want); err != nil {
 			t.Fatalf("string %q accepted by Canonical, refused by encoding/json: %v", str, err)
 		}
-		js, _ := canonicalJSON(c)
+		js, _ := JSON(c)
 		var v struct {
 			Body struct {
 				S string `json:"s"`

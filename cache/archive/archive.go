@@ -1,4 +1,9 @@
-package cache
+// Package archive packs a folder (a bundle, a cache store) into one
+// deterministic .tar.zst whose first member lists the SHA-256 of every
+// other (Write), extracts such an archive only after each file's hash
+// checks, within limits (Read, ReadMember), and scans folders and stores
+// for secrets before anything is published (ScanSecrets, ScanStore).
+package archive
 
 import (
 	"archive/tar"
@@ -17,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
 )
@@ -25,9 +31,9 @@ import (
 // for each other member, sorted by path.
 const SumsName = "SHA256SUMS"
 
-// ArchiveLimits bound what ReadArchive accepts; zero fields take the
+// Limits bound what Read accepts; zero fields take the
 // defaults.
-type ArchiveLimits struct {
+type Limits struct {
 	MaxFiles      int   // members, default 1,000,000
 	MaxFileBytes  int64 // one member, default 4 GiB
 	MaxTotalBytes int64 // all members, default 64 GiB
@@ -38,7 +44,7 @@ type ArchiveLimits struct {
 	Declared map[string]int64
 }
 
-func (l ArchiveLimits) withDefaults() ArchiveLimits {
+func (l Limits) withDefaults() Limits {
 	if l.MaxFiles <= 0 {
 		l.MaxFiles = 1_000_000
 	}
@@ -55,19 +61,19 @@ func (l ArchiveLimits) withDefaults() ArchiveLimits {
 // folder always gives the same archive.
 var archiveTime = time.Unix(0, 0).UTC()
 
-// WriteArchive writes the regular files under dir to w as a zstd-compressed
+// Write writes the regular files under dir to w as a zstd-compressed
 // tar: SHA256SUMS first, then the files sorted by path, with fixed times,
 // modes and owners, so the same folder gives the same bytes. Temporary
 // files of a store (its tmp folder) are left out; any other kind of entry
 // than a regular file or folder is an error.
-func WriteArchive(w io.Writer, dir string) error {
+func Write(w io.Writer, dir string) error {
 	files, err := archiveFiles(dir)
 	if err != nil {
 		return fmt.Errorf("cache: archive: %w", err)
 	}
 	var sums bytes.Buffer
 	for _, f := range files {
-		sum, _, err := hashFile(context.Background(), filepath.Join(dir, filepath.FromSlash(f)))
+		sum, _, err := regular.Hash(context.Background(), filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return fmt.Errorf("cache: archive: %w", err)
 		}
@@ -129,7 +135,7 @@ func archiveFiles(dir string) ([]string, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if d.Name() == tmpDir && isStore(filepath.Dir(p)) {
+			if cache.IsTmpDir(p) {
 				return fs.SkipDir
 			}
 			return nil
@@ -147,12 +153,7 @@ func archiveFiles(dir string) ([]string, error) {
 	return out, err
 }
 
-func isStore(dir string) bool {
-	b, err := regular.Read(filepath.Join(dir, formatFile), maxFormatBytes)
-	return err == nil && string(b) == StoreFormat
-}
-
-// ReadArchive extracts an archive written by WriteArchive into dir
+// Read extracts an archive written by Write into dir
 // (created when missing). It refuses absolute or escaping paths, links and
 // any other non-regular member, members beyond the limits, members not in
 // SHA256SUMS or whose content does not match it, and a file that already
@@ -161,8 +162,8 @@ func isStore(dir string) bool {
 // renamed only once its hash checked, so dir never holds a partial or
 // unverified file from the archive; the temporary file is removed on
 // every error. With lim.Declared, a member's size is checked before any
-// byte of it is written. ReadArchive stops soon after ctx is done.
-func ReadArchive(ctx context.Context, r io.Reader, dir string, lim ArchiveLimits) error {
+// byte of it is written. Read stops soon after ctx is done.
+func Read(ctx context.Context, r io.Reader, dir string, lim Limits) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cache: read archive: %w", err)
 	}
@@ -210,13 +211,13 @@ func ReadArchive(ctx context.Context, r io.Reader, dir string, lim ArchiveLimits
 	return nil
 }
 
-// ReadArchiveMember returns the member name of an archive written by
-// WriteArchive, checked against the archive's SHA256SUMS, reading the
+// ReadMember returns the member name of an archive written by
+// Write, checked against the archive's SHA256SUMS, reading the
 // archive only up to it and writing nothing; nil when there is none. A
 // member larger than max is refused. It stops soon after ctx is done.
-func ReadArchiveMember(ctx context.Context, r io.Reader, name string, max int64) ([]byte, error) {
+func ReadMember(ctx context.Context, r io.Reader, name string, max int64) ([]byte, error) {
 	var out []byte
-	_, err := walkArchive(ctx, r, ArchiveLimits{}, func(n string, size int64, body io.Reader, want string) (bool, error) {
+	_, err := walkArchive(ctx, r, Limits{}, func(n string, size int64, body io.Reader, want string) (bool, error) {
 		if n != name {
 			return false, nil
 		}
@@ -243,7 +244,7 @@ func ReadArchiveMember(ctx context.Context, r io.Reader, name string, max int64)
 // passed to fn with its size, content and listed hash, after the checks
 // every reader needs (type, path, limits, listed in SHA256SUMS). fn
 // returns true to stop. It returns the sums.
-func walkArchive(ctx context.Context, r io.Reader, lim ArchiveLimits, fn func(name string, size int64, body io.Reader, want string) (bool, error)) (map[string]string, error) {
+func walkArchive(ctx context.Context, r io.Reader, lim Limits, fn func(name string, size int64, body io.Reader, want string) (bool, error)) (map[string]string, error) {
 	lim = lim.withDefaults()
 	zr, err := zstd.NewReader(bufio.NewReader(regular.Reader{Ctx: ctx, R: r}), zstd.WithDecoderMaxMemory(64<<20), zstd.WithDecoderConcurrency(1))
 	if err != nil {
@@ -358,7 +359,7 @@ func extract(ctx context.Context, r io.Reader, size int64, dir, name, want strin
 		if !st.Mode().IsRegular() {
 			return errors.New("exists in the destination and is not a regular file")
 		}
-		sum, _, err := hashFile(ctx, dst)
+		sum, _, err := regular.Hash(ctx, dst)
 		if err != nil {
 			return err
 		}
@@ -393,71 +394,15 @@ func extract(ctx context.Context, r io.Reader, size int64, dir, name, want strin
 		os.Remove(f.Name())
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
-}
-
-// Merge moves the dictionaries and packs of the store src into the store
-// dst (both folders on one file system, src typically extracted into
-// dst's tmp folder and verified). A file dst already holds with the same
-// content is left alone; with other content it is an error and nothing
-// more is moved. It returns how many files it moved and how many were
-// already present.
-func Merge(src, dst string) (moved, same int, err error) {
-	if !isStore(src) {
-		return 0, 0, fmt.Errorf("cache: merge: %s is not a cache", src)
-	}
-	for _, sub := range []string{dictsDir, packsDir} {
-		root := filepath.Join(src, sub)
-		var files []string
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) && p == root {
-					return fs.SkipDir
-				}
-				return err
-			}
-			if d.Type().IsRegular() {
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return moved, same, fmt.Errorf("cache: merge: %w", err)
-		}
-		slices.Sort(files)
-		for _, p := range files {
-			rel, _ := filepath.Rel(src, p) // p is under src
-			to := filepath.Join(dst, rel)
-			if _, err := os.Lstat(to); err == nil {
-				a, _, err1 := hashFile(context.Background(), p)
-				b, _, err2 := hashFile(context.Background(), to)
-				if err1 != nil || err2 != nil || a != b {
-					return moved, same, fmt.Errorf("cache: merge: %s differs from the file already stored; not replaced", filepath.ToSlash(rel))
-				}
-				same++
-				continue
-			}
-			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-				return moved, same, fmt.Errorf("cache: merge: %w", err)
-			}
-			if err := os.Rename(p, to); err != nil {
-				return moved, same, fmt.Errorf("cache: merge: %w", err)
-			}
-			if err := syncDir(filepath.Dir(to)); err != nil {
-				return moved, same, fmt.Errorf("cache: merge: %w", err)
-			}
-			moved++
-		}
-	}
-	return moved, same, nil
+	return regular.SyncDir(filepath.Dir(dst))
 }
 
 // A corruptError is an archive (or other data) that fails its own checks;
-// it wraps ErrCorrupt without repeating its text.
+// it wraps cache.ErrCorrupt without repeating its text.
 type corruptError struct{ msg string }
 
 func (e *corruptError) Error() string        { return e.msg }
-func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+func (e *corruptError) Is(target error) bool { return target == cache.ErrCorrupt }
 
 func corruptf(format string, args ...any) error {
 	return &corruptError{fmt.Sprintf(format, args...)}

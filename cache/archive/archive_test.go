@@ -1,4 +1,4 @@
-package cache
+package archive
 
 import (
 	"archive/tar"
@@ -6,59 +6,93 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/internal/synth"
 	"github.com/klauspost/compress/zstd"
 )
 
 func loadedDir(t *testing.T, n int, seed uint64) string {
 	dir := t.TempDir()
-	s := openTest(t, dir, Options{})
-	if _, err := s.Load(bytes.NewReader(synthLines(t, n, seed)), LoadOptions{Strict: true}); err != nil {
+	s := openTest(t, dir)
+	var lines bytes.Buffer
+	if err := synth.Write(&lines, n, seed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(&lines, cache.LoadOptions{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	return dir
 }
 
-func TestArchiveRoundTrip(t *testing.T) {
-	dir := loadedDir(t, 30, 9)
-	os.WriteFile(filepath.Join(dir, tmpDir, "pack-leftover"), []byte("x"), 0o644)
-	var a1, a2 bytes.Buffer
-	if err := WriteArchive(&a1, dir); err != nil {
+func openTest(t *testing.T, dir string) *cache.Store {
+	t.Helper()
+	s, err := cache.Open(dir, cache.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteArchive(&a2, dir); err != nil {
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// verifyClean opens the store in dir and checks that it verifies.
+func verifyClean(t *testing.T, dir string) *cache.Store {
+	t.Helper()
+	s := openTest(t, dir)
+	if n, err := s.Verify(context.Background(), func(p cache.Problem) { t.Error(p) }); n > 0 || err != nil {
+		t.Fatalf("verify: %d problems, %v", n, err)
+	}
+	return s
+}
+
+func testExchange(i int, resp string) *cache.Exchange {
+	return &cache.Exchange{
+		Request:  json.RawMessage(fmt.Sprintf(`{"provider":"openai","endpoint":"chat/completions","body":{"model":"m","messages":[{"role":"user","content":"question %d"}]}}`, i)),
+		Response: json.RawMessage(resp),
+		Meta:     cache.Meta{Source: cache.SourceSim},
+	}
+}
+func TestArchiveRoundTrip(t *testing.T) {
+	dir := loadedDir(t, 30, 9)
+	os.WriteFile(filepath.Join(dir, "tmp", "pack-leftover"), []byte("x"), 0o644)
+	var a1, a2 bytes.Buffer
+	if err := Write(&a1, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&a2, dir); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a1.Bytes(), a2.Bytes()) {
 		t.Fatal("two archives of one folder differ")
 	}
 	out := t.TempDir()
-	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
+	if err := Read(context.Background(), bytes.NewReader(a1.Bytes()), out, Limits{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, tmpDir, "pack-leftover")); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "tmp", "pack-leftover")); err == nil {
 		t.Error("temporary file archived")
 	}
 	s := verifyClean(t, out)
 	var d1, d2 bytes.Buffer
 	s.Dump(&d1)
-	openTest(t, dir, Options{}).Dump(&d2)
+	openTest(t, dir).Dump(&d2)
 	if !bytes.Equal(d1.Bytes(), d2.Bytes()) || d1.Len() == 0 {
 		t.Fatal("extracted store differs")
 	}
 	// Extracting again over the same files is fine; over a differing file
 	// is refused.
-	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err != nil {
+	if err := Read(context.Background(), bytes.NewReader(a1.Bytes()), out, Limits{}); err != nil {
 		t.Fatalf("same files again: %v", err)
 	}
-	os.WriteFile(filepath.Join(out, formatFile), []byte("other\n"), 0o644)
-	if err := ReadArchive(context.Background(), bytes.NewReader(a1.Bytes()), out, ArchiveLimits{}); err == nil || !strings.Contains(err.Error(), "not replaced") {
+	os.WriteFile(filepath.Join(out, "FORMAT"), []byte("other\n"), 0o644)
+	if err := Read(context.Background(), bytes.NewReader(a1.Bytes()), out, Limits{}); err == nil || !strings.Contains(err.Error(), "not replaced") {
 		t.Fatalf("differing file: %v", err)
 	}
 }
@@ -108,23 +142,23 @@ func TestReadArchiveRefuses(t *testing.T) {
 		name    string
 		members []tarMember
 		sums    *string
-		lim     ArchiveLimits
+		lim     Limits
 		want    string
 	}{
-		{"traversal", []tarMember{reg("../evil", "x")}, &badSums, ArchiveLimits{}, "escapes"},
-		{"absolute", []tarMember{reg("/etc/evil", "x")}, &badSums, ArchiveLimits{}, "escapes"},
-		{"symlink", []tarMember{{tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, ""}}, nil, ArchiveLimits{}, "not a regular file"},
-		{"hard link", []tarMember{{tar.Header{Name: "l", Typeflag: tar.TypeLink, Linkname: "x"}, ""}}, nil, ArchiveLimits{}, "not a regular file"},
-		{"oversized", []tarMember{reg("a", strings.Repeat("x", 100))}, nil, ArchiveLimits{MaxFileBytes: 10}, "exceeds"},
-		{"too many", []tarMember{reg("a", "1"), reg("b", "2")}, nil, ArchiveLimits{MaxFiles: 1}, "more than"},
-		{"bad hash", []tarMember{reg("a", "x")}, &badSums, ArchiveLimits{}, "does not match"},
-		{"unlisted", []tarMember{reg("b", "x")}, &badSums, ArchiveLimits{}, "not listed"},
-		{"missing", nil, &badSums, ArchiveLimits{}, "missing"},
+		{"traversal", []tarMember{reg("../evil", "x")}, &badSums, Limits{}, "escapes"},
+		{"absolute", []tarMember{reg("/etc/evil", "x")}, &badSums, Limits{}, "escapes"},
+		{"symlink", []tarMember{{tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}, ""}}, nil, Limits{}, "not a regular file"},
+		{"hard link", []tarMember{{tar.Header{Name: "l", Typeflag: tar.TypeLink, Linkname: "x"}, ""}}, nil, Limits{}, "not a regular file"},
+		{"oversized", []tarMember{reg("a", strings.Repeat("x", 100))}, nil, Limits{MaxFileBytes: 10}, "exceeds"},
+		{"too many", []tarMember{reg("a", "1"), reg("b", "2")}, nil, Limits{MaxFiles: 1}, "more than"},
+		{"bad hash", []tarMember{reg("a", "x")}, &badSums, Limits{}, "does not match"},
+		{"unlisted", []tarMember{reg("b", "x")}, &badSums, Limits{}, "not listed"},
+		{"missing", nil, &badSums, Limits{}, "missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
-			err := ReadArchive(context.Background(), bytes.NewReader(craft(t, tt.members, tt.sums)), filepath.Join(out, "x"), tt.lim)
+			err := Read(context.Background(), bytes.NewReader(craft(t, tt.members, tt.sums)), filepath.Join(out, "x"), tt.lim)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
@@ -135,22 +169,9 @@ func TestReadArchiveRefuses(t *testing.T) {
 	}
 }
 
-func TestMerge(t *testing.T) {
-	a := loadedDir(t, 20, 10)
-	b := loadedDir(t, 20, 11)
-	moved, _, err := Merge(a, b)
-	if err != nil || moved == 0 {
-		t.Fatalf("merge: %d, %v", moved, err)
-	}
-	s := verifyClean(t, b)
-	if st, _ := s.Stats(); st.Exchanges != 40 {
-		t.Fatalf("%d exchanges after merge", st.Exchanges)
-	}
-}
-
 func TestScanSecrets(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, Options{})
+	s := openTest(t, dir)
 	s.Put(testExchange(1, `"clean"`))
 	k, _ := s.Put(testExchange(2, `"my key is sk-proj-abcdefghijklmnopqrstuvwx"`))
 	k3, _ := s.Put(testExchange(3, `"the value s3cr3t-value-123 leaked"`))
@@ -158,7 +179,7 @@ func TestScanSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[Key]string{}
+	got := map[cache.Key]string{}
 	for _, f := range found {
 		got[f.Key] = f.What
 	}
@@ -167,36 +188,16 @@ func TestScanSecrets(t *testing.T) {
 	}
 }
 
-func TestExplain(t *testing.T) {
-	s := openTest(t, t.TempDir(), Options{})
-	s.Put(testExchange(1, `"a"`))
-	s.Put(testExchange(2, `"b"`))
-	req := `{"provider":"openai","endpoint":"/v1/chat/completions","body":{"model":"m","temperature":0.5,"messages":[{"role":"user","content":"question 1"}]}}`
-	c, err := Canonical([]byte(req))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Explain(s, c, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k1, _ := KeyOf(testExchange(1, "").Request)
-	want := fmt.Sprintf("2 stored requests for provider \"openai\" and model \"m\"; nearest:\n\n%s: 1 fields differ\n  + body.temperature: 0.5 (only in the asked request)\n", k1)
-	if got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-}
-
 func FuzzReadArchive(f *testing.F) {
 	var b bytes.Buffer
 	dir := f.TempDir()
 	os.WriteFile(filepath.Join(dir, "a"), []byte("hello"), 0o644)
-	WriteArchive(&b, dir)
+	Write(&b, dir)
 	f.Add(b.Bytes())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out := t.TempDir()
-		ReadArchive(context.Background(), bytes.NewReader(data), out, ArchiveLimits{MaxFileBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxFiles: 100})
+		Read(context.Background(), bytes.NewReader(data), out, Limits{MaxFileBytes: 1 << 20, MaxTotalBytes: 4 << 20, MaxFiles: 100})
 		// Whatever happened, nothing may be outside out or be a link.
 		filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
 			if err == nil && info.Mode()&os.ModeSymlink != 0 {

@@ -1,4 +1,4 @@
-package cache
+package archive
 
 import (
 	"bytes"
@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
-	"github.com/finrepro/finrepro/internal/regular"
+	"github.com/finrepro/finrepro/cache"
 )
 
 // A SecretPattern is a kind of credential recognised by its shape.
@@ -33,13 +34,13 @@ var SecretPatterns = []SecretPattern{
 // A Finding is a secret found by a scan: in a file, or in one exchange of
 // a store (Key set, Path the part: request, response or meta).
 type Finding struct {
-	Key  Key
+	Key  cache.Key
 	Path string
 	What string // the pattern's name, or "value of a secret" for a needle
 }
 
 func (f Finding) String() string {
-	if f.Key != (Key{}) {
+	if f.Key != (cache.Key{}) {
 		return fmt.Sprintf("exchange %s: %s: %s", f.Key, f.Path, f.What)
 	}
 	return f.Path + ": " + f.What
@@ -67,13 +68,13 @@ func scan(b []byte, needles []string) []string {
 	return what
 }
 
-// ScanSecrets looks for secrets in every exchange of the store (request,
+// ScanStore looks for secrets in every exchange of the store s (request,
 // response and meta, decompressed) and returns what it finds, sorted by
 // key, then in its dictionaries. needles are exact secret values (such as the API keys of the
 // environment); values shorter than 8 bytes are ignored.
-func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
+func ScanStore(s *cache.Store, needles []string) ([]Finding, error) {
 	var out []Finding
-	err := s.Each(func(k Key, x *Exchange) error {
+	err := s.Each(func(k cache.Key, x *cache.Exchange) error {
 		for _, part := range []struct {
 			name string
 			b    []byte
@@ -92,22 +93,21 @@ func (s *Store) ScanSecrets(needles []string) ([]Finding, error) {
 		return out, err
 	}
 	// Dictionaries hold excerpts of objects, possibly of removed ones.
-	ents, _ := os.ReadDir(filepath.Join(s.dir, dictsDir)) // no folder: no dictionaries
-	for _, e := range ents {
-		b, err := regular.Read(filepath.Join(s.dir, dictsDir, e.Name()), maxDictBytes)
-		if err != nil {
-			return out, fmt.Errorf("cache: scan secrets: %w", err)
-		}
+	err = s.EachDict(func(path string, b []byte) error {
 		for _, w := range scan(b, needles) {
-			out = append(out, Finding{Path: relPath(dictsDir, e.Name()), What: w})
+			out = append(out, Finding{Path: path, What: w})
 		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("cache: scan secrets: %w", err)
 	}
 	return out, nil
 }
 
 // ScanSecrets looks for secrets in every file under dir: plain files as
 // they are, and each cache store found inside (a folder with a cache
-// FORMAT file) exchange by exchange, decompressed. See Store.ScanSecrets.
+// FORMAT file) exchange by exchange, decompressed. See ScanStore.
 func ScanSecrets(dir string, needles []string) ([]Finding, error) {
 	var out []Finding
 	var stores []string
@@ -116,7 +116,7 @@ func ScanSecrets(dir string, needles []string) ([]Finding, error) {
 			return err
 		}
 		if d.IsDir() {
-			if isStore(p) {
+			if cache.IsStore(p) {
 				stores = append(stores, p)
 				return fs.SkipDir
 			}
@@ -139,11 +139,11 @@ func ScanSecrets(dir string, needles []string) ([]Finding, error) {
 		return nil, fmt.Errorf("cache: scan secrets: %w", err)
 	}
 	for _, sd := range stores {
-		s, err := Open(sd, Options{})
+		s, err := cache.Open(sd, cache.Options{})
 		if err != nil {
 			return nil, err
 		}
-		fs, err := s.ScanSecrets(needles)
+		fs, err := ScanStore(s, needles)
 		s.Close()
 		if err != nil {
 			return nil, err
@@ -154,6 +154,6 @@ func ScanSecrets(dir string, needles []string) ([]Finding, error) {
 		}
 		out = append(out, fs...)
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int { return cmpString(a.Path, b.Path) })
+	slices.SortStableFunc(out, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package cache
+package reqkey
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 
 // The functions here build a canonical request encoding from values
 // instead of parsing JSON, for callers that make requests themselves: a
-// request built with them has exactly the key KeyOf gives its JSON
+// request built with them has exactly the key Of gives its JSON
 // (the replay tests hold the two together) without writing and
 // re-reading the JSON. Keying is about 12 % of a replay's CPU; the NFC
 // shortcut of AppendCanonicalString is three to four times as fast as
@@ -112,13 +112,13 @@ func AppendCanonicalValue(dst, v []byte) ([]byte, error) {
 	return append(dst, e.out[e.val:]...), nil
 }
 
-// RequestKey returns the key of the request {"provider": provider,
+// Build returns the key of the request {"provider": provider,
 // "endpoint": endpoint, "body": ..., "sample": sample}, where body appends
 // the canonical encoding of a JSON object (built with
 // AppendCanonicalString and AppendCanonicalValue, members sorted by the
 // bytes of their names) to its argument. It checks what Canonical checks
 // of the fields, and reuses its buffers between calls.
-func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []byte) (Key, error) {
+func Build(provider, endpoint string, sample int, body func(dst []byte) []byte) (Key, error) {
 	switch {
 	case provider == "":
 		return Key{}, &RequestError{"provider", "want a non-empty string"}
@@ -131,7 +131,7 @@ func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []b
 			keyBuffers.Put(bp)
 		}
 	}()
-	b := append((*bp)[:0], KeySchema+"\n"+`{"body":`...)
+	b := append((*bp)[:0], Schema+"\n"+`{"body":`...)
 	at := len(b)
 	b = body(b)
 	if len(b) == at || b[at] != '{' {
@@ -151,7 +151,7 @@ func RequestKey(provider, endpoint string, sample int, body func(dst []byte) []b
 	return sha256.Sum256(b), nil
 }
 
-// keyBuffers keeps RequestKey's buffers between calls: a replay keys
+// keyBuffers keeps Build's buffers between calls: a replay keys
 // every call, and reusing them saves a third of the bytes a replay
 // allocates (BenchmarkReplay/answer in replay: 4.0 MB against 6.1 MB per
 // 500 calls).
