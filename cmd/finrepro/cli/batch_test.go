@@ -364,24 +364,9 @@ func TestBatchBundleCLI(t *testing.T) {
 	srv := batchtest.New(batchtest.Options{Key: batchKey})
 	defer srv.Close()
 	dir := unpackDemo(t)
-	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
-	b, err := os.ReadFile(panel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"provider": "sim",
-      "model": "gpt-5.4"`), []byte(`"provider": "openai",
-      "model": "gpt-5.4"`), 1)
-	if err := os.WriteFile(panel, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := results.OpenBundle(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
-		t.Fatal(err)
-	}
+	rewriteBundleFile(t, dir, "inputs/finresearchbench2/panel.json", `"provider": "sim",
+      "model": "gpt-5.4"`, `"provider": "openai",
+      "model": "gpt-5.4"`)
 	state := filepath.Join(t.TempDir(), "batches")
 	common := []string{"--dir", state, "--provider", "openai", "--base-url", srv.BaseURL()}
 	code, out, errOut := runBatchCLI(t, append([]string{"batch", "submit", "--bundle", dir, "--benchmark", "finresearchbench2", "--system", "gpt-5.4"}, common...)...)

@@ -17,28 +17,9 @@ import (
 func customSystemBundle(t *testing.T) string {
 	t.Helper()
 	dir := unpackDemo(t)
-	cfg := filepath.Join(dir, "inputs", "findeepforecast", "config.json")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := `"provider": "sim",
-      "model": "sim-openai-gpt-5-t"`
-	if !bytes.Contains(b, []byte(old)) {
-		t.Fatal("demo forecast config changed: no sim-openai-gpt-5-t system")
-	}
-	b = bytes.Replace(b, []byte(old), []byte(`"provider": "myagent",
-      "model": "sim-openai-gpt-5-t"`), 1)
-	if err := os.WriteFile(cfg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := results.OpenBundle(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
-		t.Fatal(err)
-	}
+	rewriteBundleFile(t, dir, "inputs/findeepforecast/config.json", `"provider": "sim",
+      "model": "sim-openai-gpt-5-t"`, `"provider": "myagent",
+      "model": "sim-openai-gpt-5-t"`)
 	return dir
 }
 
@@ -115,5 +96,31 @@ func TestCustomProviderSweep(t *testing.T) {
 	code, _, stderr := run(t, "sweep", dir, "--knob", "findeepforecast.tolerance_scale=0.5")
 	if code != ExitMiss || !strings.Contains(stderr, "myagent") {
 		t.Fatalf("sweep: exit %d, want %d naming myagent\n%s", code, ExitMiss, stderr)
+	}
+}
+
+// rewriteBundleFile replaces the first old in the bundle file rel (a path
+// in the bundle folder dir) by new and reseals the bundle, as a user
+// editing a bundle by hand and running "finrepro bundle seal" would. The
+// test fails when the file does not hold old.
+func rewriteBundleFile(t *testing.T, dir, rel, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s changed: it does not hold %q", rel, old)
+	}
+	if err := os.WriteFile(p, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.OpenBundle(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -300,24 +300,9 @@ func TestReproduceRecord(t *testing.T) {
 	}
 	srv := newChatServer(t)
 	dir := unpackDemo(t)
-	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
-	b, err := os.ReadFile(panel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = bytes.Replace(b, []byte(`"provider": "sim",
-      "model": "gpt-5.4"`), []byte(`"provider": "vllm",
-      "model": "gpt-5.4"`), 1)
-	if err := os.WriteFile(panel, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := results.OpenBundle(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
-		t.Fatal(err)
-	}
+	rewriteBundleFile(t, dir, "inputs/finresearchbench2/panel.json", `"provider": "sim",
+      "model": "gpt-5.4"`, `"provider": "vllm",
+      "model": "gpt-5.4"`)
 	out := filepath.Join(t.TempDir(), "out")
 	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--no-sweep"); code != ExitMiss {
 		t.Fatalf("offline: exit %d, want %d\n%s", code, ExitMiss, stderr)
