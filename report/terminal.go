@@ -24,7 +24,7 @@ const (
 	noSuffix     = "  "
 	// minTermWidth is the narrowest a text column is squeezed to when
 	// the table is too wide for the terminal.
-	minTermWidth = 10
+	minTermWidth = 16
 )
 
 // WriteTerminal writes t as a plain ASCII table for a terminal of the
@@ -168,7 +168,7 @@ func writeWrapped(w *bufio.Writer, s string, width int) {
 // column narrower than its longest word, or than least, the width of its
 // numbers, which never wrap); when even that does not fit, words break
 // after hyphens, underscores and slashes (no column narrower than its
-// longest piece, see pieces); then words longer than minTermWidth may
+// longest piece, see pieces); then words longer than minTermWidth (16) may
 // break anywhere; and when that does not fit either, the last columns are
 // left out, one at a time, down to the first.
 func columnWidths(natural, word, piece, least []int, width int) (widths, shown []int) {
