@@ -528,9 +528,12 @@ func Terminal(res *analysis.Result) *analysis.Table {
 	if lo < 0 || hi < 0 {
 		return t
 	}
-	rankOf := map[string]int{}
-	for i, r := range res.Ranks() {
+	rankOf, rankText := map[string]int{}, map[string]string{}
+	ranks := res.Ranks()
+	shared := analysis.Shared(ranks)
+	for i, r := range ranks {
 		rankOf[res.Ranking[i]] = r
+		rankText[res.Ranking[i]] = analysis.FormatRank(r, shared[i])
 	}
 	drop := map[int]bool{lo: true, hi: true, t.Col("rank"): true}
 	for _, name := range []string{"se_naive", "eff_clusters", "clusters", "wilson_lo", "wilson_hi", "wald_lo", "wald_hi"} {
@@ -558,8 +561,7 @@ func Terminal(res *analysis.Result) *analysis.Table {
 	})
 	for _, r := range rows {
 		rank := analysis.Undefined("not ranked")
-		if k, ok := rankOf[r[0].Text]; ok {
-			s := fmt.Sprint(k)
+		if s, ok := rankText[r[0].Text]; ok {
 			if r[lo].IsNum && r[hi].IsNum {
 				s += fmt.Sprintf(" (%s-%s)", r[lo].Format(0), r[hi].Format(0))
 			}

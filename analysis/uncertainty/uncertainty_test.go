@@ -178,3 +178,20 @@ func TestSmallBoards(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminalSharedRank checks that exactly tied systems show their
+// shared rank as "=1" next to the interval, as every other output does.
+func TestTerminalSharedRank(t *testing.T) {
+	b := New([]string{"A", "B"}, [][]float64{{100, 0}, {0, 100}}, []int{0, 1}, Config{Reps: 50, Unit: "companies", Decimals: 1})
+	tb := &analysis.Table{Name: "h", Columns: append([]analysis.Column{{Name: "system"}, {Name: "score"}}, b.Columns()...)}
+	for _, n := range []string{"A", "B"} {
+		tb.AddRow(append([]analysis.Cell{analysis.Text(n), analysis.Number(50)}, b.Cells(n)...)...)
+	}
+	res := &analysis.Result{Headline: "h", Tables: []*analysis.Table{tb}, Ranking: []string{"A", "B"}, Scores: map[string]float64{"A": 50, "B": 50}}
+	out := Terminal(res)
+	for i, r := range out.Rows {
+		if !strings.HasPrefix(r[0].Text, "=1") {
+			t.Errorf("row %d rank %q, want the shared rank =1", i, r[0].Text)
+		}
+	}
+}
