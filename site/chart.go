@@ -230,12 +230,14 @@ func chartOption(t *analysis.Table, c analysis.Chart) ([]byte, error) {
 		}
 		h.SetGlobalOptions(init, charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
-			charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: xName, Data: cols, AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 30}}),
-			charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: yName, Data: cats, Inverse: opts.Bool(true)}))
+			charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: xName, Data: shortLabels(cols), AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 45}}),
+			charts.WithYAxisOpts(opts.YAxis{Type: "category", Name: yName, Data: shortLabels(cats), Inverse: opts.Bool(true)}))
 		h.AddSeries(c.Title, data, charts.WithLabelOpts(opts.Label{Show: opts.Bool(true)}))
 		h.Validate()
 		base = h
 		extra["range"] = []float64{lo, hi}
+		// the axes carry short labels; the tooltip names the cell in full
+		extra["labels"] = map[string]any{"x": cols, "y": cats}
 	case analysis.Mirror:
 		if len(ys) < 2 {
 			return nil, fmt.Errorf("chart %s: a mirror chart needs two Y columns", c.ID)
@@ -342,4 +344,51 @@ func header(c analysis.Column) string {
 		return c.Header() + " (" + c.Unit + ")"
 	}
 	return c.Header()
+}
+
+// maxLabel is the most characters of a heatmap axis label; a longer one
+// is abbreviated, and the tooltip gives it in full.
+const maxLabel = 12
+
+// shortLabels abbreviates each label longer than maxLabel characters to
+// its first maxLabel-1 and an ellipsis. Where two labels would read the
+// same, both keep their start and end around the ellipsis instead, and
+// where they still collide, they stay in full.
+func shortLabels(labels []string) []string {
+	head := func(s string) string {
+		r := []rune(s)
+		if len(r) <= maxLabel {
+			return s
+		}
+		return string(r[:maxLabel-1]) + "…"
+	}
+	ends := func(s string) string {
+		r := []rune(s)
+		if len(r) <= maxLabel {
+			return s
+		}
+		t := (maxLabel - 1) / 2
+		return string(r[:maxLabel-1-t]) + "…" + string(r[len(r)-t:])
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = head(l)
+	}
+	for _, short := range []func(string) string{ends, func(s string) string { return s }} {
+		n := map[string]int{}
+		for _, l := range out {
+			n[l]++
+		}
+		clash := false
+		for i, l := range out {
+			if n[l] > 1 && l != labels[i] {
+				out[i] = short(labels[i])
+				clash = true
+			}
+		}
+		if !clash {
+			break
+		}
+	}
+	return out
 }

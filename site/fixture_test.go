@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/report"
 	"github.com/finrepro/finrepro/results"
 )
@@ -99,6 +100,19 @@ func fixture(evil bool) Input {
 		}
 		dims.AddRow(row...)
 	}
+	// paired comparisons on request (the requested_pairs table); the
+	// numbers are synthetic and set by hand, Holm over the two defined
+	// p-values 0.004 and 0.08: 0.004*2 = 0.008, max(0.008, 0.08*1) = 0.08
+	requested := &analysis.Table{Benchmark: "icbcbench", Name: "requested_pairs", Title: "Paired comparisons on request",
+		Columns: uncertainty.PairColumns(2, "items both scored", "tasks of the shared items", "the shared items", "Holm-adjusted across the requested pairs")}
+	pairRow := func(a, b string, diff, lo, hi, se, p float64, method string, holm float64, resolved string) {
+		requested.AddRow(analysis.Text(a), analysis.Text(b), analysis.Int(40), analysis.Int(20), analysis.Number(diff), analysis.Number(lo), analysis.Number(hi),
+			analysis.Number(se), analysis.Number(p), analysis.Text(method), analysis.Number(holm), analysis.Text(resolved))
+	}
+	pairRow(systems[0], systems[2], 3.45, 1.2, 5.7, 1.15, 0.004, "exact", 0.008, "yes")
+	pairRow(systems[3], systems[4], 4.6, -0.5, 9.75, 2.6, 0.08, "sampled", 0.08, "no")
+	u := analysis.Undefined(x("no shared items"))
+	requested.AddRow(analysis.Text(systems[0]), analysis.Text(systems[4]), analysis.Int(0), analysis.Int(0), u, u, u, u, u, analysis.Text(""), u, analysis.Text("no"))
 	var details []analysis.Detail
 	for t, task := range []string{"en-001", "zh-007 上市银行", x("en-013")} {
 		for i, s := range systems[:3] {
@@ -114,7 +128,7 @@ func fixture(evil bool) Input {
 			})
 		}
 	}
-	icbc := &analysis.Result{Benchmark: "icbcbench", Title: "ICBCBench", Tables: []*analysis.Table{overall, dims}, Headline: "overall",
+	icbc := &analysis.Result{Benchmark: "icbcbench", Title: "ICBCBench", Tables: []*analysis.Table{overall, dims, requested}, Headline: "overall",
 		Ranking: []string{systems[0], systems[1], systems[2], systems[3], systems[4]},
 		Scores:  map[string]float64{systems[0]: 61.25, systems[1]: 61.25, systems[2]: 57.8, systems[3]: 49.9, systems[4]: 45.3},
 		Details: details, Problems: []string{x("en-013: judge gpt-4.1 verdict unparsable")}, Missing: 2}

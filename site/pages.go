@@ -53,6 +53,7 @@ type tableView struct {
 	Notes     []string
 	Charts    []chartView
 	Sortable  bool
+	Matrix    *matrixView // a table of paired comparisons as systems by systems
 }
 
 type headView struct {
@@ -1033,7 +1034,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		drawn = &c
 	}
 	t = capRows(t, rows, "the CSV, JSON and XLSX downloads have them all")
-	v := &tableView{Anchor: anchor, Title: t.Title, Caption: t.Caption, Notes: t.Notes, Sortable: len(t.Rows) > 1}
+	v := &tableView{Anchor: anchor, Title: t.Title, Caption: t.Caption, Notes: t.Notes, Sortable: len(t.Rows) > 1, Matrix: pairMatrix(full)}
 	if v.Title == "" {
 		v.Title = t.Name
 	}

@@ -212,6 +212,15 @@
         inRange: { color: ["#2166ac", "#f7f7f7", "#b2182b"] } };
       opt.grid.bottom = 56;
     }
+    if (ex.labels) {
+      // heatmap axes show abbreviated labels; a cell's tooltip names its
+      // row and column in full
+      var lx = ex.labels.x || [], ly = ex.labels.y || [];
+      opt.tooltip.formatter = function (p) {
+        var v = p.value || [];
+        return String(ly[v[1]]) + " × " + String(lx[v[0]]) + ": " + (v[2] === "-" ? "n/a" : String(v[2]));
+      };
+    }
     if (ex.errorBars) {
       var eb = ex.errorBars;
       opt.series.push({
