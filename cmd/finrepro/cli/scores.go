@@ -13,6 +13,7 @@ import (
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/scores"
 	"github.com/finrepro/finrepro/report"
+	"github.com/finrepro/finrepro/site"
 )
 
 const scoresDoc = `Read a released per-task score matrix and print its leaderboard with
@@ -130,10 +131,21 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 	prov := report.Provenance{Bundle: filepath.Base(file), Producer: "finrepro scores", Version: Version, Synthetic: *synthetic,
 		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", opt.TaskCol}, {"items", *items},
 			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
-	sums, err := report.WriteAllHashed(*out, []*analysis.Result{res}, prov)
+	all := []*analysis.Result{res}
+	sums, err := report.WriteAllHashed(*out, all, prov)
 	if err != nil {
 		return err
 	}
+	// the same leaderboard as a site page, linking the files just written
+	siteSums, err := site.WriteHashed(filepath.Join(*out, "site"), site.Input{Results: all, Provenance: prov, Downloads: report.Files(all, prov)})
+	if err != nil {
+		return err
+	}
+	for _, s := range siteSums {
+		s.Path = "site/" + s.Path
+		sums = append(sums, s)
+	}
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	names := report.Paths(sums)
 	if err := report.WriteSumsOf(*out, sums); err != nil {
 		return err
@@ -146,7 +158,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 }
 
 // scoresDirs are the folders "finrepro scores" writes in its output folder.
-var scoresDirs = []string{"xlsx", "csv", "json", "latex"}
+var scoresDirs = []string{"xlsx", "csv", "json", "latex", "site"}
 
 // readMatrix opens and parses a score matrix.
 func readMatrix(file string, opt scores.Options) (*scores.Matrix, error) {
@@ -169,16 +181,17 @@ func readItemsMatrix(file, benchmark string, opt scores.Options) (*scores.Matrix
 }
 
 // checkScoresOut refuses an output folder that holds files "finrepro
-// scores" did not write there (a reproduce run's site, workbooks or
-// tables), because writing would replace xlsx/all.xlsx and pruning would
-// remove the rest.
+// scores" did not write there (a reproduce run's workbooks or tables,
+// which come with its site), because writing would replace
+// xlsx/all.xlsx and the site, and pruning would remove the rest.
 func checkScoresOut(out string) error {
-	if _, err := os.Stat(filepath.Join(out, "site")); err == nil {
-		return usageErr("--out %s holds a site (the output of finrepro reproduce?); give a folder of its own", out)
-	}
 	ours := func(rel string) bool {
 		switch {
 		case rel == "xlsx/"+scores.Benchmark+".xlsx", rel == "xlsx/all.xlsx":
+			return true
+		case strings.HasPrefix(rel, "site/"):
+			// a reproduce run's site comes with its benchmarks' tables,
+			// which are not ours
 			return true
 		}
 		for _, d := range []string{"csv", "json", "latex"} {

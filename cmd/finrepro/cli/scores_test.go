@@ -54,6 +54,11 @@ func TestScoresCommand(t *testing.T) {
 	if string(s1) != string(s2) || !strings.Contains(string(s1), "csv/scores/published.csv") {
 		t.Errorf("two runs differ or miss the published table:\n%s\n%s", s1, s2)
 	}
+	// the site page of the leaderboard, in SHA256SUMS, labelled synthetic
+	page, err := os.ReadFile(filepath.Join(out1, "site", "scores.html"))
+	if err != nil || !strings.Contains(string(s1), "site/scores.html") || !strings.Contains(string(page), "SYNTHETIC") || !strings.Contains(string(page), "Alpha (synthetic)") {
+		t.Errorf("site page: %v; in SHA256SUMS: %v", err, strings.Contains(string(s1), "site/scores.html"))
+	}
 	// a rerun without --published removes the stale published table
 	if code, _, stderr := run(t, scoresArgs(out2)...); code != 0 {
 		t.Fatalf("rerun: exit %d: %s", code, stderr)
