@@ -76,7 +76,7 @@ func FuzzParseTable(f *testing.F) {
 }
 
 // BenchmarkParse times Parse on a full report against the regular
-// expression parser it replaced (refParse in ref_test.go).
+// expression parser it replaced (refParse in baseline_test.go; used by this benchmark only, never as a test oracle).
 func BenchmarkParse(b *testing.B) {
 	md := fullReport(Default(), Params{FY: 2024, CY: 2024, Date: "2025-09-20"})
 	b.SetBytes(int64(len(md)))

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
@@ -124,7 +123,7 @@ func (f *batchFlags) open(env *Env) (*batch.Runner, *replay.Client, *cache.Store
 	bc := batch.Config{
 		Dir: *f.dir, Store: store, Client: c, Getenv: env.Getenv, BaseURL: *f.baseURL, Provider: *f.provider,
 		// recorded_at of a real recording is the wall clock.
-		Clock: time.Now,
+		Clock: env.clock(),
 	}
 	if !*f.quiet {
 		bc.Progress = env.Stderr

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
@@ -41,6 +42,18 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// Getenv reads an environment variable; os.Getenv in the real command.
 	Getenv func(string) string
+	// Clock is the wall clock: the recorded_at of real recordings and the
+	// durations of progress lines on a terminal, never an output file;
+	// time.Now when nil.
+	Clock func() time.Time
+}
+
+// clock returns env's wall clock.
+func (env *Env) clock() func() time.Time {
+	if env.Clock == nil {
+		return time.Now
+	}
+	return env.Clock
 }
 
 type command struct {
@@ -78,7 +91,7 @@ const Version = "0.1.0"
 // Main runs the finrepro command with args (without the program name) and
 // returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Clock: time.Now}
 	return env.main(ctx, args)
 }
 

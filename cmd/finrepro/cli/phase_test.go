@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -14,9 +15,12 @@ import (
 // nothing is printed.
 func TestPhaseLines(t *testing.T) {
 	var b bytes.Buffer
-	end := phase(&b, "replaying %d benchmarks", 2)
+	// a terminal whose clock moves 1.5 s at every reading
+	var now time.Time
+	w := progressOut{&b, func() time.Time { now = now.Add(1500 * time.Millisecond); return now }}
+	end := phase(w, "replaying %d benchmarks", 2)
 	benches := benchmarks()[:2]
-	err := eachBenchmarkShown(benches, &b, "replayed", func(i int, _ analysis.Benchmark) error {
+	err := eachBenchmarkShown(benches, w, "replayed", func(i int, _ analysis.Benchmark) error {
 		if i == 1 {
 			return errors.New("boom")
 		}

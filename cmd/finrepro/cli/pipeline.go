@@ -78,7 +78,7 @@ func openSession(ctx context.Context, env *Env, arg string, sets []string, progr
 		s.close()
 		return nil, &results.IntegrityError{Err: err}
 	}
-	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: progress, Unknown: customProvider()})
+	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: terminalOf(progress), Unknown: customProvider()})
 	return s, nil
 }
 
@@ -93,7 +93,7 @@ func (s *session) reopenForWriting() error {
 		return err
 	}
 	s.store = st
-	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: s.progress, Unknown: customProvider()})
+	s.client = replay.New(s.store, replay.Config{Mode: replay.Offline, Progress: terminalOf(s.progress), Unknown: customProvider()})
 	return nil
 }
 

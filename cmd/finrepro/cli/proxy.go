@@ -79,7 +79,7 @@ func runProxy(ctx context.Context, env *Env, args []string) error {
 	}
 	defer store.Close()
 	cfg := proxy.Config{
-		Mode: m, Run: *run, Pace: proxy.Pace(*pace), MissDir: *misses, Progress: env.Stderr, Clock: time.Now,
+		Mode: m, Run: *run, Pace: proxy.Pace(*pace), MissDir: *misses, Progress: env.Stderr, Clock: env.clock(),
 		Client: replay.New(store, replay.Config{Mode: m, Providers: pcs, Prices: prices, Concurrency: *conc, Getenv: env.Getenv}),
 	}
 	if *logFile != "" {

@@ -203,7 +203,7 @@ func runRecord(ctx context.Context, env *Env, args []string) error {
 		Mode: mode, Providers: pcs, Concurrency: *pf.conc, Prices: prices, Getenv: env.Getenv,
 		// A live recording's recorded_at is the wall clock; the jitter seed
 		// only needs to differ between processes recording at once.
-		Clock: time.Now, Seed: uint64(os.Getpid()),
+		Clock: env.clock(), Seed: uint64(os.Getpid()),
 	}
 	if !*quiet {
 		cfg.Progress = env.Stderr

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
@@ -62,8 +61,8 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 		return usageErr("--mode %q: want offline or record", *mode)
 	}
 	progress := io.Writer(nil)
-	if !*quiet && isTerminal(env.Stderr) {
-		progress = env.Stderr
+	if !*quiet {
+		progress = terminalProgress(env)
 	}
 	if *mode == "record" && (fs.NArg() == 0 || strings.HasSuffix(fs.Arg(0), ".tar.zst")) {
 		return usageErr("--mode record needs a bundle folder to record into; the built-in demo is an archive whose judges are simulated: make a folder with \"finrepro bundle create --out mine --from @demo\", add your system with \"finrepro system add mine ...\" (README, \"Adding your own agent\")")
@@ -322,7 +321,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 		return err
 	}
 	// The wall clock is what recorded_at must say for a real recording.
-	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: progress, Clock: time.Now})
+	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: terminalOf(progress), Clock: env.clock()})
 	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false, nil); err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -427,7 +426,7 @@ func isTerminal(x any) bool {
 // lines go; nil otherwise, so that logs and tests stay quiet.
 func terminalProgress(env *Env) io.Writer {
 	if isTerminal(env.Stderr) {
-		return env.Stderr
+		return progressOut{env.Stderr, env.clock()}
 	}
 	return nil
 }
