@@ -1,10 +1,12 @@
 package cache
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,7 +265,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		}
 		dirs[filepath.Dir(sc.p.path)] = true
 	}
-	for _, d := range slices.Sorted(mapKeys(dirs)) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := regular.SyncDir(d); err != nil {
 			return len(srcs), err
 		}
@@ -312,25 +314,11 @@ func (s *Store) readWholePack(p *pack) ([]byte, *packIndex, error) {
 	if sum := sha256.Sum256(data); Digest(sum).String() != p.name {
 		return nil, nil, fmt.Errorf("pack %s: content does not match its name", p.name)
 	}
-	ix, err := s.readPackIndex(bytesReaderAt(data), int64(len(data)))
+	ix, err := s.readPackIndex(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, nil, err
 	}
 	return data, ix, nil
-}
-
-// bytesReaderAt reads a byte slice as a file.
-type bytesReaderAt []byte
-
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off > int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // forgetGone drops from memory the packs whose files another process has
@@ -357,7 +345,7 @@ func (s *Store) forgetGone() error {
 	if len(gone) > 0 {
 		s.recs = map[Key]*rec{}
 		s.objs = map[Digest][]objLoc{}
-		for _, name := range slices.Sorted(mapKeys(s.packs)) {
+		for _, name := range slices.Sorted(maps.Keys(s.packs)) {
 			p := s.packs[name]
 			p.recs = 0
 			if p.bad {
@@ -380,15 +368,4 @@ func (s *Store) forgetGone() error {
 	}
 	s.mu.Unlock()
 	return s.refresh()
-}
-
-// mapKeys iterates over the keys of m.
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -5,10 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/results"
 )
 
 // extraDigits is how many digits beyond a column's printed decimals the
@@ -141,7 +141,7 @@ func oneLine(s string) string {
 				continue
 			}
 		}
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+		if results.Unprintable(r) {
 			b.WriteByte(' ')
 			continue
 		}

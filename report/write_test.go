@@ -17,8 +17,8 @@ import (
 	"github.com/finrepro/finrepro/analysis"
 )
 
-// results builds a fresh set of results, as a run of the benchmarks would.
-func results() []*analysis.Result {
+// testResults builds a fresh set of results, as a run of the benchmarks would.
+func testResults() []*analysis.Result {
 	h := hostile()
 	return []*analysis.Result{
 		{Benchmark: "icbcbench", Title: "ICBCBench", Tables: []*analysis.Table{plain()}},
@@ -33,7 +33,7 @@ func TestWriteAll(t *testing.T) {
 	var sums [2][]byte
 	for run := range 2 {
 		out := t.TempDir()
-		res := results()
+		res := testResults()
 		if run == 1 {
 			// Settings in another order give the same bytes.
 			slices.Reverse(prov.Settings)
@@ -130,7 +130,7 @@ func checkSums(t *testing.T, out string, sums []byte, paths []string) {
 // (different map seeds, addresses and scheduling).
 func TestWriteAllProcesses(t *testing.T) {
 	if out := os.Getenv("REPORT_TEST_OUT"); out != "" {
-		paths, err := WriteAll(out, results(), testProv())
+		paths, err := WriteAll(out, testResults(), testProv())
 		if err == nil {
 			err = WriteSums(out, paths)
 		}
@@ -204,13 +204,13 @@ func TestWriteSumsBadPath(t *testing.T) {
 // SHA256SUMS as WriteSums does from the files.
 func TestWriteSumsOf(t *testing.T) {
 	out := t.TempDir()
-	sums, err := WriteAllHashed(out, results(), testProv())
+	sums, err := WriteAllHashed(out, testResults(), testProv())
 	if err != nil {
 		t.Fatal(err)
 	}
 	paths := Paths(sums)
-	if !slices.IsSorted(paths) || !slices.Equal(paths, Files(results(), testProv())) {
-		t.Fatalf("paths %q, want %q", paths, Files(results(), testProv()))
+	if !slices.IsSorted(paths) || !slices.Equal(paths, Files(testResults(), testProv())) {
+		t.Fatalf("paths %q, want %q", paths, Files(testResults(), testProv()))
 	}
 	if err := WriteSums(out, paths); err != nil {
 		t.Fatal(err)

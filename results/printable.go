@@ -47,6 +47,12 @@ func Printable(s string) string {
 }
 
 func unsafeRune(r rune, n int) bool {
-	return r == utf8.RuneError && n <= 1 || unicode.IsControl(r) ||
-		r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+	return r == utf8.RuneError && n <= 1 || Unprintable(r)
+}
+
+// Unprintable reports whether r would act on a terminal or a text view
+// rather than show: a control character, a line or paragraph separator,
+// or a bidirectional control.
+func Unprintable(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -99,14 +99,13 @@ func Write(w io.Writer, dir string) error {
 		return fmt.Errorf("cache: archive: %w", err)
 	}
 	for _, name := range files {
-		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		// opened as regular again: the file may have been swapped for a
+		// link or a FIFO since it was hashed
+		f, st, err := regular.Open(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return fmt.Errorf("cache: archive: %w", err)
 		}
-		st, err := f.Stat()
-		if err == nil {
-			err = add(name, st.Size(), f)
-		}
+		err = add(name, st.Size(), f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("cache: archive: %w", err)
