@@ -368,13 +368,13 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	case st == http.StatusOK:
 		return body, nil
 	case st == http.StatusTooManyRequests:
-		return nil, &CallError{Cause: CauseRateLimited, Status: st, Msg: snippet(body)}
+		return nil, &CallError{Cause: CauseRateLimited, Status: st, Msg: Snippet(body)}
 	case st == http.StatusRequestTimeout:
-		return nil, &CallError{Cause: CauseTimeout, Status: st, Msg: snippet(body)}
+		return nil, &CallError{Cause: CauseTimeout, Status: st, Msg: Snippet(body)}
 	case st >= 500:
-		return nil, &CallError{Cause: CauseServer, Status: st, Msg: snippet(body)}
+		return nil, &CallError{Cause: CauseServer, Status: st, Msg: Snippet(body)}
 	default:
-		return nil, &CallError{Cause: CauseHTTP, Status: st, Msg: snippet(body)}
+		return nil, &CallError{Cause: CauseHTTP, Status: st, Msg: Snippet(body)}
 	}
 }
 
@@ -390,8 +390,9 @@ func (c *Client) netError(ctx, actx context.Context, err error) *CallError {
 	return &CallError{Cause: CauseConnection, Msg: err.Error()}
 }
 
-// snippet returns the start of an error body for messages.
-func snippet(b []byte) string {
+// Snippet is the start of a response body for an error message: trimmed,
+// at most 300 bytes.
+func Snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 300 {
 		s = s[:300] + "..."
@@ -416,11 +417,11 @@ func checkBody(kind Kind, body []byte) (*output, *CallError) {
 	if !utf8.Valid(body) {
 		// The store keeps UTF-8 JSON only (docs/cache.md), so that a dump
 		// loads back to the same exchanges.
-		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid UTF-8: " + snippet(body)}
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "response is not valid UTF-8: " + Snippet(body)}
 	}
 	o, err := parseOutput(kind, bytes.TrimSpace(body))
 	if err != nil {
-		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error() + ": " + snippet(body)}
+		return nil, &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: err.Error() + ": " + Snippet(body)}
 	}
 	if o.APIError != "" {
 		return nil, &CallError{Cause: CauseAPIError, Status: http.StatusOK, Msg: o.APIError}

@@ -131,9 +131,9 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 		res := Result{Request: r, Source: results.SourceImport, CostFactor: BatchDiscount}
 		switch {
 		case b.Response == nil:
-			res.Err = &CallError{Cause: CauseAPIError, Msg: "batch error: " + snippet(b.Error)}
+			res.Err = &CallError{Cause: CauseAPIError, Msg: "batch error: " + Snippet(b.Error)}
 		case b.Response.StatusCode != 200:
-			res.Err = &CallError{Cause: statusCause(b.Response.StatusCode), Status: b.Response.StatusCode, Msg: snippet(b.Response.Body)}
+			res.Err = &CallError{Cause: StatusCause(b.Response.StatusCode), Status: b.Response.StatusCode, Msg: Snippet(b.Response.Body)}
 		default:
 			res.Body = b.Response.Body
 		}
@@ -152,7 +152,8 @@ func (c *Client) ImportBatch(input io.Reader, inputName string, output io.Reader
 // importChunk is how many results ImportBatch stores per pack.
 const importChunk = 500
 
-func statusCause(st int) Cause {
+// StatusCause classifies the HTTP status of a failed response.
+func StatusCause(st int) Cause {
 	switch {
 	case st == 429:
 		return CauseRateLimited

@@ -441,7 +441,7 @@ func (e *errorMember) apiError([]byte) string {
 	if len(e.Error) == 0 || string(e.Error) == "null" {
 		return ""
 	}
-	return snippet(e.Error)
+	return Snippet(e.Error)
 }
 
 // tokenUsage is the usage member of the Responses and Anthropic schemas.
@@ -554,7 +554,7 @@ func (r *anthropicResponse) apiError(body []byte) string {
 	if e := r.errorMember.apiError(body); e != "" || r.Type != "error" {
 		return e
 	}
-	return snippet(body)
+	return Snippet(body)
 }
 
 func (r *anthropicResponse) output() (*output, error) {

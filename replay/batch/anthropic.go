@@ -121,7 +121,7 @@ func parseAnthropicLine(b []byte) (result, error) {
 		}
 		r.body = l.Result.Message
 	case "errored":
-		r.err = &replay.CallError{Cause: replay.CauseAPIError, Msg: snippet(l.Result.Error)}
+		r.err = &replay.CallError{Cause: replay.CauseAPIError, Msg: replay.Snippet(l.Result.Error)}
 	case "canceled":
 		r.err = &replay.CallError{Cause: CauseCanceled, Msg: "the batch was canceled before this request ran"}
 	case "expired":

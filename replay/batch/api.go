@@ -200,13 +200,7 @@ func (e *endpoint) sendOnce(ctx context.Context, method, path, contentType strin
 	return resp, 0, nil
 }
 
-func (e *endpoint) snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return e.redact(s)
-}
+func (e *endpoint) snippet(b []byte) string { return e.redact(replay.Snippet(b)) }
 
 // maxResultLine caps one result line: a response as large as a recording
 // accepts, with room for its envelope.
@@ -275,17 +269,6 @@ func decodeLenient(b []byte, v any) error {
 		return errors.New("not a JSON object")
 	}
 	return json.Unmarshal(b, v)
-}
-
-// statusCause classifies the HTTP status of a failed result line.
-func statusCause(st int) replay.Cause {
-	switch {
-	case st == 429:
-		return replay.CauseRateLimited
-	case st >= 500:
-		return replay.CauseServer
-	}
-	return replay.CauseHTTP
 }
 
 // Estimate prices missing requests both ways: synchronously, as their

@@ -180,19 +180,11 @@ func parseOpenAILine(b []byte) (result, error) {
 		r.err = &replay.CallError{Cause: replay.CauseMalformed, Msg: "neither response nor error"}
 	case l.Response.StatusCode != 200:
 		st := l.Response.StatusCode
-		r.err = &replay.CallError{Cause: statusCause(st), Status: st, Msg: snippet(l.Response.Body)}
+		r.err = &replay.CallError{Cause: replay.StatusCause(st), Status: st, Msg: replay.Snippet(l.Response.Body)}
 	case len(l.Response.Body) == 0:
 		r.err = &replay.CallError{Cause: replay.CauseMalformed, Status: 200, Msg: "response without a body"}
 	default:
 		r.body = l.Response.Body
 	}
 	return r, nil
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

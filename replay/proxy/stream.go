@@ -10,6 +10,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/finrepro/finrepro/replay"
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
@@ -268,7 +269,7 @@ func (g *grammar) add(frame []byte) {
 			return
 		}
 		if v.Type == "" && len(v.Error) > 0 && string(v.Error) != "null" {
-			g.fail("error event: %s", snippet(v.Error))
+			g.fail("error event: %s", replay.Snippet(v.Error))
 			return
 		}
 		if v.Model != "" {
@@ -280,7 +281,7 @@ func (g *grammar) add(frame []byte) {
 		// Responses API: typed events, no [DONE].
 		switch v.Type {
 		case "error", "response.failed":
-			g.fail("%s event: %s", v.Type, snippet(e.data))
+			g.fail("%s event: %s", v.Type, replay.Snippet(e.data))
 		case "response.completed", "response.incomplete":
 			g.done = true
 		}
@@ -314,7 +315,7 @@ func (g *grammar) add(frame []byte) {
 		}
 		switch {
 		case e.name == "error" || v.Type == "error":
-			g.fail("error event: %s", snippet(e.data))
+			g.fail("error event: %s", replay.Snippet(e.data))
 		case v.Type == "message_start":
 			g.model, g.in = v.Message.Model, v.Message.Usage.In
 		case v.Type == "message_delta":
@@ -342,7 +343,7 @@ func (g *grammar) add(frame []byte) {
 			return
 		}
 		if len(v.Error) > 0 && string(v.Error) != "null" {
-			g.fail("error event: %s", snippet(v.Error))
+			g.fail("error event: %s", replay.Snippet(v.Error))
 			return
 		}
 		if v.ModelVersion != "" {
@@ -362,13 +363,4 @@ func (g *grammar) add(frame []byte) {
 			g.done = true
 		}
 	}
-}
-
-// snippet returns the start of b for messages.
-func snippet(b []byte) string {
-	s := string(bytes.TrimSpace(b))
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }

@@ -258,13 +258,6 @@ func firstFew(names []string, n int) string {
 	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // recordMissing records the bundle's missing requests: a dry run counts
 // them and estimates the cost, the user confirms (unless yes), then every
 // benchmark runs through a recording client. Calls that depend on replies
