@@ -592,6 +592,17 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory.
 func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+	all := append(slices.Clone(res), extra...)
+	return writeTablesAndSite(o, all, site.Input{
+		Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
+	}, prov)
+}
+
+// writeTablesAndSite writes the workbooks, CSV, JSON and LaTeX of all and
+// the site of in into the output folder o, then SHA256SUMS, and returns
+// the files written (SHA256SUMS aside), sorted: what reproduce and
+// scores share.
+func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance) ([]string, error) {
 	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
@@ -603,16 +614,11 @@ func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Res
 	// The workbooks and the site are written at once: the site links the
 	// files report.Files names, which WriteAll is writing meanwhile.
 	// Both hash what they write from memory, for SHA256SUMS.
-	all := append(slices.Clone(res), extra...)
 	var sums, siteSums []report.FileSum
 	var reportErr, siteErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
-	wg.Go(func() {
-		siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), site.Input{
-			Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
-		})
-	})
+	wg.Go(func() { siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), in) })
 	wg.Wait()
 	if err := cmp.Or(reportErr, siteErr); err != nil {
 		return nil, err

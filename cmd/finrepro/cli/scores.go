@@ -132,33 +132,14 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 		Settings: [][2]string{{"reps", fmt.Sprint(*reps)}, {"seed", fmt.Sprint(*seed)}, {"task-col", opt.TaskCol}, {"items", *items},
 			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
 	all := []*analysis.Result{res}
-	sums, err := report.WriteAllHashed(*out, all, prov)
+	// the same leaderboard as a site page, linking the files it writes
+	names, err := writeTablesAndSite(folder, all, site.Input{Results: all, Provenance: prov, Downloads: report.Files(all, prov)}, prov)
 	if err != nil {
-		return err
-	}
-	// the same leaderboard as a site page, linking the files just written
-	siteSums, err := site.WriteHashed(filepath.Join(*out, "site"), site.Input{Results: all, Provenance: prov, Downloads: report.Files(all, prov)})
-	if err != nil {
-		return err
-	}
-	for _, s := range siteSums {
-		s.Path = "site/" + s.Path
-		sums = append(sums, s)
-	}
-	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
-	names := report.Paths(sums)
-	if err := report.WriteSumsOf(*out, sums); err != nil {
-		return err
-	}
-	if err := folder.finish(append(slices.Clone(names), report.SumsName)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "\nWrote %d files to %s.\n", len(names)+1, *out)
 	return nil
 }
-
-// scoresDirs are the folders "finrepro scores" writes in its output folder.
-var scoresDirs = []string{"xlsx", "csv", "json", "latex", "site"}
 
 // readMatrix opens and parses a score matrix.
 func readMatrix(file string, opt scores.Options) (*scores.Matrix, error) {
@@ -201,7 +182,7 @@ func checkScoresOut(out string) error {
 		}
 		return false
 	}
-	for _, d := range scoresDirs {
+	for _, d := range outputDirs {
 		root := filepath.Join(out, d)
 		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
