@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/results"
@@ -68,27 +67,14 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 // .tar.zst, extracted first into a temporary folder) and returns how many
 // there were. An error means the bundle could not be checked at all.
 func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
-	dir := path
-	if err := results.CheckBundlePath(path); err != nil {
-		return 0, err
+	if path == "" {
+		return 0, usageErr("want a bundle PATH")
 	}
-	if strings.HasSuffix(path, ".tar.zst") {
-		f, err := os.Open(path)
-		if err != nil {
-			return 0, err
-		}
-		tmp, cleanup, err := extractArchive(ctx, f, path)
-		f.Close()
-		if err != nil {
-			return 0, err
-		}
-		defer cleanup()
-		dir = tmp
-	}
-	b, err := results.OpenBundle(dir)
+	b, cleanup, err := openBundle(ctx, path)
 	if err != nil {
 		return 0, err
 	}
+	defer cleanup()
 	probs, err := b.Verify(ctx)
 	for _, p := range probs {
 		sayf(env.Stderr, "%s: %s", path, p)
