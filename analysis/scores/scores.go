@@ -26,7 +26,7 @@ type Config struct {
 	// Reps is the number of bootstrap resamples and of sampled sign
 	// patterns (10000 when 0).
 	Reps int
-	// Seed seeds every resampling.
+	// Seed seeds every resampling (uncertainty.Seed when 0).
 	Seed uint64
 	// Synthetic marks every output as synthetic data.
 	Synthetic bool
@@ -37,12 +37,8 @@ type Config struct {
 	Pairs [][2]string
 }
 
-// The fixed conventions of the tables.
 const (
-	defaultReps = 10000
-	level       = 0.95 // of every interval
-	alpha       = 0.05 // of every test, two-sided
-	power       = 0.8  // of the minimum detectable difference
+	level = uncertainty.Level // of every interval
 	// maxGroupValues bounds the columns of a group breakdown.
 	maxGroupValues = 50
 )
@@ -51,54 +47,53 @@ const (
 // folders (csv/scores/, json/scores/, xlsx/scores.xlsx).
 const Benchmark = "scores"
 
-// systemStats is what the leaderboard shows of one system.
+// systemStats is what the leaderboard shows of one system besides the
+// statistics of its uncertainty board.
 type systemStats struct {
 	name     string
 	scores   []float64
-	mean     stats.ClusterMean
-	meanErr  error
-	lo, hi   float64
-	bootErr  error
-	complete float64
+	mean     float64 // over the answered tasks
+	complete float64 // over the tasks every system answered
 	answered int
 }
 
 // Analyse computes the tables of m. The result's ranking is by mean over
-// each system's answered tasks, best first.
+// each system's answered tasks, best first. The leaderboard's intervals,
+// errors, rank intervals, tie groups and paired comparisons are those of
+// an uncertainty board, as in the tables of "finrepro reproduce".
 func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 	if cfg.Reps == 0 {
-		cfg.Reps = defaultReps
+		cfg.Reps = uncertainty.DefaultReps
 	}
 	if cfg.Reps < 0 {
 		return nil, fmt.Errorf("scores: %d resamples", cfg.Reps)
+	}
+	if err := checkPairs(m, cfg.Pairs); err != nil {
+		return nil, err
 	}
 	cl, nClusters := stats.ClusterIndex(m.Cluster)
 	complete := completeTasks(m)
 	dec := decimals(m)
 	sys := make([]*systemStats, len(m.Systems))
 	for s, name := range m.Systems {
-		st := &systemStats{name: name, scores: m.Scores[s]}
-		st.mean, st.meanErr = stats.NewClusterMean(st.scores, cl)
-		st.lo, st.hi, st.bootErr = stats.ClusterBootstrap(st.scores, cl, cfg.Reps, cfg.Seed, level)
-		var sum float64
+		st := &systemStats{name: name, scores: m.Scores[s], mean: math.NaN(), complete: math.NaN()}
+		var sum, sumComplete float64
 		var n int
 		for t, v := range st.scores {
 			if !math.IsNaN(v) {
 				st.answered++
+				sum += v
 				if complete[t] {
-					sum += v
+					sumComplete += v
 					n++
 				}
 			}
 		}
-		st.complete = math.NaN()
-		if n > 0 {
-			st.complete = sum / float64(n)
+		if st.answered > 0 {
+			st.mean = sum / float64(st.answered)
 		}
-		if st.answered > 0 && st.meanErr != nil {
-			// fewer than 2 clusters: the mean exists, its intervals do not
-			st.mean.Mean = mean(st.scores)
-			st.mean.Items = st.answered
+		if n > 0 {
+			st.complete = sumComplete / float64(n)
 		}
 		sys[s] = st
 	}
@@ -114,46 +109,26 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 	})
 	res := &analysis.Result{Benchmark: Benchmark, Title: "Scores of " + filepath.Base(m.File), Headline: "leaderboard",
 		Scores: map[string]float64{}, Synthetic: cfg.Synthetic}
-	for _, st := range sys {
-		res.Ranking = append(res.Ranking, st.name)
-		if st.answered > 0 {
-			res.Scores[st.name] = st.mean.Mean
-		}
-	}
-	// paired comparisons, computed once per pair
-	pairs := map[[2]int]pairResult{}
-	pair := func(i, j int) pairResult {
-		k := [2]int{i, j}
-		if p, ok := pairs[k]; ok {
-			return p
-		}
-		p, err := stats.NewPaired(sys[i].scores, sys[j].scores, cl, cfg.Reps, cfg.Seed, level)
-		pairs[k] = pairResult{p, err}
-		return pairs[k]
-	}
-	groups := stats.TieGroups(len(sys), func(l, i int) float64 {
-		if p := pair(l, i); p.err == nil {
-			return p.P
-		}
-		return 1 // too little shared to compare: not resolved
-	}, alpha)
 	ranked := make([][]float64, len(sys))
 	for i, st := range sys {
+		res.Ranking = append(res.Ranking, st.name)
 		ranked[i] = st.scores
-	}
-	rankCI, rankErr := stats.RankIntervals(ranked, cl, cfg.Reps, cfg.Seed, level)
-
-	lb := leaderboard(m, sys, groups, rankCI, rankErr, dec, nClusters, complete)
-	pt, mdd := pairTable(sys, pair, dec, nClusters)
-	if mdd != "" {
-		lb.Notes = append(lb.Notes, mdd)
-	}
-	res.Tables = append(res.Tables, lb, pt)
-	if len(cfg.Pairs) > 0 {
-		rt, err := requestedTable(m, sys, pair, dec, cfg.Pairs)
-		if err != nil {
-			return nil, err
+		if st.answered > 0 {
+			res.Scores[st.name] = st.mean
 		}
+	}
+	board := uncertainty.New(res.Ranking, ranked, cl, uncertainty.Config{Reps: cfg.Reps, Seed: cfg.Seed, Unit: "clusters", Decimals: dec, Requested: cfg.Pairs})
+	lb := leaderboard(m, sys, board, dec, nClusters, complete)
+	if s := board.PowerNote(); s != "" {
+		lb.Notes = append(lb.Notes, s)
+	}
+	pt := board.PairTable(Benchmark, "Paired comparisons of adjacent systems")
+	relabelPairs(pt, dec, "Each system against the next in the ranking, on the tasks both answered: mean paired difference with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the table's pairs.",
+		"Holm-adjusted across the adjacent pairs")
+	res.Tables = append(res.Tables, lb, pt)
+	for _, rt := range board.RequestedTable(Benchmark) {
+		relabelPairs(rt, dec, "Each requested pair on the tasks both answered: mean paired difference (first - second) with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the requested pairs (not together with the adjacent pairs).",
+			"Holm-adjusted across the requested pairs")
 		res.Tables = append(res.Tables, rt)
 	}
 	names := map[string]bool{"leaderboard": true, "pairs": true, "requested_pairs": true, "published": true}
@@ -165,7 +140,7 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 		res.Tables = append(res.Tables, t)
 	}
 	if len(cfg.Published) > 0 {
-		res.Tables = append(res.Tables, publishedTable(cfg.Published, sys, dec))
+		res.Tables = append(res.Tables, publishedTable(cfg.Published, sys, board, dec))
 	}
 	if cfg.Synthetic {
 		for _, t := range res.Tables {
@@ -175,9 +150,13 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 	return res, nil
 }
 
-type pairResult struct {
-	stats.Paired
-	err error
+// relabelPairs words a table of paired comparisons of the board in tasks
+// rather than items.
+func relabelPairs(t *analysis.Table, dec int, caption, holmDoc string) {
+	first, second := t.Columns[0].Doc, t.Columns[1].Doc
+	t.Caption = caption
+	t.Columns = uncertainty.PairColumns(dec, "tasks both answered", "clusters of the shared tasks", "the shared tasks", holmDoc)
+	t.Columns[0].Doc, t.Columns[1].Doc = first, second
 }
 
 // rankMean is the mean a system is ranked by; a system with no score
@@ -186,19 +165,7 @@ func (st *systemStats) rankMean() float64 {
 	if st.answered == 0 {
 		return math.Inf(-1)
 	}
-	return st.mean.Mean
-}
-
-func mean(y []float64) float64 {
-	var s float64
-	var n int
-	for _, v := range y {
-		if !math.IsNaN(v) {
-			s += v
-			n++
-		}
-	}
-	return s / float64(n)
+	return st.mean
 }
 
 // completeTasks marks the tasks every system answered.
@@ -249,16 +216,14 @@ func binary(m *Matrix) bool {
 
 func num(x float64, err error) analysis.Cell {
 	if err != nil {
-		return analysis.Undefined(undefinedReason(err))
+		return analysis.Undefined(strings.TrimPrefix(err.Error(), "undefined: "))
 	}
 	return analysis.Number(x)
 }
 
-func undefinedReason(err error) string {
-	return strings.TrimPrefix(err.Error(), "undefined: ")
-}
-
-func leaderboard(m *Matrix, sys []*systemStats, groups []int, rankCI []stats.RankInterval, rankErr error, dec, nClusters int, complete []bool) *analysis.Table {
+// leaderboard is the headline table: the board's statistics of each
+// system with its counts and its mean over the complete tasks.
+func leaderboard(m *Matrix, sys []*systemStats, board *uncertainty.Board, dec, nClusters int, complete []bool) *analysis.Table {
 	t := &analysis.Table{Benchmark: Benchmark, Name: "leaderboard", Title: "Leaderboard with clustered intervals",
 		Caption: fmt.Sprintf("%s: %d tasks in %d clusters, %d systems. Mean over each system's answered tasks with its 95 %% cluster bootstrap percentile interval, CR1 cluster-robust and naive standard errors; rank interval from the cluster bootstrap of the ranking; tie group from paired sign-flip tests against the group's best (α = 0.05).",
 			filepath.Base(m.File), len(m.Tasks), nClusters, len(m.Systems)),
@@ -294,23 +259,19 @@ func leaderboard(m *Matrix, sys []*systemStats, groups []int, rankCI []stats.Ran
 		}
 	}
 	for i, st := range sys {
-		rank, rlo, rhi := analysis.Int(i+1), analysis.Undefined("no rank interval"), analysis.Undefined("no rank interval")
-		if rankErr != nil {
-			rlo, rhi = analysis.Undefined(undefinedReason(rankErr)), analysis.Undefined(undefinedReason(rankErr))
-		} else {
-			rank, rlo, rhi = analysis.Int(rankCI[i].Rank), analysis.Int(rankCI[i].Lo), analysis.Int(rankCI[i].Hi)
+		rank := analysis.Int(i + 1)
+		if board.Ranks != nil {
+			rank = analysis.Int(board.Ranks[i].Rank)
 		}
 		meanCell := analysis.Undefined("no answered task")
 		if st.answered > 0 {
-			meanCell = analysis.Number(st.mean.Mean)
+			meanCell = analysis.Number(st.mean)
 		}
-		se, naive, deff, eff := num(st.mean.SE, st.meanErr), num(st.mean.NaiveSE, st.meanErr), num(st.mean.DesignEffect, st.meanErr), num(st.mean.EffectiveClusters, st.meanErr)
-		clusters := analysis.Int(st.mean.Clusters)
-		if st.meanErr != nil {
-			clusters = analysis.Int(min(st.answered, 1))
-		}
-		row := []analysis.Cell{rank, rlo, rhi, analysis.Text(st.name), analysis.Int(groups[i]), meanCell,
-			num(st.lo, st.bootErr), num(st.hi, st.bootErr), se, naive, deff, eff, clusters,
+		// rank_lo, rank_hi, cluster_lo, cluster_hi, se_cluster, se_naive,
+		// design_effect, eff_clusters, clusters
+		c := board.Cells(st.name)
+		row := []analysis.Cell{rank, c[0], c[1], analysis.Text(st.name), board.Tier(st.name), meanCell,
+			c[2], c[3], c[4], c[5], c[6], c[7], c[8],
 			analysis.Int(st.answered), analysis.Int(len(m.Tasks) - st.answered), num(st.complete, completeErr(nComplete))}
 		if bin {
 			succ := 0
@@ -341,72 +302,6 @@ func completeErr(n int) error {
 		return fmt.Errorf("no task answered by every system")
 	}
 	return nil
-}
-
-// pairTable compares each system with the next one in the ranking, and
-// returns the note on the minimum detectable difference.
-func pairTable(sys []*systemStats, pair func(i, j int) pairResult, dec, nClusters int) (*analysis.Table, string) {
-	var adjacent [][2]int
-	for i := 0; i+1 < len(sys); i++ {
-		adjacent = append(adjacent, [2]int{i, i + 1})
-	}
-	t, sumSE2, nSE := pairsTable("pairs", "Paired comparisons of adjacent systems",
-		"Each system against the next in the ranking, on the tasks both answered: mean paired difference with its 95 % cluster bootstrap interval and CR1 standard error, two-sided p-value of the cluster-level sign-flip permutation test, and the p-value Holm-adjusted across the table's pairs.",
-		"Holm-adjusted across the adjacent pairs", sys, adjacent, pair, dec)
-	if nSE == 0 {
-		return t, ""
-	}
-	se := math.Sqrt(sumSE2 / float64(nSE))
-	mdd := stats.MinDetectable(se, float64(nClusters-1), alpha, power)
-	return t, fmt.Sprintf("Power: differences below %s are not resolvable with %d clusters at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square clustered standard error %s of the adjacent paired differences).",
-		analysis.Number(mdd).Format(dec), nClusters, nClusters-1, analysis.Number(se).Format(dec+1))
-}
-
-// pairsTable is a table of the paired comparisons of the pairs idx of
-// sys, Holm-adjusted across them, and the sum of their squared CR1
-// errors with its count.
-func pairsTable(name, title, caption, holmDoc string, sys []*systemStats, idx [][2]int, pair func(i, j int) pairResult, dec int) (*analysis.Table, float64, int) {
-	t := &analysis.Table{Benchmark: Benchmark, Name: name, Title: title, Caption: caption,
-		Columns: uncertainty.PairColumns(dec, "tasks both answered", "clusters of the shared tasks", "the shared tasks", holmDoc),
-	}
-	var ps []float64
-	var sumSE2 float64
-	var nSE int
-	type row struct {
-		cells []analysis.Cell
-		p     int // index into ps, or -1
-	}
-	var out []row
-	for _, k := range idx {
-		i, j := k[0], k[1]
-		p := pair(i, j)
-		r := row{p: -1}
-		if p.err != nil {
-			u := analysis.Undefined(undefinedReason(p.err))
-			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[j].name), analysis.Int(0), analysis.Int(0), u, u, u, u, u, analysis.Text(""), u, analysis.Text("no")}
-		} else {
-			method := "sampled"
-			if p.Exact {
-				method = "exact"
-			}
-			r.p = len(ps)
-			ps = append(ps, p.P)
-			sumSE2 += p.SE * p.SE
-			nSE++
-			r.cells = []analysis.Cell{analysis.Text(sys[i].name), analysis.Text(sys[j].name), analysis.Int(p.Items), analysis.Int(p.Clusters),
-				analysis.Number(p.Diff), analysis.Number(p.Lo), analysis.Number(p.Hi), analysis.Number(p.SE), analysis.Number(p.P), analysis.Text(method), {}, {}}
-		}
-		out = append(out, r)
-	}
-	holm := stats.Holm(ps)
-	for _, r := range out {
-		if r.p >= 0 {
-			r.cells[10] = analysis.Number(holm[r.p])
-			r.cells[11] = analysis.Text(map[bool]string{true: "yes", false: "no"}[holm[r.p] < alpha])
-		}
-		t.AddRow(r.cells...)
-	}
-	return t, sumSE2, nSE
 }
 
 // groupTable breaks the means down by the values of group column g: one
@@ -527,7 +422,7 @@ func fileName(s string) string {
 }
 
 // publishedTable compares published means with the computed ones.
-func publishedTable(pub []Published, sys []*systemStats, dec int) *analysis.Table {
+func publishedTable(pub []Published, sys []*systemStats, board *uncertainty.Board, dec int) *analysis.Table {
 	t := &analysis.Table{Benchmark: Benchmark, Name: "published", Title: "Published against computed means",
 		Caption: "Each published mean against the mean computed from the score matrix over the system's answered tasks: reproduced when they agree within half a unit of the published value's last printed digit; \"in interval\" says whether the published mean lies in the computed 95 % cluster bootstrap interval.",
 		Columns: []analysis.Column{
@@ -552,16 +447,16 @@ func publishedTable(pub []Published, sys []*systemStats, dec int) *analysis.Tabl
 			t.AddRow(analysis.Text(p.System), analysis.Number(p.Value), u, u, analysis.Number(p.Tolerance), analysis.Text(""), analysis.Text(analysis.NotComparable))
 			continue
 		}
-		d := st.mean.Mean - p.Value
+		d := st.mean - p.Value
 		verdict := analysis.Differs
 		if math.Abs(d) <= p.Tolerance*(1+1e-9) {
 			verdict = analysis.Reproduced
 		}
 		in := analysis.Text("n/a")
-		if st.bootErr == nil {
-			in = analysis.Text(map[bool]string{true: "yes", false: "no"}[st.lo <= p.Value && p.Value <= st.hi])
+		if c := board.Cells(st.name); c[2].IsNum && c[3].IsNum {
+			in = analysis.Text(map[bool]string{true: "yes", false: "no"}[c[2].Num <= p.Value && p.Value <= c[3].Num])
 		}
-		t.AddRow(analysis.Text(p.System), analysis.Number(p.Value), analysis.Number(st.mean.Mean), analysis.Number(d), analysis.Number(p.Tolerance), in, analysis.Text(verdict))
+		t.AddRow(analysis.Text(p.System), analysis.Number(p.Value), analysis.Number(st.mean), analysis.Number(d), analysis.Number(p.Tolerance), in, analysis.Text(verdict))
 	}
 	return t
 }

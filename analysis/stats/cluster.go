@@ -154,15 +154,6 @@ func NewClusterMean(y []float64, cluster []int) (ClusterMean, error) {
 	return m, nil
 }
 
-// ClusterBootstrap returns the cluster bootstrap percentile interval of
-// the item mean of the non-NaN values of y: reps resamples of the
-// clusters with replacement (seeded), each giving the mean of the items
-// of the clusters drawn.
-func ClusterBootstrap(y []float64, cluster []int, reps int, seed uint64, level float64) (lo, hi float64, err error) {
-	c := Group(y, cluster)
-	return Bootstrap(len(c.Labels), reps, seed, level, c.Mean)
-}
-
 // ClusterIndex numbers the cluster labels in sorted order: idx[i] is
 // the rank of labels[i] among the n distinct labels.
 func ClusterIndex(labels []string) (idx []int, n int) {

@@ -24,33 +24,6 @@ type Paired struct {
 	Exact bool
 }
 
-// NewPaired compares a and b item by item: a[i] and b[i] are the two
-// systems' scores on item i, NaN where a system did not answer, and
-// cluster[i] labels the item's cluster. The interval resamples clusters
-// (reps resamples, seeded, at the given level); the p-value flips the
-// signs of whole clusters' differences, with reps random patterns from
-// the same seed, or all 2^G of them when that is not more than reps.
-func NewPaired(a, b []float64, cluster []int, reps int, seed uint64, level float64) (Paired, error) {
-	if len(a) != len(b) || len(a) != len(cluster) {
-		panic("stats: NewPaired of unequal lengths")
-	}
-	d := make([]float64, len(a))
-	for i := range a {
-		d[i] = a[i] - b[i] // NaN when either is missing
-	}
-	m, err := NewClusterMean(d, cluster)
-	if err != nil {
-		return Paired{}, err
-	}
-	p := Paired{Diff: m.Mean, Items: m.Items, Clusters: m.Clusters, SE: m.SE}
-	c := Group(d, cluster)
-	if p.Lo, p.Hi, err = Bootstrap(len(c.Labels), reps, seed, level, c.Mean); err != nil {
-		return Paired{}, err
-	}
-	p.P, p.Exact = SignFlip(c.Sum, reps, seed)
-	return p, nil
-}
-
 // SignFlip returns the two-sided p-value of the paired sign-flip
 // permutation test of the cluster sums of paired differences sums: under
 // the null that the two systems are exchangeable within each cluster,

@@ -73,11 +73,11 @@ func (b *Board) Compare(i, j int) Pair {
 		return p
 	}
 	s := sumsOf(d, b.cl, b.Clusters)
-	vals, _ := bootstrapPass([]sums{s}, 0, b.Clusters, b.cfg.Reps, Seed)
+	vals, _ := bootstrapPass([]sums{s}, 0, b.Clusters, b.cfg.Reps, b.cfg.Seed)
 	if p.Lo, p.Hi, p.Err = interval(vals[0]); p.Err != nil {
 		return p
 	}
-	ps, ex := signFlips([][]float64{s.sum}, b.cfg.Reps, Seed)
+	ps, ex := signFlips([][]float64{s.sum}, b.cfg.Reps, b.cfg.Seed)
 	p.P, p.Exact = ps[0], ex[0]
 	return p
 }
@@ -110,7 +110,7 @@ func (b *Board) RequestedTable(benchmark string) []*analysis.Table {
 	}
 	holm(pairs)
 	t := b.pairsTable(benchmark, "requested_pairs", "Paired comparisons on request",
-		fmt.Sprintf("Each requested pair on the items both scored: mean paired difference (first - second) with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the requested pairs (not together with the adjacent pairs).", b.cfg.Unit, b.cfg.Unit, Seed),
+		fmt.Sprintf("Each requested pair on the items both scored: mean paired difference (first - second) with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the requested pairs (not together with the adjacent pairs).", b.cfg.Unit, b.cfg.Unit, b.cfg.Seed),
 		names, pairs, "Holm-adjusted across the requested pairs")
 	t.Columns[0].Doc, t.Columns[1].Doc = "the first system of the pair", "the second system of the pair"
 	return []*analysis.Table{t}

@@ -4,9 +4,9 @@ package uncertainty
 // statistic of a board in two passes, with each resample's cluster draw
 // shared by all systems and pairs and each sign pattern shared by all
 // pairs. Profile: reproduce of the full-scale demo (finrepro demo
-// --scale full) spent 4.1 of 6.6 CPU-seconds here when New called
-// stats.ClusterBootstrap per system, stats.RankIntervals and
-// stats.NewPaired per pair: FinDeepForecast has 1,418 task clusters, and
+// --scale full) spent 4.1 of 6.6 CPU-seconds here when New resampled
+// each system and pair on its own (a bootstrap per system and per pair,
+// a rank bootstrap, a sign-flip test per pair): FinDeepForecast has 1,418 task clusters, and
 // at 10,000 resamples each sign-flip test took 80 ms, each bootstrap
 // 61 ms and the rank intervals 225 ms. BenchmarkNew in
 // resample_test.go measures the passes. The estimators are those of

@@ -32,8 +32,8 @@ const (
 	// DefaultReps is the number of cluster bootstrap resamples and sampled
 	// sign patterns of a benchmark's cluster_bootstrap knob.
 	DefaultReps = 10000
-	// Seed seeds every resampling of this package, so that each table
-	// reproduces.
+	// Seed seeds every resampling of a Config without a Seed of its own,
+	// so that each table reproduces.
 	Seed  = 20
 	Level = 0.95 // of every interval
 	Alpha = 0.05 // of every test, two-sided
@@ -69,11 +69,14 @@ type Config struct {
 	Unit string
 	// Decimals of means and differences; standard errors get one more.
 	Decimals int
-	// Points names the unit of the scores in the power note ("points").
+	// Points names the unit of the scores in the power note ("points"),
+	// if they have one.
 	Points string
 	// Requested are pairs of systems (by name) to compare on request
 	// (RequestedTable), from the KnobPairs knob.
 	Requested [][2]string
+	// Seed seeds every resampling (the package's Seed when 0).
+	Seed uint64
 }
 
 // A Pair is the paired comparison of system A with the next, B.
@@ -122,6 +125,9 @@ type Board struct {
 // systems below it; a pair sharing fewer than 2 clusters counts as not
 // resolved.
 func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
+	if cfg.Seed == 0 {
+		cfg.Seed = Seed
+	}
 	b := &Board{cfg: cfg, Names: names, scores: scores, cluster: cluster}
 	S := len(names)
 	b.Means, b.meanErr = make([]stats.ClusterMean, S), make([]error, S)
@@ -188,7 +194,7 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 		}
 		return b
 	}
-	vals, counts := bootstrapPass(append(slices.Clone(sys), adj...), S, G, cfg.Reps, Seed)
+	vals, counts := bootstrapPass(append(slices.Clone(sys), adj...), S, G, cfg.Reps, cfg.Seed)
 	b.Ranks = make([]stats.RankInterval, S)
 	full := make([]float64, S)
 	for s := range S {
@@ -232,7 +238,7 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 			}
 			series, todo = append(series, d.sum), append(todo, k)
 		}
-		p, ex := signFlips(series, cfg.Reps, Seed)
+		p, ex := signFlips(series, cfg.Reps, cfg.Seed)
 		for i, k := range todo {
 			ps[k], exact[k] = p[i], ex[i]
 		}
@@ -399,8 +405,12 @@ func (b *Board) PowerNote() string {
 	if !b.mddOK {
 		return ""
 	}
-	return fmt.Sprintf("Power: differences below %.*f %s are not resolvable with %d %s at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square CR1 standard error of the adjacent paired differences).",
-		b.cfg.Decimals, b.mdd, b.cfg.Points, b.Clusters, b.cfg.Unit, b.Clusters-1)
+	points := b.cfg.Points
+	if points != "" {
+		points = " " + points
+	}
+	return fmt.Sprintf("Power: differences below %.*f%s are not resolvable with %d %s at 80 %% power (two-sided α = 0.05, Student's t with %d degrees of freedom, from the root mean square CR1 standard error of the adjacent paired differences).",
+		b.cfg.Decimals, b.mdd, points, b.Clusters, b.cfg.Unit, b.Clusters-1)
 }
 
 // MinDetectable is the minimum detectable difference of PowerNote.
@@ -410,7 +420,7 @@ func (b *Board) MinDetectable() (float64, bool) { return b.mdd, b.mddOK }
 // what the tier is, and the power note.
 func (b *Board) Notes() []string {
 	n := []string{fmt.Sprintf("Clustered by %s (%d): cluster bootstrap with %d resamples (seed %d); tiers are tie groups: walking down the ranking, a system shares the tier of the tier's best system unless a paired sign-flip test over %s resolves them (p < 0.05); rank intervals hold the middle 95 %% of the bootstrap ranks.",
-		b.cfg.Unit, b.Clusters, b.cfg.Reps, Seed, b.cfg.Unit)}
+		b.cfg.Unit, b.Clusters, b.cfg.Reps, b.cfg.Seed, b.cfg.Unit)}
 	if s := b.PowerNote(); s != "" {
 		n = append(n, s)
 	}
@@ -420,7 +430,7 @@ func (b *Board) Notes() []string {
 // PairTable is the table of paired comparisons of adjacent systems.
 func (b *Board) PairTable(benchmark, title string) *analysis.Table {
 	t := b.pairsTable(benchmark, "pairs", title,
-		fmt.Sprintf("Each system against the next in the headline ranking, on the items both scored: mean paired difference with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the table's pairs.", b.cfg.Unit, b.cfg.Unit, Seed),
+		fmt.Sprintf("Each system against the next in the headline ranking, on the items both scored: mean paired difference with its 95 %% paired cluster bootstrap interval and CR1 standard error (clustered by %s), two-sided p-value of the sign-flip permutation test over %s (seed %d), and the p-value Holm-adjusted across the table's pairs.", b.cfg.Unit, b.cfg.Unit, b.cfg.Seed),
 		b.Names, b.Pairs, "Holm-adjusted across the adjacent pairs")
 	if s := b.PowerNote(); s != "" {
 		t.Notes = append(t.Notes, s)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/analysis/stats"
 )
 
 func near(t *testing.T, what string, got, want, tol float64) {
@@ -193,5 +194,85 @@ func TestTerminalSharedRank(t *testing.T) {
 		if !strings.HasPrefix(r[0].Text, "=1") {
 			t.Errorf("row %d rank %q, want the shared rank =1", i, r[0].Text)
 		}
+	}
+}
+
+// TestPairedShift: in each of 8 clusters of 5 items, A is B plus 0.1, so
+// the paired difference is 0.1 with no uncertainty whatever the items'
+// own spread, and an item B did not answer is left out of the pair. The
+// 8 cluster sums are all positive: of the 2^8 sign patterns only the
+// observed one and its negation reach |T|, an exact p of 2/256.
+func TestPairedShift(t *testing.T) {
+	var a, b []float64
+	var g []int
+	for c := range 8 {
+		for i := range 5 {
+			v := float64(c) + float64(i)*0.37
+			a, b, g = append(a, v+0.1), append(b, v), append(g, c)
+		}
+	}
+	a, b, g = append(a, 100), append(b, math.NaN()), append(g, 3)
+	p := New([]string{"A", "B"}, [][]float64{a, b}, g, Config{Reps: 1000}).Pairs[0]
+	if p.Err != nil {
+		t.Fatal(p.Err)
+	}
+	near(t, "difference", p.Diff, 0.1, 1e-9)
+	near(t, "SE", p.SE, 0, 1e-9)
+	near(t, "lo", p.Lo, 0.1, 1e-9)
+	near(t, "hi", p.Hi, 0.1, 1e-9)
+	near(t, "p", p.P, 2.0/256, 1e-12)
+	if p.Items != 40 || p.Clusters != 8 || !p.Exact {
+		t.Errorf("pair %+v, want 40 items in 8 clusters, exact", p)
+	}
+}
+
+// TestRankIntervals checks the rank intervals where the bootstrap's
+// answer is known. In 30 clusters of 3 items, B is 0.0001 above A in
+// every cluster (their ±0.01 noise cancels within a cluster) and C is far
+// below both; D answers only in clusters 28 and 29 (score 10), so it is
+// best in every resample that draws one of them (1-(28/30)^30 ≈ 87 %)
+// and last in the others.
+func TestRankIntervals(t *testing.T) {
+	var a, b, c []float64
+	var g []int
+	for k := range 30 {
+		for i := range 3 {
+			v := float64(k%5) * 0.1
+			e := 0.01 * float64((k*3+i)%3-1)
+			a, b, c, g = append(a, v+e), append(b, v-e+0.0001), append(c, v-1), append(g, k)
+		}
+	}
+	d := make([]float64, len(a))
+	for i := range d {
+		d[i] = math.NaN()
+		if g[i] >= 28 {
+			d[i] = 10
+		}
+	}
+	ranks := func(scores ...[]float64) []stats.RankInterval {
+		names := make([]string, len(scores))
+		for i := range names {
+			names[i] = string(rune('A' + i))
+		}
+		return New(names, scores, g, Config{Reps: 2000}).Ranks
+	}
+	got := ranks(a, b, c, d)
+	want := []stats.RankInterval{{Rank: 3, Lo: 2, Hi: 3}, {Rank: 2, Lo: 1, Hi: 2}, {Rank: 4, Lo: 3, Hi: 4}, {Rank: 1, Lo: 1, Hi: 4}}
+	if !slices.Equal(got, want) {
+		t.Errorf("A, B, C, D: %+v, want %+v", got, want)
+	}
+	// E and F differ by +0.02 in even clusters and -0.02 in odd ones:
+	// equal on the full data, either ahead in about half the resamples
+	var e, f []float64
+	for k := range g {
+		s := 0.01 * float64(1-2*(g[k]%2))
+		e, f = append(e, a[k]+s), append(f, a[k]-s)
+	}
+	if got, tie := ranks(e, f), (stats.RankInterval{Rank: 1, Lo: 1, Hi: 2}); got[0] != tie || got[1] != tie {
+		t.Errorf("E and F: %+v, want both %+v", got, tie)
+	}
+	// equal means share the better rank
+	if got, one := ranks(a, a), (stats.RankInterval{Rank: 1, Lo: 1, Hi: 1}); got[0] != one || got[1] != one {
+		t.Errorf("equal systems: %+v", got)
 	}
 }

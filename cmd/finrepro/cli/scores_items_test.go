@@ -14,7 +14,11 @@ import (
 // system's mean and CR1 standard error are the headline table's.
 // FinDeepResearch: one task per company (the report accuracy), each its
 // own cluster, so the CR1 error over companies equals the benchmark's
-// item-level error clustered by company (see TestReproducePair).
+// item-level error clustered by company (see TestReproducePair). Both
+// commands resample with the same uncertainty board, so with reproduce's
+// seed (20) and resample count scores also gives the headline's cluster
+// bootstrap intervals, rank intervals and tie groups: a company's reports weigh alike
+// in both, one task here and 247 equally weighted items there.
 // FinDeepForecast: one task per task, clustered by task as the default
 // cluster knob does, and by week under cluster=week and --cluster-col
 // week. ICBCBench's overall score is a weighted sum of
@@ -38,7 +42,7 @@ func TestScoresOnDemoItems(t *testing.T) {
 	} {
 		t.Run(c.bench+strings.Join(c.extra, ""), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "s")
-			args := append([]string{"scores", filepath.Join(c.out, "json", c.bench, "items.jsonl"), "--items", c.bench, "--reps", "200", "--synthetic", "--out", dir}, c.extra...)
+			args := append([]string{"scores", filepath.Join(c.out, "json", c.bench, "items.jsonl"), "--items", c.bench, "--reps", "10000", "--seed", "20", "--synthetic", "--out", dir}, c.extra...)
 			code, stdout, stderr := run(t, args...)
 			if code != 0 {
 				t.Fatalf("scores exit %d\n%s\n%s", code, stdout, stderr)
@@ -51,7 +55,8 @@ func TestScoresOnDemoItems(t *testing.T) {
 				if _, ok := r["mean"].(float64); !ok {
 					continue // no scored task
 				}
-				for _, col := range [][2]string{{"mean", c.mean}, {"se_cluster", "se_cluster"}} {
+				for _, col := range [][2]string{{"mean", c.mean}, {"se_cluster", "se_cluster"},
+					{"ci_lo", "cluster_lo"}, {"ci_hi", "cluster_hi"}, {"rank_lo", "rank_lo"}, {"rank_hi", "rank_hi"}, {"tie_group", "tier"}} {
 					i := slices.IndexFunc(head.Rows, func(h map[string]any) bool { return h[c.key] == sys })
 					if i < 0 {
 						t.Fatalf("%s: no row of %q", c.table, sys)
