@@ -89,7 +89,9 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 				}
 			}
 		}
-		if st.answered > 0 {
+		if m, err := stats.NewClusterMean(st.scores, cl); err == nil {
+			st.mean = m.Mean // Σ cluster sums / N, as the board's
+		} else if st.answered > 0 {
 			st.mean = sum / float64(st.answered)
 		}
 		if n > 0 {
