@@ -66,15 +66,13 @@ type ComparedRow struct {
 // A ComparedCell is one published value beside the computed one.
 type ComparedCell struct {
 	Published string
-	// Computed is the computed value at the published precision (text
-	// cells as they are); "" when not computed.
-	Computed string
-	// Diff is computed minus published, NaN unless both are numbers.
-	Diff      float64
-	Tolerance float64
-	// Status is Reproduced, Differs, NotComputed, or "" for an empty
+	// Status is the cell's verdict (Reproduced, WithinTwice or Differs)
+	// when it was compared; else NotComputed, or "" for an empty
 	// published cell.
 	Status string
+	// Cell is the cell's comparison, an element of Comparison.All; nil
+	// when the cell was not compared.
+	Cell *CellDiff
 }
 
 // A CellDiff is one published cell compared with the computed one.
@@ -123,7 +121,7 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 	for _, prow := range pub.Rows {
 		r := ComparedRow{Key: slices.Clone(prow[:nk])}
 		for i := nk; i < len(prow); i++ {
-			cc := ComparedCell{Published: strings.TrimSpace(prow[i]), Diff: math.NaN()}
+			cc := ComparedCell{Published: strings.TrimSpace(prow[i])}
 			if cc.Published != "" {
 				cc.Status = NotComputed
 			}
@@ -164,6 +162,7 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 		return notComparable("no published column (%s) is computed", strings.Join(pub.Header[nk:], ", "))
 	}
 	worst := Reproduced
+	var at []*ComparedCell // the cell of each element of c.All
 	for ri, prow := range pub.Rows {
 		crow, ok := rows[rowKey(prow[:nk])]
 		c.Rows[ri].Found = ok
@@ -180,21 +179,18 @@ func Compare(benchmark string, pub *results.CSVTable, computed *Table, tol float
 			c.Compared++
 			d := compareCell(p, crow[cols[i]], computed.Columns[cols[i]], tol)
 			d.Row, d.Column = strings.Join(prow[:nk], " / "), pub.Header[i]
-			c.All = append(c.All, d)
+			c.All, at = append(c.All, d), append(at, cc)
 			if d.Verdict != Reproduced {
 				c.Cells = append(c.Cells, d)
 			}
 			if verdictRank(d.Verdict) > verdictRank(worst) {
 				worst = d.Verdict
 			}
-			cc.Computed, cc.Tolerance, cc.Status = d.Computed, d.Tolerance, Differs
-			if d.Numeric {
-				cc.Diff = d.Delta
-			}
-			if d.Verdict == Reproduced {
-				cc.Status = Reproduced
-			}
+			cc.Status = d.Verdict
 		}
+	}
+	for k, cc := range at {
+		cc.Cell = &c.All[k]
 	}
 	uncomputed := ""
 	switch len(c.Uncomputed) {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,6 +151,13 @@ func TestCompareCellVerdicts(t *testing.T) {
 			t.Errorf("cell %d: %+v, want computed %s, %s, 2 decimals", i, d, w.computed, w.verdict)
 		}
 	}
+	// the published layout carries the same verdicts, pointing at the
+	// cells compared
+	for i, cc := range append(slices.Clone(c.Rows[0].Cells), c.Rows[1].Cells...) {
+		if cc.Status != want[i].verdict || cc.Cell != &c.All[i] {
+			t.Errorf("laid-out cell %d: status %q, cell %p; want %q, %p", i, cc.Status, cc.Cell, want[i].verdict, &c.All[i])
+		}
+	}
 	if c.Verdict != WithinTwice || strings.Join(c.Absent, ",") != "Z" || len(c.Cells) != 2 {
 		t.Fatalf("table %q, absent %q, %d cells not reproduced; want within 2x, Z, 2", c.Verdict, c.Absent, len(c.Cells))
 	}
@@ -183,7 +191,7 @@ func TestCompareRows(t *testing.T) {
 	}
 	computed := &Table{Name: "pass_rates", Columns: []Column{{Name: "product"}, {Name: "gold_item", Decimals: 4}}}
 	computed.AddRow(Text("Kimi"), Number(58.5849)) // 58.5849-58.58 = +0.0049, within 0.005
-	computed.AddRow(Text("Qwen"), Number(46.6401)) // 46.6401-46.65 = -0.0099: differs
+	computed.AddRow(Text("Qwen"), Number(46.6401)) // 46.6401-46.65 = -0.0099: within 2x tolerance
 	c := Compare("b", pub, computed, -1)
 	if strings.Join(c.Header, ",") != "product,gold_item,depth" || c.Keys != 1 || len(c.Rows) != 3 {
 		t.Fatalf("header %v keys %d rows %d", c.Header, c.Keys, len(c.Rows))
@@ -194,15 +202,16 @@ func TestCompareRows(t *testing.T) {
 		diff     float64
 		status   string
 	}
-	wants := []want{{true, "58.58", 0.0049, Reproduced}, {true, "46.64", -0.0099, Differs}, {false, "", 0, NotComputed}}
+	wants := []want{{true, "58.58", 0.0049, Reproduced}, {true, "46.64", -0.0099, WithinTwice}, {false, "", 0, NotComputed}}
 	for i, w := range wants {
 		r := c.Rows[i]
 		cc := r.Cells[0]
-		if r.Found != w.found || cc.Computed != w.computed || cc.Status != w.status {
-			t.Errorf("row %v: found %v computed %q status %q, want %+v", r.Key, r.Found, cc.Computed, cc.Status, w)
+		if r.Found != w.found || cc.Status != w.status || w.found != (cc.Cell != nil) {
+			t.Errorf("row %v: found %v status %q cell %+v, want %+v", r.Key, r.Found, cc.Status, cc.Cell, w)
+			continue
 		}
-		if w.found && (cc.Diff < w.diff-1e-9 || cc.Diff > w.diff+1e-9) {
-			t.Errorf("row %v: diff %v, want %v", r.Key, cc.Diff, w.diff)
+		if w.found && (cc.Cell.Computed != w.computed || cc.Cell.Delta < w.diff-1e-9 || cc.Cell.Delta > w.diff+1e-9) {
+			t.Errorf("row %v: computed %q diff %v, want %q %v", r.Key, cc.Cell.Computed, cc.Cell.Delta, w.computed, w.diff)
 		}
 		// depth is not computed: "3.1" and "2" are NotComputed, Qwen's empty cell has no status
 		if d := r.Cells[1]; (d.Published == "") != (d.Status == "") || d.Published != "" && d.Status != NotComputed {

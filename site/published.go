@@ -9,39 +9,26 @@ import (
 	"github.com/finrepro/finrepro/analysis"
 )
 
-// Cell verdicts of the published-vs-computed view. A differing numeric
-// cell within twice its tolerance is told apart from one further off,
-// so that 72.25 against 72.23 reads as close, not as wrong.
-const (
-	verdictReproduced  = analysis.Reproduced
-	verdictWithinTwice = "within twice the tolerance"
-	verdictDiffers     = analysis.Differs
-	verdictUncomputed  = analysis.NotComputed
-)
-
-// cellVerdict classifies one compared cell from its numbers: the
-// comparison's own status, with Differs split at twice the tolerance.
-func cellVerdict(c analysis.ComparedCell) string {
-	if c.Status != analysis.Differs || math.IsNaN(c.Diff) {
-		return c.Status
+// verdictText words a cell verdict on the page: a differing numeric cell
+// within twice its tolerance reads as close, not as wrong, so that 72.25
+// against 72.23 is told apart from a cell further off.
+func verdictText(v string) string {
+	if v == analysis.WithinTwice {
+		return "within twice the tolerance"
 	}
-	pub, _ := strconv.ParseFloat(c.Published, 64)
-	if math.Abs(c.Diff) <= 2*c.Tolerance+1e-9*math.Max(1, math.Abs(pub)) {
-		return verdictWithinTwice
-	}
-	return verdictDiffers
+	return v
 }
 
 // verdictClass is the CSS class of a cell verdict: a fixed word.
 func verdictClass(v string) string {
 	switch v {
-	case verdictReproduced:
+	case analysis.Reproduced:
 		return "v-ok"
-	case verdictWithinTwice:
+	case analysis.WithinTwice:
 		return "v-near"
-	case verdictDiffers:
+	case analysis.Differs:
 		return "v-bad"
-	case verdictUncomputed:
+	case analysis.NotComputed:
 		return "v-none"
 	}
 	return "v-empty"
@@ -90,20 +77,19 @@ func statsOf(c analysis.Comparison) pubStats {
 			continue
 		}
 		for j, cc := range r.Cells {
-			v := cellVerdict(cc)
-			switch v {
-			case verdictReproduced:
+			switch cc.Status {
+			case analysis.Reproduced:
 				st.reproduced++
-			case verdictWithinTwice:
+			case analysis.WithinTwice:
 				st.near++
-			case verdictDiffers:
+			case analysis.Differs:
 				st.differ++
 			default:
 				continue
 			}
 			st.compared++
-			if !math.IsNaN(cc.Diff) && math.Abs(cc.Diff) > math.Abs(st.largest) {
-				st.largest = cc.Diff
+			if d := cc.Cell; d.Numeric && math.Abs(d.Delta) > math.Abs(st.largest) {
+				st.largest = d.Delta
 				st.at = strings.Join(r.Key, " / ") + ", " + c.Header[c.Keys+j]
 				st.atPub = cc.Published
 			}
@@ -162,21 +148,23 @@ func (s *site) pubViews(bench string) []*pubView {
 				row = append(row, pubCell{Key: true, Text: k})
 			}
 			for j, cc := range r.Cells {
-				verdict := cellVerdict(cc)
-				pc := pubCell{Text: cc.Published, Computed: cc.Computed, Class: verdictClass(verdict)}
+				verdict := verdictText(cc.Status)
+				pc := pubCell{Text: cc.Published, Class: verdictClass(cc.Status)}
 				col := c.Header[c.Keys+j]
-				switch {
+				switch d := cc.Cell; {
 				case verdict == "":
-				case verdict == verdictUncomputed:
+				case cc.Status == analysis.NotComputed:
 					pc.Title = col + " is not computed"
 					pc.Spoken = "published " + cc.Published + ", not computed"
-				case math.IsNaN(cc.Diff):
-					pc.Title = "published " + cc.Published + ", computed " + cc.Computed + ": " + verdict
+				case !d.Numeric:
+					pc.Computed = d.Computed
+					pc.Title = "published " + cc.Published + ", computed " + d.Computed + ": " + verdict
 					pc.Spoken = pc.Title
 				default:
-					d := signed(cc.Diff, cc.Published)
-					pc.Title = "computed − published = " + d + " (tolerance " + strconv.FormatFloat(cc.Tolerance, 'g', 4, 64) + "): " + verdict
-					pc.Spoken = "published " + cc.Published + ", computed " + cc.Computed + ", difference " + d + ", " + verdict
+					pc.Computed = d.Computed
+					diff := signed(d.Delta, cc.Published)
+					pc.Title = "computed − published = " + diff + " (tolerance " + strconv.FormatFloat(d.Tolerance, 'g', 4, 64) + "): " + verdict
+					pc.Spoken = "published " + cc.Published + ", computed " + d.Computed + ", difference " + diff + ", " + verdict
 				}
 				row = append(row, pc)
 			}

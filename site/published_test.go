@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,29 +11,6 @@ import (
 
 	"github.com/finrepro/finrepro/analysis"
 )
-
-// TestCellVerdict checks the split of differing cells at twice the
-// tolerance, by hand: 72.25 against 72.23 with tolerance 0.005 is 0.02
-// off, four times it: differs; 0.008 off is within 0.01.
-func TestCellVerdict(t *testing.T) {
-	tests := []struct {
-		cell analysis.ComparedCell
-		want string
-	}{
-		{analysis.ComparedCell{Published: "72.25", Diff: 0.004, Tolerance: 0.005, Status: analysis.Reproduced}, verdictReproduced},
-		{analysis.ComparedCell{Published: "72.25", Diff: -0.008, Tolerance: 0.005, Status: analysis.Differs}, verdictWithinTwice},
-		{analysis.ComparedCell{Published: "72.25", Diff: 0.01, Tolerance: 0.005, Status: analysis.Differs}, verdictWithinTwice},
-		{analysis.ComparedCell{Published: "72.25", Diff: -0.02, Tolerance: 0.005, Status: analysis.Differs}, verdictDiffers},
-		{analysis.ComparedCell{Published: "yes", Diff: math.NaN(), Status: analysis.Differs}, verdictDiffers},
-		{analysis.ComparedCell{Published: "3", Diff: math.NaN(), Status: analysis.NotComputed}, verdictUncomputed},
-		{analysis.ComparedCell{Diff: math.NaN()}, ""},
-	}
-	for _, tc := range tests {
-		if got := cellVerdict(tc.cell); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.cell, got, tc.want)
-		}
-	}
-}
 
 // TestPublishedSummary checks the per-table summary and the index line on
 // the fixture's published table (see fixture: 4 cells of the two rows the
