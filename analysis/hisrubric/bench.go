@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -148,6 +149,7 @@ type report struct {
 	company  *Company
 	ci       int // company index
 	sys      int
+	n        int // position in collection.reports
 	text     string
 	present  bool
 	check    *Check
@@ -173,6 +175,11 @@ type collection struct {
 	problems         []string // sorted
 	missing          int
 	synth            bool
+	// grades holds the item scores of every report under each grading
+	// (see run.scores), each computed once for the score, the
+	// uncertainty board and the item records.
+	gradesMu sync.Mutex
+	grades   map[grading][][]float64 // by report position
 }
 
 // A collector makes the calls and fills a collection.
@@ -279,7 +286,7 @@ func (r *collector) round1(ctx context.Context) {
 		c := &in.Companies[ci]
 		user := ResearchPrompt(in.Structure, c)
 		for si, s := range in.Config.Systems {
-			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si})
+			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si, n: len(r.reports)})
 			calls = append(calls, results.Call{
 				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
 				Label:  results.Label{Benchmark: Name, Task: c.ID, Role: results.RoleSystem, Name: s.Name},

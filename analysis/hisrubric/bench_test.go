@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -432,5 +433,63 @@ func TestScoreConcurrently(t *testing.T) {
 	}
 	if n := len(a.calls); n != 16 {
 		t.Errorf("%d calls to collect, want 16", n)
+	}
+}
+
+// TestGradedOnce checks that a report is graded once per grading: the
+// score, the uncertainty board and the item records of runs under
+// settings that grade alike (other weights, say) share one grading of
+// each report, a run under another tolerance of the numeric comparison
+// grades anew, and the judge's grading ignores the tolerance.
+func TestGradedOnce(t *testing.T) {
+	b := writeInputs(t, fixtureConfig(), fixtureStructure(), fixtureItems(), fixtureCompanies(), fixtureTruth())
+	c, err := Benchmark{}.Collect(context.Background(), analysis.Input{Bundle: b, Answer: &fixtureAnswerer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := c.(*collection)
+	graded := func(s analysis.Settings) map[*report]*float64 {
+		t.Helper()
+		if _, err := (Benchmark{}).Score(context.Background(), c, s); err != nil {
+			t.Fatal(err)
+		}
+		items, err := Benchmark{}.Items(c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range items.Rows {
+		}
+		opt, _ := parseOptions(s)
+		g := grading{numeric: opt.numeric}
+		if g.numeric {
+			g.tol = opt.tol
+		}
+		out := map[*report]*float64{}
+		for _, rep := range col.reports {
+			if x := col.grades[g][rep.n]; x != nil {
+				out[rep] = &x[0]
+			}
+		}
+		return out
+	}
+	numeric := graded(analysis.Settings{"numeric_verdict": "numeric"})
+	if len(numeric) == 0 || len(col.grades) != 1 {
+		t.Fatalf("%d reports graded, %d gradings", len(numeric), len(col.grades))
+	}
+	for _, rep := range col.reports {
+		if rep.complete && numeric[rep] == nil {
+			t.Errorf("complete report %s/%d not graded", rep.company.ID, rep.sys)
+		}
+	}
+	if again := graded(analysis.Settings{"numeric_verdict": "numeric", "weights": "1,1,1,1"}); !maps.Equal(again, numeric) || len(col.grades) != 1 {
+		t.Errorf("other weights graded again (%d gradings)", len(col.grades))
+	}
+	graded(analysis.Settings{"numeric_verdict": "numeric", "rel_tol": "0.25"})
+	judge := graded(nil)
+	if len(col.grades) != 3 {
+		t.Errorf("%d gradings after a second tolerance and the judge's, want 3", len(col.grades))
+	}
+	if tol := graded(analysis.Settings{"abs_tol": "2"}); !maps.Equal(tol, judge) || len(col.grades) != 3 {
+		t.Errorf("the judge's grading under another tolerance graded again (%d gradings)", len(col.grades))
 	}
 }

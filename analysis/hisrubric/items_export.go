@@ -53,15 +53,15 @@ func (r *run) itemRows(yield func([]string) bool) {
 		}
 		sys := in.Config.Systems[rep.sys].Name
 		co := rep.company
+		scores := r.itemScores(rep)
 		for i := range in.Items {
 			item := &in.Items[i]
 			sec := ""
 			if k := r.itemSec[i]; k >= 0 {
 				sec = in.Structure.Sections[k].ID
 			}
-			score, _ := r.grade(rep, i)
 			row = append(row[:0], sys, co.ID, co.Market, co.Language, co.Industry, item.ID, sec, string(item.Capability), string(item.Protocol),
-				analysis.NumText(r.opt.weights[item.Capability]), analysis.NumText(score))
+				analysis.NumText(r.opt.weights[item.Capability]), analysis.NumText(scores[i]))
 			if !yield(row) {
 				return
 			}

@@ -50,6 +50,41 @@ func (r *run) grade(rep *report, i int) (float64, string) {
 	return g.score, g.verdict
 }
 
+// A grading is what an item's score depends on besides the report: the
+// numeric comparison and its tolerance, when it replaces the judge.
+type grading struct {
+	numeric bool
+	tol     Tolerance
+}
+
+// itemScores returns the score of every item of rep under the options
+// (grade's), graded once per report and grading.
+func (r *run) itemScores(rep *report) []float64 {
+	g := grading{numeric: r.opt.numeric}
+	if g.numeric {
+		g.tol = r.opt.tol
+	}
+	c := r.collection
+	c.gradesMu.Lock()
+	defer c.gradesMu.Unlock()
+	if c.grades == nil {
+		c.grades = map[grading][][]float64{}
+	}
+	all := c.grades[g]
+	if all == nil {
+		all = make([][]float64, len(c.reports))
+		c.grades[g] = all
+	}
+	if all[rep.n] == nil {
+		x := make([]float64, len(r.in.Items))
+		for i := range x {
+			x[i], _ = r.grade(rep, i)
+		}
+		all[rep.n] = x
+	}
+	return all[rep.n]
+}
+
 // scores of one complete report, in points 0-100.
 type scores struct {
 	acc float64
@@ -65,9 +100,8 @@ func (r *run) score(rep *report) scores {
 	var num, den float64
 	capNum, capDen := make([]float64, len(Capabilities)), make([]float64, len(Capabilities))
 	secNum, secDen := make([]float64, nSec), make([]float64, nSec)
-	for i := range r.in.Items {
+	for i, score := range r.itemScores(rep) {
 		w := r.opt.weights[r.in.Items[i].Capability]
-		score, _ := r.grade(rep, i)
 		num += w * score
 		den += w
 		if c := r.itemCap[i]; c >= 0 {

@@ -31,17 +31,13 @@ func (r *run) board(ranking []string, per [][]*report) *uncertainty.Board {
 		index[s.Name] = si
 	}
 	scores := make([][]float64, len(ranking))
-	x := make([]float64, nItems)
 	for k, name := range ranking {
 		y := make([]float64, nCo*nItems)
 		for i := range y {
 			y[i] = math.NaN()
 		}
 		for _, rep := range per[index[name]] {
-			for i := range nItems {
-				x[i], _ = r.grade(rep, i)
-			}
-			copy(y[rep.ci*nItems:], uncertainty.Weighted(x, w, 100))
+			copy(y[rep.ci*nItems:], uncertainty.Weighted(r.itemScores(rep), w, 100))
 		}
 		scores[k] = y
 	}
