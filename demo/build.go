@@ -108,7 +108,7 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 		Benchmarks: names,
 		Producer:   Producer(opt),
 		Synthetic:  true,
-	})
+	}, nil, nil)
 }
 
 // copyPublished copies the embedded published tables of benchmark into

@@ -60,10 +60,12 @@ func DiffFiles(a, b []File) []Change {
 
 // Reseal recomputes the manifest of the bundle folder dir after a
 // deliberate edit: its name, benchmarks, producer and synthetic flag are
-// kept, every file is hashed again. It returns the new manifest and what
+// kept, and the files are listed as Seal lists them, from verified (the
+// files of the manifest as this process verified them, or nil) and
+// written (what it changed since). It returns the new manifest and what
 // changed. A folder without a readable manifest is not a bundle and is
 // refused, so that Reseal never turns an arbitrary folder into one.
-func Reseal(dir string) (*Manifest, []Change, error) {
+func Reseal(dir string, verified []File, written []string) (*Manifest, []Change, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err != nil {
 		return nil, nil, fmt.Errorf("seal: %s is not a bundle (no %s)", dir, ManifestName)
 	}
@@ -71,7 +73,7 @@ func Reseal(dir string) (*Manifest, []Change, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := Seal(dir, *b.Manifest)
+	m, err := Seal(dir, *b.Manifest, verified, written)
 	if err != nil {
 		return nil, nil, err
 	}

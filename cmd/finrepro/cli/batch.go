@@ -325,7 +325,7 @@ func copyToBundle(store *cache.Store, dir string) (int, error) {
 	if !strings.Contains(m.Producer, batchNote) {
 		m.Producer += batchNote
 	}
-	_, err = results.Seal(b.Dir, m)
+	_, err = results.Seal(b.Dir, m, nil, nil)
 	return n, err
 }
 

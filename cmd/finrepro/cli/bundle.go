@@ -84,15 +84,22 @@ func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 		sayf(env.Stderr, "%s: %v", path, err)
 		n++
 	}
+	m, err := checkCache(ctx, env, path, b)
+	return n + m, err
+}
+
+// checkCache prints every problem of the exchange cache of b, opened
+// from path, and returns how many there were.
+func checkCache(ctx context.Context, env *Env, path string, b *results.Bundle) (int, error) {
 	cdir := b.CachePath()
 	if _, err := os.Stat(filepath.Join(cdir, "FORMAT")); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s: no exchange cache\n", path, results.CacheDir)
-		return n + 1, nil
+		return 1, nil
 	}
 	s, err := cache.Open(cdir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
 		sayf(env.Stderr, "%s: %v", path, err)
-		return n + 1, nil
+		return 1, nil
 	}
 	defer s.Close()
 	m, err := verifyStore(ctx, env, s, path+": "+results.CacheDir+"/")
@@ -100,5 +107,5 @@ func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
 		sayf(env.Stderr, "%s: %v", path, err)
 		m++
 	}
-	return n + m, nil
+	return m, nil
 }

@@ -113,11 +113,12 @@ func runBundleCreate(ctx context.Context, env *Env, args []string) error {
 			m.Benchmarks = append(m.Benchmarks, bm.Name())
 		}
 	}
-	sealed, err := results.Seal(*out, m)
+	// sealing hashes every file once; what is left to check is the cache
+	sealed, err := results.Seal(*out, m, nil, nil)
 	if err != nil {
 		return err
 	}
-	n, err := checkBundle(ctx, env, *out)
+	n, err := checkCache(ctx, env, *out, &results.Bundle{Dir: *out, Manifest: sealed})
 	if err != nil {
 		return &results.IntegrityError{Err: err}
 	}
@@ -294,7 +295,7 @@ func runBundleSeal(ctx context.Context, env *Env, args []string) error {
 	if strings.HasSuffix(dir, ".tar.zst") {
 		return usageErr("bundle seal: %s is an archive; seal a bundle folder", dir)
 	}
-	m, changes, err := results.Reseal(dir)
+	m, changes, err := results.Reseal(dir, nil, nil)
 	if err != nil {
 		return &results.IntegrityError{Err: err}
 	}

@@ -156,7 +156,7 @@ func makeBundle(t *testing.T) string {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := results.Seal(dir, results.Manifest{Name: "test", Benchmarks: []string{"icbcbench"}, Producer: "test"}); err != nil {
+	if _, err := results.Seal(dir, results.Manifest{Name: "test", Benchmarks: []string{"icbcbench"}, Producer: "test"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -189,7 +189,7 @@ func TestBundleVerifyCLI(t *testing.T) {
 	b, _ := os.ReadFile(packs[0])
 	b[20] ^= 1
 	os.WriteFile(packs[0], b, 0o644)
-	results.Seal(dir, results.Manifest{Name: "test", Benchmarks: []string{"icbcbench"}, Producer: "test"})
+	results.Seal(dir, results.Manifest{Name: "test", Benchmarks: []string{"icbcbench"}, Producer: "test"}, nil, nil)
 	code, _, errOut = cacheCLI(t, "", nil, "bundle", "verify", dir)
 	if code != ExitIntegrity || !strings.Contains(errOut, "cache/packs/") {
 		t.Fatalf("damaged cache: %d %s", code, errOut)

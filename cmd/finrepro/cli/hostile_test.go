@@ -97,7 +97,7 @@ func TestReproduceCorruptPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+	if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "reproduce", dir, "--quiet", "--out", filepath.Join(t.TempDir(), "out"))
@@ -172,7 +172,7 @@ func TestControlSequencesShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := results.Seal(dir, *m.Manifest); err != nil {
+		if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

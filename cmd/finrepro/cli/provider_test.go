@@ -120,7 +120,7 @@ func rewriteBundleFile(t *testing.T, dir, rel, old, new string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+	if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -131,7 +131,7 @@ func TestBundleWithoutCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+	if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := treeState(t, dir)

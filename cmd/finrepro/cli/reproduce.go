@@ -333,7 +333,8 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	if !strings.Contains(m.Producer, recordedNote) {
 		m.Producer += recordedNote
 	}
-	sealed, err := results.Seal(s.bundle.Dir, m)
+	// the session verified every file; recording wrote only the cache
+	sealed, err := results.Seal(s.bundle.Dir, m, s.bundle.Manifest.Files, []string{results.CacheDir + "/"})
 	if err != nil {
 		return err
 	}

@@ -201,7 +201,7 @@ func TestReproduceMiss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.Seal(dir, *m.Manifest); err != nil {
+	if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr := run(t, "reproduce", dir, "--out", filepath.Join(t.TempDir(), "out"))

@@ -133,29 +133,35 @@ func openEditable(ctx context.Context, env *Env, dir, bench string) (*results.Bu
 	return b, nil
 }
 
-// readSystems returns the members of the benchmark's configuration file
-// and its list of systems.
-func readSystems(b *results.Bundle, bench string) (string, []member, []json.RawMessage, error) {
+// A systemsFile is a benchmark's configuration file as read: its bytes,
+// its members and its list of systems.
+type systemsFile struct {
+	path string
+	raw  []byte
+	ms   []member
+	list []json.RawMessage
+}
+
+// readSystems reads the benchmark's configuration file.
+func readSystems(b *results.Bundle, bench string) (systemsFile, error) {
 	pl := systemsPlaces[bench]
-	file := filepath.Join(b.Dir, results.InputsDir, bench, pl.file)
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return file, nil, nil, err
+	f := systemsFile{path: filepath.Join(b.Dir, results.InputsDir, bench, pl.file)}
+	var err error
+	if f.raw, err = os.ReadFile(f.path); err != nil {
+		return f, err
 	}
-	if len(raw) > results.MaxLine {
-		return file, nil, nil, results.Errorf(file, 0, "", "larger than %d bytes", results.MaxLine)
+	if len(f.raw) > results.MaxLine {
+		return f, results.Errorf(f.path, 0, "", "larger than %d bytes", results.MaxLine)
 	}
-	ms, err := readMembers(raw)
-	if err != nil {
-		return file, nil, nil, results.Errorf(file, 0, "", "%v", err)
+	if f.ms, err = readMembers(f.raw); err != nil {
+		return f, results.Errorf(f.path, 0, "", "%v", err)
 	}
-	var list []json.RawMessage
-	if v := get(ms, pl.key); v != nil {
-		if err := json.Unmarshal(v, &list); err != nil {
-			return file, nil, nil, results.Errorf(file, 0, pl.key, "%v", err)
+	if v := get(f.ms, pl.key); v != nil {
+		if err := json.Unmarshal(v, &f.list); err != nil {
+			return f, results.Errorf(f.path, 0, pl.key, "%v", err)
 		}
 	}
-	return file, ms, list, nil
+	return f, nil
 }
 
 func systemName(v json.RawMessage) string {
@@ -166,19 +172,45 @@ func systemName(v json.RawMessage) string {
 	return s.Name
 }
 
-// snapshot keeps the bytes of files a command changes, to put them back
-// when the change turns out to be invalid.
+// snapshot keeps the bytes of the files a command changes, as the
+// command read them (nil for a file that did not exist), to put them back
+// when the change turns out to be invalid; its paths are also what the
+// command wrote, which the reseal hashes again.
 type snapshot map[string][]byte
 
-func (s snapshot) keep(p string) {
-	if _, ok := s[p]; ok {
-		return
+// keep records old, the bytes of p as the caller read them, before the
+// caller changes p; the first bytes kept for p stay.
+func (s snapshot) keep(p string, old []byte) {
+	if _, ok := s[p]; !ok {
+		s[p] = old
 	}
+}
+
+// read reads p as os.ReadFile does and keeps its bytes for a change: a
+// p that does not exist is kept as absent (the error is returned all the
+// same); after any other error nothing is kept.
+func (s snapshot) read(p string) ([]byte, error) {
 	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		b = nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.keep(p, nil)
+	case err == nil:
+		s.keep(p, b)
 	}
-	s[p] = b
+	return b, err
+}
+
+// written lists the kept paths relative to dir, with extra, for
+// results.Reseal.
+func (s snapshot) written(dir string, extra ...string) []string {
+	out := slices.Clone(extra)
+	for p := range s {
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (s snapshot) restore() {
@@ -246,11 +278,11 @@ func runSystemAdd(ctx context.Context, env *Env, args []string) error {
 			rec.Model = prov.ProductVersion
 		}
 	}
-	file, ms, list, err := readSystems(b, *bench)
+	sf, err := readSystems(b, *bench)
 	if err != nil {
 		return err
 	}
-	for _, v := range list {
+	for _, v := range sf.list {
 		if systemName(v) == *name {
 			return usageErr("system add: %s already has a system %q (system remove first)", *bench, *name)
 		}
@@ -271,16 +303,16 @@ func runSystemAdd(ctx context.Context, env *Env, args []string) error {
 		snap.restore()
 		return err
 	}
-	snap.keep(file)
-	listJSON, err := json.Marshal(append(list, entry))
+	snap.keep(sf.path, sf.raw)
+	listJSON, err := json.Marshal(append(sf.list, entry))
 	if err != nil {
 		return err
 	}
-	out, err := writeMembers(set(ms, pl.key, listJSON))
+	out, err := writeMembers(set(sf.ms, pl.key, listJSON))
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, out, 0o644); err != nil {
+	if err := os.WriteFile(sf.path, out, 0o644); err != nil {
 		return fail(err)
 	}
 	if *display != "" {
@@ -306,12 +338,14 @@ func runSystemAdd(ctx context.Context, env *Env, args []string) error {
 			mine = append(mine, c)
 		}
 	}
+	var cacheWritten []string
 	if outs != nil && *bench != "finresearchbench2" {
 		if err := importOutputs(b, *outputs, mine, outs, rec); err != nil {
 			return fail(err)
 		}
+		cacheWritten = []string{results.CacheDir + "/"}
 	}
-	m, changes, err := results.Reseal(b.Dir)
+	m, changes, err := results.Reseal(b.Dir, b.Manifest.Files, snap.written(b.Dir, cacheWritten...))
 	if err != nil {
 		return err
 	}
@@ -378,8 +412,7 @@ func checkBaseURL(s string) error {
 // creating it with its header when absent.
 func addAlias(snap snapshot, b *results.Bundle, display, bench, name string) error {
 	p := filepath.Join(b.Dir, results.AliasesName)
-	snap.keep(p)
-	old, err := os.ReadFile(p)
+	old, err := snap.read(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -398,20 +431,33 @@ func addAlias(snap snapshot, b *results.Bundle, display, bench, name string) err
 
 // readRecords reads the bundle's systems.jsonl; none when absent.
 func readRecords(b *results.Bundle) ([]systemRecord, error) {
-	f, err := os.Open(filepath.Join(b.Dir, SystemsName))
+	return readRecordsFor(nil, b)
+}
+
+// readRecordsFor reads the bundle's systems.jsonl for a change: snap
+// keeps its bytes.
+func readRecordsFor(snap snapshot, b *results.Bundle) ([]systemRecord, error) {
+	p := filepath.Join(b.Dir, SystemsName)
+	var raw []byte
+	var err error
+	if snap != nil {
+		raw, err = snap.read(p)
+	} else {
+		raw, err = os.ReadFile(p)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return results.ReadJSONL[systemRecord](f, SystemsName)
+	return results.ReadJSONL[systemRecord](bytes.NewReader(raw), SystemsName)
 }
 
-func writeRecords(snap snapshot, b *results.Bundle, recs []systemRecord) error {
+// writeRecords replaces systems.jsonl, which readRecordsFor(snap, b)
+// has read.
+func writeRecords(b *results.Bundle, recs []systemRecord) error {
 	p := filepath.Join(b.Dir, SystemsName)
-	snap.keep(p)
 	if len(recs) == 0 {
 		err := os.Remove(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -432,11 +478,11 @@ func writeRecords(snap snapshot, b *results.Bundle, recs []systemRecord) error {
 }
 
 func addRecord(snap snapshot, b *results.Bundle, r systemRecord) error {
-	recs, err := readRecords(b)
+	recs, err := readRecordsFor(snap, b)
 	if err != nil {
 		return err
 	}
-	return writeRecords(snap, b, append(recs, r))
+	return writeRecords(b, append(recs, r))
 }
 
 // Bounds of an outputs folder: a deep-research report is at most a few
@@ -589,8 +635,7 @@ func firstN(s []string, n int) []string {
 // per query id, to reports.jsonl.
 func appendReports(snap snapshot, b *results.Bundle, name string, outs map[string]string) error {
 	p := filepath.Join(b.Dir, results.InputsDir, "finresearchbench2", "reports.jsonl")
-	snap.keep(p)
-	old, err := os.ReadFile(p)
+	old, err := snap.read(p)
 	if err != nil {
 		return err
 	}
@@ -638,12 +683,12 @@ func runSystemList(ctx context.Context, env *Env, args []string) error {
 		if _, ok := systemsPlaces[name]; !ok {
 			continue
 		}
-		_, _, list, err := readSystems(b, name)
+		sf, err := readSystems(b, name)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s: %d systems\n", name, len(list))
-		for _, v := range list {
+		fmt.Fprintf(env.Stdout, "%s: %d systems\n", name, len(sf.list))
+		for _, v := range sf.list {
 			var s struct {
 				Name, Provider, Model, Group string
 			}
@@ -681,10 +726,11 @@ func runSystemRemove(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	file, ms, list, err := readSystems(b, *bench)
+	sf, err := readSystems(b, *bench)
 	if err != nil {
 		return err
 	}
+	list := sf.list
 	i := slices.IndexFunc(list, func(v json.RawMessage) bool { return systemName(v) == *name })
 	if i < 0 {
 		var names []string
@@ -698,29 +744,28 @@ func runSystemRemove(ctx context.Context, env *Env, args []string) error {
 		snap.restore()
 		return err
 	}
-	snap.keep(file)
+	snap.keep(sf.path, sf.raw)
 	listJSON, err := json.Marshal(slices.Delete(list, i, i+1))
 	if err != nil {
 		return err
 	}
-	out, err := writeMembers(set(ms, systemsPlaces[*bench].key, listJSON))
+	out, err := writeMembers(set(sf.ms, systemsPlaces[*bench].key, listJSON))
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, out, 0o644); err != nil {
+	if err := os.WriteFile(sf.path, out, 0o644); err != nil {
 		return fail(err)
 	}
 	// Lines of JSONL inputs that name the system go with it.
 	dropLines := func(rel, field string) error {
 		p := filepath.Join(b.Dir, results.InputsDir, *bench, rel)
-		old, err := os.ReadFile(p)
+		old, err := snap.read(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		snap.keep(p)
 		var buf bytes.Buffer
 		for _, line := range bytes.SplitAfter(old, []byte("\n")) {
 			var v map[string]any
@@ -743,18 +788,18 @@ func runSystemRemove(ctx context.Context, env *Env, args []string) error {
 	if err := removeAlias(snap, b, *bench, *name); err != nil {
 		return fail(err)
 	}
-	recs, err := readRecords(b)
+	recs, err := readRecordsFor(snap, b)
 	if err != nil {
 		return fail(err)
 	}
 	recs = slices.DeleteFunc(recs, func(r systemRecord) bool { return r.Benchmark == *bench && r.System == *name })
-	if err := writeRecords(snap, b, recs); err != nil {
+	if err := writeRecords(b, recs); err != nil {
 		return fail(err)
 	}
 	if _, err := benchmarkCalls(ctx, b, *bench); err != nil {
 		return fail(fmt.Errorf("system remove: %s does not load without %q (left unchanged): %w", *bench, *name, err))
 	}
-	m, changes, err := results.Reseal(b.Dir)
+	m, changes, err := results.Reseal(b.Dir, b.Manifest.Files, snap.written(b.Dir))
 	if err != nil {
 		return err
 	}
@@ -769,15 +814,14 @@ func runSystemRemove(ctx context.Context, env *Env, args []string) error {
 // removeAlias drops the aliases.csv rows of (bench, name).
 func removeAlias(snap snapshot, b *results.Bundle, bench, name string) error {
 	p := filepath.Join(b.Dir, results.AliasesName)
-	f, err := os.Open(p)
+	raw, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	t, err := results.ReadCSV(f, results.AliasesName)
-	f.Close()
+	t, err := results.ReadCSV(bytes.NewReader(raw), results.AliasesName)
 	if err != nil {
 		return err
 	}
@@ -794,7 +838,7 @@ func removeAlias(snap snapshot, b *results.Bundle, bench, name string) error {
 	if len(keep) == len(t.Rows) {
 		return nil
 	}
-	snap.keep(p)
+	snap.keep(p, raw)
 	var buf bytes.Buffer
 	for _, c := range t.Comments {
 		buf.WriteString("# " + c + "\n")

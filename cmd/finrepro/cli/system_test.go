@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,5 +271,41 @@ func TestRequestsJudges(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "requests", "", "--benchmark", "findeepresearch", "--system", "Nobody"); code != ExitUsage || !strings.Contains(errOut, "no such system") {
 		t.Errorf("unknown system: %d %s", code, errOut)
+	}
+}
+
+// TestSnapshot checks what a failed change puts back: a file that
+// existed gets its bytes as read, a file that did not exist is removed,
+// and a path that could not be read for another reason (here a folder)
+// is neither kept nor removed.
+func TestSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	existing, absent, folder := filepath.Join(dir, "a.csv"), filepath.Join(dir, "new.csv"), filepath.Join(dir, "aliases.csv")
+	os.WriteFile(existing, []byte("old\n"), 0o644)
+	os.Mkdir(folder, 0o755)
+	snap := snapshot{}
+	if b, err := snap.read(existing); err != nil || string(b) != "old\n" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	if _, err := snap.read(absent); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read of an absent file: %v", err)
+	}
+	if _, err := snap.read(folder); err == nil || errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read of a folder: %v", err)
+	}
+	os.WriteFile(existing, []byte("changed\n"), 0o644)
+	os.WriteFile(absent, []byte("created\n"), 0o644)
+	if got := snap.written(dir); !slices.Equal(got, []string{"a.csv", "new.csv"}) {
+		t.Errorf("written %v", got)
+	}
+	snap.restore()
+	if b, _ := os.ReadFile(existing); string(b) != "old\n" {
+		t.Errorf("existing file restored as %q", b)
+	}
+	if _, err := os.Stat(absent); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("created file not removed: %v", err)
+	}
+	if st, err := os.Stat(folder); err != nil || !st.IsDir() {
+		t.Errorf("unreadable path removed: %v", err)
 	}
 }
