@@ -261,7 +261,7 @@ func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]r
 	if strings.HasSuffix(dir, ".tar.zst") {
 		return nil, usageErr("--bundle needs a bundle folder to record into, not an archive")
 	}
-	s, err := openSession(ctx, env, dir, nil, nil)
+	s, err := openSession(ctx, env, bundleArg{path: dir}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

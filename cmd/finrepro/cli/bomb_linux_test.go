@@ -149,7 +149,7 @@ func TestArchiveInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = extractArchive(ctx, f, arch)
+	_, _, err = extractArchive(ctx, f, arch, "")
 	if d := time.Since(start); !errors.Is(err, context.Canceled) || d > 1100*time.Millisecond {
 		t.Errorf("extraction returned %v after %v, want context.Canceled within a second", err, d)
 	}

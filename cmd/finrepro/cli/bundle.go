@@ -66,11 +66,12 @@ func runBundle(ctx context.Context, env *Env, args []string) error {
 // checkBundle prints every problem of the bundle at path (a folder or a
 // .tar.zst, extracted first into a temporary folder) and returns how many
 // there were. An error means the bundle could not be checked at all.
-func checkBundle(ctx context.Context, env *Env, path string) (int, error) {
+func checkBundle(ctx context.Context, env *Env, arg bundleArg) (int, error) {
+	path := arg.path
 	if path == "" {
 		return 0, usageErr("want a bundle PATH")
 	}
-	b, cleanup, err := openBundle(ctx, path)
+	b, cleanup, err := openBundle(ctx, arg)
 	if err != nil {
 		return 0, err
 	}

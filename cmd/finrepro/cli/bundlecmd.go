@@ -72,7 +72,7 @@ func runBundleCreate(ctx context.Context, env *Env, args []string) error {
 		if arg == builtinDemo {
 			arg = ""
 		}
-		src, cleanup, err := openBundle(ctx, arg)
+		src, cleanup, err := openBundle(ctx, bundleArg{path: arg})
 		if err != nil {
 			return err
 		}
@@ -328,7 +328,7 @@ func runBundlePack(ctx context.Context, env *Env, args []string) error {
 		return usageErr("bundle pack: --out must name a .tar.zst file")
 	}
 	dir := fset.Arg(0)
-	n, err := checkBundle(ctx, env, dir)
+	n, err := checkBundle(ctx, env, bundleArg{path: dir})
 	if err != nil {
 		return &results.IntegrityError{Err: err}
 	}

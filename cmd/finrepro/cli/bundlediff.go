@@ -36,7 +36,7 @@ func runBundleDiff(ctx context.Context, env *Env, args []string) error {
 		if arg == builtinDemo {
 			arg = ""
 		}
-		s, err := openSession(ctx, env, arg, nil, nil)
+		s, err := openSession(ctx, env, bundleArg{path: arg}, nil, nil)
 		if err != nil {
 			return err
 		}

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/demo"
+	"github.com/finrepro/finrepro/results"
 )
 
 // TestBundleURL serves the demo archive from a local TLS server: a bundle
@@ -106,5 +112,60 @@ func TestBundleURL(t *testing.T) {
 	ents, _ := os.ReadDir(downloads)
 	if len(ents) != 1 {
 		t.Errorf("downloads folder holds %d entries, want 1", len(ents))
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestArchiveSHA256 checks that a local archive's --sha256 is checked in
+// the one read that extracts it: extraction with the hash reads every
+// byte of the archive exactly once; a wrong hash is an integrity error
+// that leaves no folder behind, on the command line too, and the right
+// one verifies.
+func TestArchiveSHA256(t *testing.T) {
+	archive := demo.Embedded()
+	sum := sha256.Sum256(archive)
+	sha := hex.EncodeToString(sum[:])
+	wrong := strings.Repeat("0", 64)
+	for _, c := range []struct {
+		sha string
+		ok  bool
+	}{{sha, true}, {wrong, false}} {
+		r := &countingReader{r: bytes.NewReader(archive)}
+		dir, cleanup, err := extractArchive(context.Background(), struct{ io.Reader }{r}, "demo.tar.zst", c.sha)
+		var ie *results.IntegrityError
+		switch {
+		case c.ok && err != nil, !c.ok && !errors.As(err, &ie):
+			t.Fatalf("sha %s: %v", c.sha[:8], err)
+		case r.n != len(archive):
+			t.Errorf("sha %s: read %d bytes of %d", c.sha[:8], r.n, len(archive))
+		}
+		if c.ok {
+			if _, err := results.OpenBundle(dir); err != nil {
+				t.Error(err)
+			}
+			cleanup()
+		}
+		if _, err := os.Stat(dir); dir != "" && !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("sha %s: %s left behind", c.sha[:8], dir)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "demo.tar.zst")
+	os.WriteFile(file, archive, 0o644)
+	if code, _, errOut := run(t, "bundle", "verify", file, "--sha256", wrong); code != ExitIntegrity || !strings.Contains(errOut, "--sha256 says "+wrong) {
+		t.Errorf("wrong --sha256: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "bundle", "verify", file, "--sha256", strings.ToUpper(sha)); code != ExitOK {
+		t.Errorf("right --sha256: exit %d\n%s", code, errOut)
 	}
 }

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +31,10 @@ const lockName = ".lock"
 // nothing) and every member is then bounded by the size the manifest
 // declares for it, checked before its first byte is written, so that a
 // hostile archive costs at most the disk its manifest declares. Ctrl-C
-// (ctx) stops the extraction and removes the folder.
-func extractArchive(ctx context.Context, r io.Reader, name string) (string, func(), error) {
+// (ctx) stops the extraction and removes the folder. With sha (hex) the
+// archive's SHA-256 is taken as it is extracted, then checked: a
+// mismatch is an integrity error, and nothing is left behind.
+func extractArchive(ctx context.Context, r io.Reader, name, sha string) (string, func(), error) {
 	removeLeftovers()
 	tmp, unlock, err := makeTemp()
 	if err != nil {
@@ -47,7 +52,23 @@ func extractArchive(ctx context.Context, r io.Reader, name string) (string, func
 			return "", func() {}, err
 		}
 	}
-	if err := archive.Read(ctx, r, dir, lim); err != nil {
+	h := sha256.New()
+	if sha != "" {
+		r = io.TeeReader(r, h)
+	}
+	err = archive.Read(ctx, r, dir, lim)
+	if sha != "" && ctx.Err() == nil {
+		// what extraction left unread is hashed too
+		_, rerr := io.Copy(io.Discard, r)
+		if got := hex.EncodeToString(h.Sum(nil)); rerr == nil && got != sha {
+			cleanup()
+			return "", func() {}, &results.IntegrityError{Err: errors.New(name + ": sha256 " + got + ", --sha256 says " + sha)}
+		}
+		if err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		cleanup()
 		return "", func() {}, fmt.Errorf("bundle %s: %w", name, err)
 	}

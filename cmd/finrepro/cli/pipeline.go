@@ -54,7 +54,7 @@ type session struct {
 // cache gets an empty store in a temporary folder, so that every call is
 // a miss and the bundle is left as it was. Only recording writes into a
 // bundle, through reopenForWriting. The caller must call close.
-func openSession(ctx context.Context, env *Env, arg string, sets []string, progress io.Writer) (*session, error) {
+func openSession(ctx context.Context, env *Env, arg bundleArg, sets []string, progress io.Writer) (*session, error) {
 	settings, err := parseSettings(sets)
 	if err != nil {
 		return nil, err
@@ -211,27 +211,27 @@ func (a *analysisRun) comparisonTables() []*analysis.Table {
 // (extracted into a temporary folder, see extractArchive) or, when arg is
 // empty, the built-in demo bundle. The returned function removes any
 // temporary folder.
-func openBundle(ctx context.Context, arg string) (*results.Bundle, func(), error) {
+func openBundle(ctx context.Context, arg bundleArg) (*results.Bundle, func(), error) {
 	noop := func() {}
 	var archive io.Reader
-	switch {
-	case arg == "":
+	switch p := arg.path; {
+	case p == "":
 		archive = bytes.NewReader(demo.Embedded())
-	case strings.HasSuffix(arg, ".tar.zst"):
-		if err := results.CheckBundlePath(arg); err != nil {
+	case strings.HasSuffix(p, ".tar.zst"):
+		if err := results.CheckBundlePath(p); err != nil {
 			return nil, noop, err
 		}
-		f, err := os.Open(arg)
+		f, err := os.Open(p)
 		if err != nil {
 			return nil, noop, err
 		}
 		defer f.Close()
 		archive = f
 	default:
-		b, err := results.OpenBundle(arg)
+		b, err := results.OpenBundle(p)
 		return b, noop, err
 	}
-	tmp, cleanup, err := extractArchive(ctx, archive, bundleName(arg))
+	tmp, cleanup, err := extractArchive(ctx, archive, bundleName(arg.path), arg.sha256)
 	if err != nil {
 		return nil, noop, err
 	}

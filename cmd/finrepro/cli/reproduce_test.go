@@ -337,7 +337,7 @@ func TestReproduceRecord(t *testing.T) {
 func TestResamplesKeepRankings(t *testing.T) {
 	var e bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &e, Getenv: func(string) string { return "" }}
-	s, err := openSession(context.Background(), env, "", nil, nil)
+	s, err := openSession(context.Background(), env, bundleArg{}, nil, nil)
 	if err != nil {
 		t.Fatal(err, e.String())
 	}
