@@ -21,17 +21,6 @@ type Items struct {
 	Rows iter.Seq[[]string]
 }
 
-// RowsOf returns a Rows function yielding rows.
-func RowsOf(rows [][]string) iter.Seq[[]string] {
-	return func(yield func([]string) bool) {
-		for _, r := range rows {
-			if !yield(r) {
-				return
-			}
-		}
-	}
-}
-
 // A FieldKind is the type of an item field's values.
 type FieldKind int
 

@@ -16,10 +16,9 @@
 // WriteItemsJSONL and WriteItemsCSV write a benchmark's item records
 // (analysis.Items), the rows its tables are computed from.
 //
-// WriteAll writes every format for a set of results under one output
-// folder and WriteSums lists their SHA-256 hashes; WriteAllHashed and
-// WriteSumsOf do the same from the bytes in memory, without reading the
-// files back.
+// WriteAllHashed writes every format for a set of results under one
+// output folder, and WriteSumsOf lists their SHA-256 hashes, taken from
+// the bytes in memory without reading the files back.
 //
 // Every writer is deterministic: the same table gives the same bytes, on
 // any machine, locale or terminal. Numbers in CSV, JSON and XLSX cells

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 func testItems() *analysis.Items {
 	return &analysis.Items{Fields: []analysis.Field{
 		{Name: "system"}, {Name: "score", Kind: analysis.NumField}, {Name: "correct", Kind: analysis.BoolField},
-	}, Rows: analysis.RowsOf([][]string{
+	}, Rows: slices.Values([][]string{
 		{"a <b> & \"c\"", analysis.NumText(0.1), analysis.BoolText(true)},
 		{"=cmd()", "", ""},
 		{"中文", analysis.NumText(-1e-9), analysis.BoolText(false)},
@@ -102,7 +103,7 @@ func TestItemsRefused(t *testing.T) {
 		{analysis.NumField, "NaN"}, {analysis.NumField, "1,5"}, {analysis.NumField, "01"}, {analysis.NumField, "1."},
 		{analysis.NumField, "1e"}, {analysis.NumField, "-"}, {analysis.NumField, "0x10"}, {analysis.BoolField, "yes"},
 	} {
-		it := &analysis.Items{Fields: []analysis.Field{{Name: "f", Kind: tc.kind}}, Rows: analysis.RowsOf([][]string{{tc.v}})}
+		it := &analysis.Items{Fields: []analysis.Field{{Name: "f", Kind: tc.kind}}, Rows: slices.Values([][]string{{tc.v}})}
 		err := WriteItemsJSONL(&bytes.Buffer{}, it, false)
 		if err == nil || !strings.Contains(err.Error(), "row 1: field f") {
 			t.Errorf("%q: error %v, want one naming row 1, field f", tc.v, err)
@@ -145,7 +146,8 @@ func TestSyntheticLabels(t *testing.T) {
 	for _, synth := range []bool{false, true} {
 		out := t.TempDir()
 		res := []*analysis.Result{{Benchmark: "b", Title: "B", Tables: []*analysis.Table{tb}, Items: testItems()}}
-		files, err := WriteAll(out, res, Provenance{Synthetic: synth})
+		sums, err := WriteAllHashed(out, res, Provenance{Synthetic: synth})
+		files := Paths(sums)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +191,7 @@ func TestSyntheticLabels(t *testing.T) {
 // file name.
 func TestItemsNameTaken(t *testing.T) {
 	tb := &analysis.Table{Benchmark: "b", Name: "Items", Columns: []analysis.Column{{Name: "x"}}}
-	_, err := WriteAll(t.TempDir(), []*analysis.Result{{Benchmark: "b", Tables: []*analysis.Table{tb}}}, Provenance{})
+	_, err := WriteAllHashed(t.TempDir(), []*analysis.Result{{Benchmark: "b", Tables: []*analysis.Table{tb}}}, Provenance{})
 	if err == nil || !strings.Contains(err.Error(), "item records") {
 		t.Errorf("error %v, want the name refused", err)
 	}

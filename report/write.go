@@ -23,34 +23,6 @@ import (
 // allWorkbook is the name of the combined workbook, without extension.
 const allWorkbook = "all"
 
-// WriteAll writes every table of every result under the folder out:
-//
-//	xlsx/<benchmark>.xlsx            one workbook per result
-//	xlsx/all.xlsx                    every table of every result
-//	csv/<benchmark>/<table>.csv
-//	json/<benchmark>/<table>.json
-//	latex/<benchmark>/<table>.tex
-//	json/<benchmark>/items.jsonl     the result's item records, if any
-//	csv/<benchmark>/items.csv
-//	csv/<benchmark>/README           when synthetic
-//	latex/<benchmark>/README         when synthetic
-//
-// A result is synthetic when prov.Synthetic or the result is; its
-// workbook, JSON, LaTeX and item records then say so (see SyntheticNote),
-// and a README beside its CSV and LaTeX files. The combined workbook is
-// synthetic when prov.Synthetic or any result is. It
-// returns the written paths relative to out, with forward slashes,
-// sorted. Benchmark and table names must be file names (letters, digits,
-// '.', '-', '_', not starting with '.'), unique, and no benchmark may be
-// called "all".
-func WriteAll(out string, res []*analysis.Result, prov Provenance) ([]string, error) {
-	sums, err := WriteAllHashed(out, res, prov)
-	if err != nil {
-		return nil, err
-	}
-	return Paths(sums), nil
-}
-
 // A FileSum is the SHA-256 of the bytes of an output file, by path
 // relative to the output folder with forward slashes.
 type FileSum struct {
@@ -67,9 +39,27 @@ func Paths(sums []FileSum) []string {
 	return paths
 }
 
-// WriteAllHashed is WriteAll that also returns the SHA-256 of every file
-// it wrote, hashed from the bytes in memory, sorted by path: what
-// WriteSumsOf needs, without reading the files back.
+// WriteAllHashed writes every table of every result under the folder out:
+//
+//	xlsx/<benchmark>.xlsx            one workbook per result
+//	xlsx/all.xlsx                    every table of every result
+//	csv/<benchmark>/<table>.csv
+//	json/<benchmark>/<table>.json
+//	latex/<benchmark>/<table>.tex
+//	json/<benchmark>/items.jsonl     the result's item records, if any
+//	csv/<benchmark>/items.csv
+//	csv/<benchmark>/README           when synthetic
+//	latex/<benchmark>/README         when synthetic
+//
+// A result is synthetic when prov.Synthetic or the result is; its
+// workbook, JSON, LaTeX and item records then say so (see SyntheticNote),
+// and a README beside its CSV and LaTeX files. The combined workbook is
+// synthetic when prov.Synthetic or any result is. It
+// returns every written path relative to out, with forward slashes,
+// sorted, with the SHA-256 of its bytes as written (what WriteSumsOf
+// needs, without reading the files back). Benchmark and table names must be file names (letters, digits,
+// '.', '-', '_', not starting with '.'), unique, and no benchmark may be
+// called "all".
 func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]FileSum, error) {
 	if err := checkNames(res); err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
@@ -370,50 +360,16 @@ func openOut(out string) (*os.Root, error) {
 	return os.OpenRoot(out)
 }
 
-// SumsName is the name of the file WriteSums writes.
+// SumsName is the name of the file WriteSumsOf writes.
 const SumsName = "SHA256SUMS"
 
-// WriteSums writes out/SHA256SUMS in the format of sha256sum (and
-// "sha256sum -c" reads): for every path, relative to out with forward
-// slashes, its SHA-256 in lower-case hex, two spaces and the path, one
-// line each, sorted by path. Paths with a newline or backslash, absolute
-// paths and paths leaving out are refused. WriteSums reads and hashes
-// every file; WriteSumsOf takes hashes the caller already has.
-func WriteSums(out string, paths []string) error {
-	sorted := slices.Clone(paths)
-	slices.Sort(sorted)
-	sorted = slices.Compact(sorted)
-	// files are hashed in parallel, at most GOMAXPROCS at once; the
-	// first error in path order is reported
-	sums := make([]FileSum, len(sorted))
-	errs := make([]error, len(sorted))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, p := range sorted {
-		if err := checkSumPath(out, p); err != nil {
-			errs[i] = err
-			continue
-		}
-		g.Go(func() error {
-			sums[i].Path = p
-			if err := hashFile(filepath.Join(out, filepath.FromSlash(p)), &sums[i].Sum); err != nil {
-				errs[i] = fmt.Errorf("report: sums: %w", err)
-			}
-			return nil
-		})
-	}
-	g.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return WriteSumsOf(out, sums)
-}
-
-// WriteSumsOf writes out/SHA256SUMS as WriteSums does, from hashes the
-// caller computed from the bytes it wrote (see WriteAllHashed), without
-// reading the files. A path given twice must have the same hash.
+// WriteSumsOf writes out/SHA256SUMS in the format of sha256sum (and
+// "sha256sum -c" reads) from hashes the caller computed from the bytes it
+// wrote (see WriteAllHashed), without reading the files: for every path,
+// relative to out with forward slashes, its SHA-256 in lower-case hex,
+// two spaces and the path, one line each, sorted by path. A path given
+// twice must have the same hash; paths with a newline or backslash,
+// absolute paths and paths leaving out are refused.
 func WriteSumsOf(out string, sums []FileSum) error {
 	sorted := slices.Clone(sums)
 	slices.SortStableFunc(sorted, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
@@ -450,21 +406,6 @@ func checkSumPath(out, p string) error {
 	if p == "" || strings.ContainsAny(p, "\n\r\\") || path.IsAbs(p) || !filepath.IsLocal(filepath.FromSlash(p)) {
 		return fmt.Errorf("report: sums %s: bad path %q", out, p)
 	}
-	return nil
-}
-
-// hashFile sets sum to the SHA-256 of the file's contents.
-func hashFile(name string, sum *[sha256.Size]byte) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close() // read only: a close error loses nothing
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return err
-	}
-	h.Sum(sum[:0])
 	return nil
 }
 

@@ -79,14 +79,9 @@ type LogEntry struct {
 // logKey indexes the prediction log.
 type logKey struct{ system, task string }
 
-// ReadLog reads a prediction log (JSONL of LogEntry), checking that every
-// entry names a known system and task, has an RFC 3339 time, and is not
-// repeated.
-func ReadLog(r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
-	return readLogInto(map[logKey]time.Time{}, r, file, systems, tasks)
-}
-
-// readLogInto is ReadLog adding the entries to out.
+// readLogInto reads a prediction log (JSONL of LogEntry) into out,
+// checking that every entry names a known system and task, has an RFC
+// 3339 time, and is not repeated.
 func readLogInto(out map[logKey]time.Time, r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
 	err := results.EachJSONL(r, file, func(line int, e *LogEntry) error {
 		if !systems[e.System] {

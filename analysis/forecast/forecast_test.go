@@ -360,7 +360,9 @@ func TestPairedBootstrap(t *testing.T) {
 		b.status[ti] = task.StatusAt(in.Config.asOf, 2)
 		for s, sys := range in.Config.Systems {
 			logged, has := in.log[logKey{sys.Name, task.ID}]
-			b.preds[ti] = append(b.preds[ti], newPrediction(task, s, replies[ti*3+s], logged, has))
+			p := &Prediction{}
+			p.parse(task, s, replies[ti*3+s], logged, has)
+			b.preds[ti] = append(b.preds[ti], p)
 		}
 	}
 	b.out = b.outcomes(1)

@@ -102,13 +102,6 @@ type Prediction struct {
 // Flagged reports whether the isolation audit flags p.
 func (p *Prediction) Flagged() bool { return p.Late || len(p.Leaks) > 0 }
 
-// newPrediction parses and audits reply r of system sys to task t.
-func newPrediction(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) *Prediction {
-	p := &Prediction{}
-	p.parse(t, sys, r, logged, hasLog)
-	return p
-}
-
 // parse fills p, a zero Prediction, from reply r of system sys to task t.
 func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) {
 	p.Task, p.System = t, sys

@@ -196,14 +196,6 @@ type Tolerance struct {
 // DefaultTolerance is 1% relative or 0.005 absolute, signs compared.
 var DefaultTolerance = Tolerance{Rel: 0.01, Abs: 0.005}
 
-// NumericVerdict compares a predicted with a true answer: "correct",
-// "incorrect", or "" when either is not a single quantity. A percentage
-// compared with a plain number matches either as written (23.4% and
-// 23.4) or as a fraction (23.4% and 0.234).
-func NumericVerdict(pred, truth string, tol Tolerance) string {
-	return compare(quantityOf(pred), quantityOf(truth), tol)
-}
-
 func (tol Tolerance) equal(a, b float64) bool {
 	if tol.IgnoreSign {
 		a, b = math.Abs(a), math.Abs(b)
@@ -212,7 +204,10 @@ func (tol Tolerance) equal(a, b float64) bool {
 	return d <= tol.Abs || d <= tol.Rel*math.Abs(b)
 }
 
-// compare is NumericVerdict over quantities already read.
+// compare compares a predicted with a true answer, read as quantities:
+// "correct", "incorrect", or "" when either is not a single quantity. A
+// percentage compared with a plain number matches either as written
+// (23.4% and 23.4) or as a fraction (23.4% and 0.234).
 func compare(p, t quantity, tol Tolerance) string {
 	if !p.ok || !t.ok {
 		return ""

@@ -183,8 +183,8 @@ func TestNumeric(t *testing.T) {
 		{"-5%", "5%", Tolerance{Rel: 0.01, Abs: 0.005, IgnoreSign: true}, "correct"},
 		{"about 3", "2024-01-01", DefaultTolerance, ""},
 	} {
-		if got := NumericVerdict(c.pred, c.truth, c.tol); got != c.want {
-			t.Errorf("NumericVerdict(%q, %q) = %q, want %q", c.pred, c.truth, got, c.want)
+		if got := compare(quantityOf(c.pred), quantityOf(c.truth), c.tol); got != c.want {
+			t.Errorf("compare(%q, %q) = %q, want %q", c.pred, c.truth, got, c.want)
 		}
 	}
 }
@@ -297,7 +297,7 @@ func FuzzParseReport(f *testing.F) {
 	})
 }
 
-// FuzzParseQuantity checks that any text gives a verdict NumericVerdict
+// FuzzParseQuantity checks that any text gives a verdict compare
 // knows, and that a whole number n written with thousands separators
 // reads back as n, -n in parentheses or after a minus, n x 1e6 before
 // "million", and as a percentage before "%".
@@ -328,7 +328,7 @@ func FuzzParseQuantity(f *testing.F) {
 		if ok && (q.Value != q.Value) {
 			t.Fatalf("NaN from %q", a)
 		}
-		switch NumericVerdict(a, b, DefaultTolerance) {
+		switch compare(quantityOf(a), quantityOf(b), DefaultTolerance) {
 		case "", "correct", "incorrect":
 		default:
 			t.Fatal("bad verdict")

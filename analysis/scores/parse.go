@@ -493,42 +493,6 @@ func (b *builder) matrix() (*Matrix, error) {
 	return m, nil
 }
 
-// WriteLong writes m in long CSV format (task, cluster when it has its
-// column, groups, system, score), one line per cell with NA for a
-// missing score, tasks in order and systems sorted: Parse reads it back
-// to the same matrix with Options{TaskCol: "task", ClusterCol: "cluster",
-// GroupCols: the group names}, unless a group is named task, cluster,
-// system or score.
-func WriteLong(w io.Writer, m *Matrix) error {
-	cw := csv.NewWriter(w)
-	head := []string{"task", "cluster"}
-	for _, g := range m.Groups {
-		head = append(head, g.Name)
-	}
-	head = append(head, "system", "score")
-	if err := cw.Write(head); err != nil {
-		return err
-	}
-	for t, id := range m.Tasks {
-		for s, sys := range m.Systems {
-			v := "NA"
-			if x := m.Scores[s][t]; !math.IsNaN(x) {
-				v = strconv.FormatFloat(x, 'g', -1, 64)
-			}
-			rec := []string{id, m.Cluster[t]}
-			for _, g := range m.Groups {
-				rec = append(rec, g.Values[t])
-			}
-			rec = append(rec, sys, v)
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
 // ParsePublished reads published means from CSV: a header row, then one
 // row per system with the system's name in the first column and its
 // published mean in the second, as printed (its last digit sets the

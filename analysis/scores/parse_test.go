@@ -2,11 +2,14 @@ package scores
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,7 +95,7 @@ func TestFormats(t *testing.T) {
 		t.Fatalf("Delta on task 0 = %v (want missing), Alpha %v (want 77.5)", m.Scores[2][0], m.Scores[0][0])
 	}
 	var long bytes.Buffer
-	if err := WriteLong(&long, m); err != nil {
+	if err := writeLong(&long, m); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Parse("long.csv", &long, Options{TaskCol: "task", ClusterCol: "cluster", GroupCols: synthOpt.GroupCols})
@@ -211,7 +214,7 @@ func TestParsePublished(t *testing.T) {
 }
 
 // FuzzParse checks that Parse never panics and that whatever it accepts
-// round-trips: WriteLong then Parse gives the same matrix.
+// round-trips: writeLong then Parse gives the same matrix.
 func FuzzParse(f *testing.F) {
 	f.Add("m.csv", "task,A,B\nt1,0.5,\nt2,1,0\n", "", "")
 	f.Add("m.csv", "task,c,g,system,score\nt1,x,EN,A,1\nt1,x,EN,B,NA\nt2,y,ZH,A,0.25\n", "c", "g")
@@ -237,20 +240,56 @@ func FuzzParse(f *testing.F) {
 		for _, g := range m.Groups {
 			switch g.Name {
 			case "task", "cluster", "system", "score":
-				return // WriteLong cannot name such a group apart
+				return // writeLong cannot name such a group apart
 			}
 		}
 		var b bytes.Buffer
-		if err := WriteLong(&b, m); err != nil {
+		if err := writeLong(&b, m); err != nil {
 			t.Fatal(err)
 		}
 		back, err := Parse("long.csv", &b, Options{TaskCol: "task", ClusterCol: "cluster", GroupCols: opt.GroupCols})
 		if err != nil {
-			t.Fatalf("reading back WriteLong: %v\n%s", err, b.String())
+			t.Fatalf("reading back writeLong: %v\n%s", err, b.String())
 		}
 		m.File = back.File
 		if d := sameMatrix(m, back); d != "" {
 			t.Fatalf("round trip: %s", d)
 		}
 	})
+}
+
+// writeLong writes m in long CSV format (task, cluster when it has its
+// column, groups, system, score), one line per cell with NA for a
+// missing score, tasks in order and systems sorted: Parse reads it back
+// to the same matrix with Options{TaskCol: "task", ClusterCol: "cluster",
+// GroupCols: the group names}, unless a group is named task, cluster,
+// system or score.
+func writeLong(w io.Writer, m *Matrix) error {
+	cw := csv.NewWriter(w)
+	head := []string{"task", "cluster"}
+	for _, g := range m.Groups {
+		head = append(head, g.Name)
+	}
+	head = append(head, "system", "score")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for t, id := range m.Tasks {
+		for s, sys := range m.Systems {
+			v := "NA"
+			if x := m.Scores[s][t]; !math.IsNaN(x) {
+				v = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			rec := []string{id, m.Cluster[t]}
+			for _, g := range m.Groups {
+				rec = append(rec, g.Values[t])
+			}
+			rec = append(rec, sys, v)
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

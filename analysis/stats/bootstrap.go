@@ -55,24 +55,3 @@ func Quantile(sorted []float64, q float64) float64 {
 	}
 	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
 }
-
-// Tiers groups a ranking into tiers from confidence intervals: walking
-// best to worst, an entry joins its predecessor's tier when their
-// intervals overlap, and starts the next tier otherwise. lo and hi are in
-// ranking order; the result holds tier numbers from 1.
-func Tiers(lo, hi []float64) []int {
-	t := make([]int, len(lo))
-	for i := range lo {
-		switch {
-		case i == 0:
-			t[i] = 1
-		case overlap(lo[i-1], hi[i-1], lo[i], hi[i]):
-			t[i] = t[i-1]
-		default:
-			t[i] = t[i-1] + 1
-		}
-	}
-	return t
-}
-
-func overlap(a0, a1, b0, b1 float64) bool { return a0 <= b1 && b0 <= a1 }

@@ -110,13 +110,3 @@ func TestBootstrapDeterministic(t *testing.T) {
 		t.Fatalf("interval [%v,%v] implausible for the mean of 1..10", lo1, hi1)
 	}
 }
-
-func TestTiers(t *testing.T) {
-	got := Tiers([]float64{60, 55, 40, 38}, []float64{70, 62, 50, 45})
-	want := []int{1, 1, 2, 2}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Tiers = %v, want %v", got, want)
-		}
-	}
-}

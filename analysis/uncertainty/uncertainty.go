@@ -413,9 +413,6 @@ func (b *Board) PowerNote() string {
 		b.cfg.Decimals, b.mdd, points, b.Clusters, b.cfg.Unit, b.Clusters-1)
 }
 
-// MinDetectable is the minimum detectable difference of PowerNote.
-func (b *Board) MinDetectable() (float64, bool) { return b.mdd, b.mddOK }
-
 // Notes are the notes to add to the headline table: the cluster unit,
 // what the tier is, and the power note.
 func (b *Board) Notes() []string {

@@ -59,7 +59,7 @@ func TestBoardByHand(t *testing.T) {
 	if b.Groups[0] != 1 || b.Groups[1] != 1 {
 		t.Errorf("groups %v, want 1 1", b.Groups)
 	}
-	mdd, ok := b.MinDetectable()
+	mdd, ok := b.mdd, b.mddOK
 	near(t, "minimum detectable difference", mdd, 704.13, 0.01)
 	if !ok || !strings.Contains(b.PowerNote(), "differences below 704.1 points are not resolvable with 2 companies") {
 		t.Errorf("power note %q", b.PowerNote())

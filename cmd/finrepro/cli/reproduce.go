@@ -250,14 +250,6 @@ func worstCells(comps []analysis.Comparison, n int) (*analysis.Table, []string) 
 	return t, texts
 }
 
-// firstFew joins up to n names, with the count of the others.
-func firstFew(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
-}
-
 // recordMissing records the bundle's missing requests: a dry run counts
 // them and estimates the cost, the user confirms (unless yes), then every
 // benchmark runs through a recording client. Calls that depend on replies
