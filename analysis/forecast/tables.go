@@ -148,9 +148,9 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 			intColumn("missing", "Missing", "calls without a reply"),
 		}}
 	type row struct {
-		s            int
-		acc, lo, hi  float64
-		ok, n, defCI bool
+		s           int
+		acc, lo, hi float64
+		ok, defCI   bool
 	}
 	rows := make([]row, b.nsys())
 	lo, hi, defCI := b.bootstrap()
