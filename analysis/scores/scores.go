@@ -216,13 +216,6 @@ func binary(m *Matrix) bool {
 	return some
 }
 
-func num(x float64, err error) analysis.Cell {
-	if err != nil {
-		return analysis.Undefined(strings.TrimPrefix(err.Error(), "undefined: "))
-	}
-	return analysis.Number(x)
-}
-
 // leaderboard is the headline table: the board's statistics of each
 // system with its counts and its mean over the complete tasks.
 func leaderboard(m *Matrix, sys []*systemStats, board *uncertainty.Board, dec, nClusters int, complete []bool) *analysis.Table {
@@ -274,7 +267,7 @@ func leaderboard(m *Matrix, sys []*systemStats, board *uncertainty.Board, dec, n
 		c := board.Cells(st.name)
 		row := []analysis.Cell{rank, c[0], c[1], analysis.Text(st.name), board.Tier(st.name), meanCell,
 			c[2], c[3], c[4], c[5], c[6], c[7], c[8],
-			analysis.Int(st.answered), analysis.Int(len(m.Tasks) - st.answered), num(st.complete, completeErr(nComplete))}
+			analysis.Int(st.answered), analysis.Int(len(m.Tasks) - st.answered), uncertainty.Cell(st.complete, completeErr(nComplete))}
 		if bin {
 			succ := 0
 			for _, v := range st.scores {
@@ -283,7 +276,7 @@ func leaderboard(m *Matrix, sys []*systemStats, board *uncertainty.Board, dec, n
 				}
 			}
 			lo, hi, err := stats.Wilson(succ, st.answered, level)
-			row = append(row, num(lo, err), num(hi, err))
+			row = append(row, uncertainty.Cell(lo, err), uncertainty.Cell(hi, err))
 		}
 		t.AddRow(row...)
 	}
@@ -378,7 +371,7 @@ func groupTable(m *Matrix, g int, sys []*systemStats, cl []int, cfg Config, dec 
 			if math.IsNaN(d) {
 				dc = analysis.Undefined("a group without answered tasks")
 			}
-			row = append(row, dc, num(lo, err), num(hi, err))
+			row = append(row, dc, uncertainty.Cell(lo, err), uncertainty.Cell(hi, err))
 		}
 		t.AddRow(row...)
 	}

@@ -17,11 +17,11 @@ package uncertainty
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/stats"
@@ -344,9 +344,15 @@ func (b *Board) Columns() []analysis.Column {
 	}
 }
 
-func cell(x float64, err error) analysis.Cell {
-	if err != nil {
-		return analysis.Undefined(strings.TrimPrefix(err.Error(), "undefined: "))
+// Cell is x as a number, or an undefined cell saying why when err is
+// not nil: the reason of a *stats.UndefinedError, else err's text.
+func Cell(x float64, err error) analysis.Cell {
+	var u *stats.UndefinedError
+	switch {
+	case errors.As(err, &u):
+		return analysis.Undefined(u.Reason)
+	case err != nil:
+		return analysis.Undefined(err.Error())
 	}
 	return analysis.Number(x)
 }
@@ -372,17 +378,17 @@ func (b *Board) Cells(name string) []analysis.Cell {
 		}
 		return out
 	}
-	rlo, rhi := cell(0, b.rankErr), cell(0, b.rankErr)
+	rlo, rhi := Cell(0, b.rankErr), Cell(0, b.rankErr)
 	if b.rankErr == nil {
 		rlo, rhi = analysis.Int(b.Ranks[s].Lo), analysis.Int(b.Ranks[s].Hi)
 	}
 	m, err := b.Means[s], b.meanErr[s]
 	clusters := analysis.Int(m.Clusters)
 	if err != nil {
-		clusters = analysis.Undefined(strings.TrimPrefix(err.Error(), "undefined: "))
+		clusters = Cell(0, err)
 	}
-	return []analysis.Cell{rlo, rhi, cell(b.Lo[s], b.bootErr[s]), cell(b.Hi[s], b.bootErr[s]),
-		cell(m.SE, err), cell(m.NaiveSE, err), cell(m.DesignEffect, err), cell(m.EffectiveClusters, err), clusters}
+	return []analysis.Cell{rlo, rhi, Cell(b.Lo[s], b.bootErr[s]), Cell(b.Hi[s], b.bootErr[s]),
+		Cell(m.SE, err), Cell(m.NaiveSE, err), Cell(m.DesignEffect, err), Cell(m.EffectiveClusters, err), clusters}
 }
 
 // Tier returns the tie group of the named system as a cell.
@@ -465,7 +471,7 @@ func (b *Board) pairsTable(benchmark, name, title, caption string, names []strin
 	for _, p := range pairs {
 		a, n := analysis.Text(names[p.A]), analysis.Text(names[p.B])
 		if p.Err != nil {
-			u := cell(0, p.Err)
+			u := Cell(0, p.Err)
 			t.AddRow(a, n, u, u, u, u, u, u, u, analysis.Text(""), u, analysis.Text("no"))
 			continue
 		}
@@ -502,7 +508,7 @@ func ProportionColumns(decimals int, wald bool) []analysis.Column {
 // n, in percent.
 func ProportionCells(successes, n int, wald bool) []analysis.Cell {
 	lo, hi, err := stats.Wilson(successes, n, Level)
-	out := []analysis.Cell{cell(100*lo, err), cell(100*hi, err)}
+	out := []analysis.Cell{Cell(100*lo, err), Cell(100*hi, err)}
 	if wald {
 		lo, hi := math.NaN(), math.NaN()
 		if n > 0 {
@@ -510,7 +516,7 @@ func ProportionCells(successes, n int, wald bool) []analysis.Cell {
 			h := stats.NormalQuantile(1-(1-Level)/2) * math.Sqrt(p*(1-p)/float64(n))
 			lo, hi = p-h, p+h
 		}
-		out = append(out, cell(100*lo, err), cell(100*hi, err))
+		out = append(out, Cell(100*lo, err), Cell(100*hi, err))
 	}
 	return out
 }

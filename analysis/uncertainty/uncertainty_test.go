@@ -1,6 +1,8 @@
 package uncertainty
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -274,5 +276,25 @@ func TestRankIntervals(t *testing.T) {
 	// equal means share the better rank
 	if got, one := ranks(a, a), (stats.RankInterval{Rank: 1, Lo: 1, Hi: 1}); got[0] != one || got[1] != one {
 		t.Errorf("equal systems: %+v", got)
+	}
+}
+
+// TestCell checks the reason an undefined cell gives: a statistic's
+// UndefinedError gives its reason, also when wrapped, another error its
+// text, and no error the number.
+func TestCell(t *testing.T) {
+	u := &stats.UndefinedError{Reason: "fewer than 2 clusters"}
+	for _, c := range []struct {
+		err  error
+		want analysis.Cell
+	}{
+		{nil, analysis.Number(1.5)},
+		{u, analysis.Undefined("fewer than 2 clusters")},
+		{fmt.Errorf("pair A - B: %w", u), analysis.Undefined("fewer than 2 clusters")},
+		{errors.New("no task answered by every system"), analysis.Undefined("no task answered by every system")},
+	} {
+		if got := Cell(1.5, c.err); got != c.want {
+			t.Errorf("Cell(1.5, %v) = %+v, want %+v", c.err, got, c.want)
+		}
 	}
 }
