@@ -68,6 +68,9 @@ func Analyse(m *Matrix, cfg Config) (*analysis.Result, error) {
 	if cfg.Reps < 0 {
 		return nil, fmt.Errorf("scores: %d resamples", cfg.Reps)
 	}
+	if cfg.Seed == 0 {
+		cfg.Seed = uncertainty.Seed // the group breakdowns' too
+	}
 	if err := checkPairs(m, cfg.Pairs); err != nil {
 		return nil, err
 	}
