@@ -149,7 +149,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 			continue
 		}
 		d := c.backoff.delay(attempt, res.retryAfter)
-		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.model, j.key.Str(),
+		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.requested(), j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
 		if err := c.sleep(ctx, d); err != nil {
 			lastErr = &CallError{Cause: CauseCanceled, Msg: err.Error()}
@@ -165,7 +165,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		}
 		return
 	}
-	cost := c.cost(j.model, res.out)
+	cost := c.cost(j.requested(), res.out)
 	if j.pc.Kind == KindSim {
 		cost = 0
 	}
@@ -174,7 +174,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		source = results.SourceSim
 	}
 	meta := cache.Meta{
-		Provider: j.req.Provider, Model: j.model, ReportedModel: res.out.Model,
+		Provider: j.req.Provider, Model: j.requested(), ReportedModel: res.out.Model,
 		InputTokens: res.out.InputTokens, OutputTokens: res.out.OutputTokens, CostUSD: cost,
 		LatencyMS: res.latencyMS, Attempts: attempt, Source: source,
 	}
@@ -254,10 +254,10 @@ func Drifted(requested, reported string) bool {
 
 func (c *Client) checkDrift(j *job, reported string) {
 	reported = strings.TrimPrefix(reported, "models/")
-	if !Drifted(j.model, reported) {
+	if !Drifted(j.requested(), reported) {
 		return
 	}
-	k := [3]string{j.req.Provider, j.model, reported}
+	k := [3]string{j.req.Provider, j.requested(), reported}
 	c.mu.Lock()
 	seen := c.drift[k]
 	c.drift[k] = true
@@ -266,14 +266,14 @@ func (c *Client) checkDrift(j *job, reported string) {
 	}
 	c.mu.Unlock()
 	if !seen {
-		c.prog.warnf("model drift: %s answered %q for requested model %q", j.req.Provider, reported, j.model)
+		c.prog.warnf("model drift: %s answered %q for requested model %q", j.req.Provider, reported, j.requested())
 	}
 }
 
 func (c *Client) fail(j *job, e *CallError, attempts int) {
 	e.Msg = c.redact(e.Msg)
 	f := Failure{
-		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.requested(),
 		Cause: e.Cause, Status: e.Status, Attempts: attempts, Msg: e.Msg,
 	}
 	c.mu.Lock()

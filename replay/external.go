@@ -22,7 +22,7 @@ func (c *Client) Keyed(r Request) (cache.Key, []byte, string, error) {
 	if err != nil {
 		return cache.Key{}, nil, "", err
 	}
-	return j.key, j.raw, j.model, nil
+	return j.key, j.raw, j.requested(), nil
 }
 
 // SetAuth sets the authentication headers a provider of the given kind
@@ -80,9 +80,9 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 			errs[i] = ce
 			continue
 		}
-		cost := c.cost(j.model, o) * r.CostFactor
+		cost := c.cost(j.requested(), o) * r.CostFactor
 		meta := cache.Meta{
-			Provider: j.req.Provider, Model: j.model, ReportedModel: o.Model,
+			Provider: j.req.Provider, Model: j.requested(), ReportedModel: o.Model,
 			InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: cost,
 			Attempts: 1, Source: r.Source, BatchID: r.BatchID, RecordedAt: r.RecordedAt,
 		}

@@ -197,13 +197,26 @@ func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if _, err := c.store.Put(x); err != nil {
+	k, err := c.store.Put(x)
+	if err != nil {
 		c.setStoreErr(err)
 		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
 		c.fail(j, ce, meta.Attempts)
 		return ce
 	}
-	return nil
+	return c.checkStoredKey(j, k, meta.Attempts)
+}
+
+// checkStoredKey fails j when the store keyed its request as k, another
+// key than the one j was looked up by (which would be a fault of the
+// keys built from a prompt's values): the exchange would never replay.
+func (c *Client) checkStoredKey(j *job, k cache.Key, attempts int) error {
+	if k == j.key {
+		return nil
+	}
+	ce := &CallError{Cause: CauseRequest, Msg: fmt.Sprintf("the store keyed the request %s, not %s as computed from its prompt", k.Str(), j.key.Str())}
+	c.fail(j, ce, attempts)
+	return ce
 }
 
 // A simPut is a simulated exchange waiting for flushSim.
@@ -227,8 +240,14 @@ func (c *Client) flushSim() {
 	b := c.store.NewBatch()
 	var err error
 	for _, p := range pending {
-		if _, _, err = b.Add(p.x); err != nil {
+		var k cache.Key
+		if k, _, err = b.Add(p.x); err != nil {
 			break
+		}
+		if c.checkStoredKey(p.j, k, p.x.Meta.Attempts) != nil {
+			c.mu.Lock()
+			c.counts.Recorded--
+			c.mu.Unlock()
 		}
 	}
 	if err == nil {

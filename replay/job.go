@@ -17,7 +17,7 @@ type job struct {
 	raw   []byte // the encoded request; nil until built
 	key   cache.Key
 	pc    ProviderConfig
-	model string
+	model string // the requested model; see requested
 	// prompt, when the job was made from a call, is its prompt: the
 	// request is built from it when needed (see materialize).
 	prompt *results.Prompt
@@ -124,11 +124,20 @@ func (c *Client) newJob(r Request) (*job, error) {
 		return nil, fmt.Errorf("replay: %s: body is not a JSON object", r.Provider)
 	}
 	j := &job{req: r, pc: pc}
-	j.model = modelOf(pc.Kind, &r)
 	if err := j.rekey(); err != nil {
 		return nil, err
 	}
 	return j, nil
+}
+
+// requested returns the model the request asks for. A job made from a
+// request reads it from the body the first time it is needed (a miss, a
+// recording, a failure): a request answered from the cache never is.
+func (j *job) requested() string {
+	if j.model == "" && j.prompt == nil {
+		j.model = modelOf(j.pc.Kind, &j.req)
+	}
+	return j.model
 }
 
 // rekey encodes the request and computes its key.
@@ -148,12 +157,15 @@ func encodeKey(r *Request) ([]byte, cache.Key, error) {
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
 	}
-	key, err := reqkey.Of(raw)
+	key, err := keyOf(raw)
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
 	}
 	return raw, key, nil
 }
+
+// keyOf keys an encoded request object: reqkey.Of, which tests count.
+var keyOf = reqkey.Of
 
 // lookupAll looks every job up in the cache, GOMAXPROCS at a time (reads
 // are independent; long-lived workers keep the stacks zstd decoding grows),
@@ -223,12 +235,12 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (c *Client) addMiss(j *job) {
 	in, out := estimateRequest(j.req.Body)
-	cost, priced := c.prices.Cost(j.model, in, out)
+	cost, priced := c.prices.Cost(j.requested(), in, out)
 	if j.pc.Kind == KindSim {
 		cost, priced = 0, true
 	}
 	m := Miss{
-		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.requested(),
 		InputTokens: in, OutputTokens: out, CostUSD: cost, Priced: priced, Request: j.raw,
 	}
 	c.mu.Lock()
