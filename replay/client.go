@@ -373,4 +373,14 @@ func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.R
 	})
 }
 
-// A job is one distinct request of a batch.
+// AnswerRequestBodies is AnswerRequests that also returns, for each reply
+// answered from the cache, the stored response as one line of compact
+// JSON (nil for the other replies): what "finrepro replay" writes, read
+// from the store once.
+func (c *Client) AnswerRequestBodies(ctx context.Context, reqs []Request) ([]results.Reply, [][]byte) {
+	return c.answerBodies(ctx, len(reqs), true, func(i int) (*job, Request, error) {
+		j, err := c.newJob(reqs[i])
+		return j, reqs[i], err
+	})
+}
+

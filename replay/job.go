@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/finrepro/finrepro/results"
 )
 
+// A job is one distinct request of a batch.
 type job struct {
 	req   Request
 	raw   []byte // the encoded request; nil until built
@@ -23,6 +25,9 @@ type job struct {
 	prompt *results.Prompt
 	idxs   []int
 	reply  results.Reply
+	// keepBody asks lookup to keep the stored response in body.
+	keepBody bool
+	body     []byte
 }
 
 // answerChunk is how many requests answer builds, keys and looks up at a
@@ -34,7 +39,18 @@ const answerChunk = 512
 // its job; a request that cannot be keyed is a bad request, named by the
 // request returned beside the error.
 func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, Request, error)) []results.Reply {
+	replies, _ := c.answerBodies(ctx, n, false, request)
+	return replies
+}
+
+// answerBodies is answer that, when bodies is set, also returns the stored
+// response of each reply answered from the cache (nil for the others).
+func (c *Client) answerBodies(ctx context.Context, n int, bodies bool, request func(i int) (*job, Request, error)) ([]results.Reply, [][]byte) {
 	replies := make([]results.Reply, n)
+	var stored [][]byte
+	if bodies {
+		stored = make([][]byte, n)
+	}
 	var jobs, pending []*job
 	byKey := map[cache.Key]*job{}
 	for lo := 0; lo < n; lo += answerChunk {
@@ -57,6 +73,7 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, R
 				continue
 			}
 			j.idxs = []int{i}
+			j.keepBody = bodies
 			byKey[j.key] = j
 			jobs = append(jobs, j)
 			fresh = append(fresh, j)
@@ -83,9 +100,12 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, R
 	for _, j := range jobs {
 		for _, i := range j.idxs {
 			replies[i] = j.reply
+			if bodies {
+				stored[i] = j.body
+			}
 		}
 	}
-	return replies
+	return replies, stored
 }
 
 // badRequest records a request that could not be built or keyed as a
@@ -214,6 +234,14 @@ func (c *Client) lookup(j *job) bool {
 		ce.Msg = "stored response " + j.key.Str() + ": " + ce.Msg
 		j.reply.Err = ce
 		return true
+	}
+	if j.keepBody {
+		var b bytes.Buffer
+		if err := json.Compact(&b, resp); err != nil {
+			j.reply.Err = fmt.Errorf("replay: response %s: %v: %w", j.key.Str(), err, cache.ErrCorrupt)
+			return true
+		}
+		j.body = b.Bytes()
 	}
 	j.reply.Text = o.Text
 	j.reply.Model = o.Model
