@@ -383,4 +383,3 @@ func (c *Client) AnswerRequestBodies(ctx context.Context, reqs []Request) ([]res
 		return j, reqs[i], err
 	})
 }
-
