@@ -182,7 +182,7 @@ func sampleOfID(id string) int {
 // put stores an exchange after the secret check, recording a failure on
 // error.
 func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
-	if c.findSecret(j.raw, response) {
+	if c.findSecret(j.raw, response, []byte(meta.Headers)) {
 		ce := &CallError{Cause: CauseSecret, Msg: "an API key appears in the exchange; not stored"}
 		c.fail(j, ce, meta.Attempts)
 		return ce

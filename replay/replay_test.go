@@ -958,3 +958,30 @@ func TestAnswerRequestBodies(t *testing.T) {
 		t.Errorf("replies %+v", replies)
 	}
 }
+
+// TestToolCallAnswers: an answer of tool calls without text is an answer
+// for the proxy (checkOutput with calls) and an empty output for the
+// client, in every kind's shape; so is a queued background response.
+func TestToolCallAnswers(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		body string
+	}{
+		{KindChat, `{"model":"m","choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`},
+		{KindResponses, `{"model":"m","status":"completed","output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`},
+		{KindResponses, `{"model":"m","status":"queued","output":[]}`},
+		{KindAnthropic, `{"type":"message","model":"m","content":[{"type":"tool_use","id":"t","name":"f","input":{}}],"stop_reason":"tool_use"}`},
+		{KindGemini, `{"modelVersion":"m","candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]},"finishReason":"STOP"}]}`},
+	} {
+		if _, ce := checkOutput(c.kind, []byte(c.body), true); ce != nil {
+			t.Errorf("%s %s: %v, want an answer", c.kind, c.body, ce)
+		}
+		if _, ce := checkBody(c.kind, []byte(c.body)); ce == nil || ce.Cause != CauseEmpty {
+			t.Errorf("%s %s: client check %v, want %s", c.kind, c.body, ce, CauseEmpty)
+		}
+	}
+	// Without calls, blank text is empty for the proxy too.
+	if _, ce := checkOutput(KindChat, []byte(`{"model":"m","choices":[{"message":{"content":" ","tool_calls":[]}}]}`), true); ce == nil || ce.Cause != CauseEmpty {
+		t.Errorf("blank answer: %v, want %s", ce, CauseEmpty)
+	}
+}
