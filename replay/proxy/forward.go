@@ -218,4 +218,3 @@ func (s *Server) passThrough(w http.ResponseWriter, x *exchange, resp *http.Resp
 	x.log.Bytes, x.log.Status = int(n), resp.StatusCode
 	x.log.Outcome = outcomeUpstream
 }
-

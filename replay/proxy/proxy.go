@@ -498,4 +498,3 @@ func credentials(r *http.Request) []string {
 	add(r.URL.Query().Get("key"))
 	return out
 }
-
