@@ -141,7 +141,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 			// The simulator has no server to spare: retry at once.
 			continue
 		}
-		d := c.backoff.delay(attempt, res.retryAfter)
+		d := c.backoff.Delay(attempt, res.retryAfter)
 		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.requested(), j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
 		if err := c.sleep(ctx, d); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -17,15 +19,25 @@ import (
 // through the providers' batch APIs) keys requests and stores their
 // results with the client's checks.
 
-// Keyed returns the key and encoded request object of r, its endpoint
-// defaulted to the provider's, and the requested model. It fails as
-// AnswerRequests would on a request it cannot key.
-func (c *Client) Keyed(r Request) (cache.Key, []byte, string, error) {
+// A KeyedRequest is a request object checked, its endpoint defaulted to
+// its provider's, encoded and keyed.
+type KeyedRequest struct {
+	Request Request
+	// Raw is the encoded request object; Key its cache key.
+	Raw []byte
+	Key cache.Key
+	// Model is the requested model.
+	Model string
+}
+
+// Keyed returns r keyed. It fails as AnswerRequests would on a request
+// it cannot key.
+func (c *Client) Keyed(r Request) (KeyedRequest, error) {
 	j, err := c.newJob(r)
 	if err != nil {
-		return cache.Key{}, nil, "", err
+		return KeyedRequest{}, err
 	}
-	return j.key, j.raw, j.requested(), nil
+	return KeyedRequest{Request: j.req, Raw: j.raw, Key: j.key, Model: j.requested()}, nil
 }
 
 // EncodeKey returns request object r encoded and its key, as the client
@@ -178,9 +190,25 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 }
 
 // BatchCustomID is the custom_id of a request in an OpenAI Batch API
-// input file: "finrepro-s<sample>-<key hex>", which ImportBatch reads.
+// input file: "finrepro-s<sample>-<key hex>", which ParseBatchCustomID
+// reads back.
 func BatchCustomID(sample int, key cache.Key) string {
-	return fmt.Sprintf("%s%d-%s", batchIDPrefix, sample, key)
+	return batchIDPrefix + strconv.Itoa(sample) + "-" + key.String()
+}
+
+// ParseBatchCustomID reads the sample index and the key digits of a
+// BatchCustomID; ok is false for any other custom_id.
+func ParseBatchCustomID(id string) (sample int, key string, ok bool) {
+	rest, ok := strings.CutPrefix(id, batchIDPrefix)
+	if !ok {
+		return 0, "", false
+	}
+	num, key, ok := strings.Cut(rest, "-")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return 0, "", false
+	}
+	return n, key, true
 }
 
 // RetryAfter reads a response's Retry-After (seconds or an HTTP date

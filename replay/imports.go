@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -58,8 +59,12 @@ func WriteBatch(w io.Writer, misses []Miss, providers ...map[string]ProviderConf
 			skipped++
 			continue
 		}
+		key, err := reqkey.Parse(m.Key)
+		if err != nil {
+			return written, skipped, fmt.Errorf("replay: batch: request %.8s: %w", m.Key, err)
+		}
 		line, err := json.Marshal(batchInput{
-			CustomID: batchIDPrefix + strconv.Itoa(r.Sample) + "-" + m.Key,
+			CustomID: BatchCustomID(r.Sample, key),
 			Method:   "POST", URL: "/v1/" + r.Endpoint, Body: r.Body,
 		})
 		if err != nil {
@@ -165,17 +170,10 @@ func StatusCause(st int) Cause {
 	return CauseHTTP
 }
 
-// sampleOfID reads the sample index of a "finrepro-s<N>-<key>" custom_id.
+// sampleOfID is the sample index of a BatchCustomID, 0 for another
+// custom_id.
 func sampleOfID(id string) int {
-	rest, ok := strings.CutPrefix(id, batchIDPrefix)
-	if !ok {
-		return 0
-	}
-	num, _, ok := strings.Cut(rest, "-")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n < 0 {
-		return 0
-	}
+	n, _, _ := ParseBatchCustomID(id)
 	return n
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -268,6 +269,37 @@ func FuzzImportBatch(f *testing.F) {
 		}
 		if n < 0 || c.Counts().Recorded != 0 {
 			t.Errorf("n %d, counts %+v", n, c.Counts())
+		}
+	})
+}
+
+// FuzzBatchCustomID: ParseBatchCustomID reads back what BatchCustomID
+// writes, and accepts another string only when it has that shape: the
+// prefix, a sample index that reads back to its digits, a dash and the
+// rest as the key digits.
+func FuzzBatchCustomID(f *testing.F) {
+	f.Add(0, []byte("k"), "finrepro-s3-abc")
+	f.Add(12, []byte{0xff}, "finrepro-s-1-x")
+	f.Add(1<<30, []byte(""), "custom-7")
+	f.Fuzz(func(t *testing.T, sample int, keyBytes []byte, other string) {
+		if sample >= 0 {
+			var k cache.Key
+			copy(k[:], keyBytes)
+			n, key, ok := ParseBatchCustomID(BatchCustomID(sample, k))
+			if !ok || n != sample || key != k.String() {
+				t.Fatalf("BatchCustomID(%d, %s) read back as %d %q %v", sample, k, n, key, ok)
+			}
+		}
+		n, key, ok := ParseBatchCustomID(other)
+		if !ok {
+			if n != 0 || key != "" {
+				t.Fatalf("%q refused with %d %q", other, n, key)
+			}
+			return
+		}
+		num, rest, cut := strings.Cut(strings.TrimPrefix(other, "finrepro-s"), "-")
+		if m, err := strconv.Atoi(num); !strings.HasPrefix(other, "finrepro-s") || !cut || rest != key || err != nil || m != n || n < 0 {
+			t.Fatalf("%q read as %d %q", other, n, key)
 		}
 	})
 }

@@ -580,9 +580,9 @@ func TestLimiter(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	a, b := newBackoff(time.Second, 7), newBackoff(time.Second, 7)
+	a, b := NewBackoff(time.Second, 7), NewBackoff(time.Second, 7)
 	for retry := 1; retry <= 10; retry++ {
-		da, db := a.delay(retry, 0), b.delay(retry, 0)
+		da, db := a.Delay(retry, 0), b.Delay(retry, 0)
 		if da != db {
 			t.Errorf("retry %d: %v and %v from the same seed", retry, da, db)
 		}
@@ -591,10 +591,10 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("retry %d: delay %v outside [%v, %v]", retry, da, ceil/2, ceil)
 		}
 	}
-	if d := a.delay(1, 30*time.Second); d != 30*time.Second {
+	if d := a.Delay(1, 30*time.Second); d != 30*time.Second {
 		t.Errorf("Retry-After 30s gave %v", d)
 	}
-	if d := a.delay(1, time.Hour); d != MaxBackoff {
+	if d := a.Delay(1, time.Hour); d != MaxBackoff {
 		t.Errorf("Retry-After 1h gave %v, want the cap", d)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
