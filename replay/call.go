@@ -22,15 +22,19 @@ import (
 )
 
 // record sends the pending jobs, bounded per provider, and waits for all.
-// It first checks that the store takes writes, and sends nothing more
-// once a write has failed: a call whose answer cannot be stored is paid
-// for nothing.
+// Before paid calls (simulated ones cost nothing and are not held back)
+// it checks that the store takes writes (Recordable), and it sends
+// nothing more once a write has failed: a call whose answer cannot be
+// stored is paid for nothing.
 func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
 		return
 	}
-	if err := c.checkWritable(jobs); err != nil {
-		c.setStoreErr(err)
+	var err error
+	if slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
+		err = c.Recordable()
+	}
+	if err != nil {
 		for _, j := range jobs {
 			c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: " + err.Error()}, 0)
 		}
@@ -61,16 +65,6 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 	}
 	wg.Wait()
 	c.prog.finish()
-}
-
-// checkWritable probes the store before the client's first paid call
-// (simulated calls cost nothing and are not waited for); once it passed,
-// a failed write stops the recording instead.
-func (c *Client) checkWritable(jobs []*job) error {
-	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
-		return nil
-	}
-	return c.Recordable()
 }
 
 func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {
@@ -451,23 +445,6 @@ func (c *Client) Acquire(ctx context.Context, provider string, body []byte) (rel
 		return nil, err
 	}
 	return func() { <-sem }, nil
-}
-
-// Cost prices an exchange as recording does: by the model the provider
-// reported, else by the requested one; 0 when neither has a price.
-func (c *Client) Cost(requested, reported string, in, out int) float64 {
-	return c.cost(requested, &output{Model: reported, InputTokens: in, OutputTokens: out})
-}
-
-// ResponseUsage reads the reported model and the token usage of a
-// successful response body of the given kind; ok is false when the body
-// is not of that kind's shape or carries an error object.
-func ResponseUsage(kind Kind, body []byte) (model string, in, out int, ok bool) {
-	o, err := parseOutput(kind, bytes.TrimSpace(body))
-	if err != nil || o.APIError != "" {
-		return "", 0, 0, false
-	}
-	return o.Model, o.InputTokens, o.OutputTokens, true
 }
 
 // endpointURL appends endpoint (a plain relative path, see checkEndpoint)

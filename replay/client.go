@@ -275,7 +275,8 @@ func locked[T any](c *Client, v *T) T {
 // Answer answers calls in order (results.Answerer). Identical requests in
 // one batch are answered once.
 func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
-	return c.answer(ctx, len(calls), func(i int) (*job, Request, error) { return c.promptJob(&calls[i]) })
+	replies, _ := c.answer(ctx, len(calls), false, func(i int) (*job, Request, error) { return c.promptJob(&calls[i]) })
+	return replies
 }
 
 // promptJob makes the job of a call. Its key is computed from the
@@ -367,10 +368,8 @@ func parallel(n int, f func(i int)) {
 // AnswerRequests answers request objects in order; a request with an empty
 // endpoint gets its provider's default.
 func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.Reply {
-	return c.answer(ctx, len(reqs), func(i int) (*job, Request, error) {
-		j, err := c.newJob(reqs[i])
-		return j, reqs[i], err
-	})
+	replies, _ := c.answerRequests(ctx, reqs, false)
+	return replies
 }
 
 // AnswerRequestBodies is AnswerRequests that also returns, for each reply
@@ -378,7 +377,11 @@ func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.R
 // JSON (nil for the other replies): what "finrepro replay" writes, read
 // from the store once.
 func (c *Client) AnswerRequestBodies(ctx context.Context, reqs []Request) ([]results.Reply, [][]byte) {
-	return c.answerBodies(ctx, len(reqs), true, func(i int) (*job, Request, error) {
+	return c.answerRequests(ctx, reqs, true)
+}
+
+func (c *Client) answerRequests(ctx context.Context, reqs []Request, bodies bool) ([]results.Reply, [][]byte) {
+	return c.answer(ctx, len(reqs), bodies, func(i int) (*job, Request, error) {
 		j, err := c.newJob(reqs[i])
 		return j, reqs[i], err
 	})

@@ -88,7 +88,7 @@ func (c *Client) StoreAnswer(r Request, kind Kind, body []byte, meta *cache.Meta
 		c.fail(j, ce, meta.Attempts)
 		return ce
 	}
-	meta.CostUSD = c.Cost(meta.Model, meta.ReportedModel, meta.InputTokens, meta.OutputTokens)
+	meta.CostUSD = c.cost(meta.Model, &output{Model: meta.ReportedModel, InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens})
 	if err := c.put(j, body, *meta); err != nil {
 		return err.(*CallError)
 	}

@@ -38,15 +38,10 @@ const answerChunk = 512
 
 // answer answers n requests, the i-th keyed by request(i), which returns
 // its job; a request that cannot be keyed is a bad request, named by the
-// request returned beside the error.
-func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, Request, error)) []results.Reply {
-	replies, _ := c.answerBodies(ctx, n, false, request)
-	return replies
-}
-
-// answerBodies is answer that, when bodies is set, also returns the stored
-// response of each reply answered from the cache (nil for the others).
-func (c *Client) answerBodies(ctx context.Context, n int, bodies bool, request func(i int) (*job, Request, error)) ([]results.Reply, [][]byte) {
+// request returned beside the error. With bodies set it also returns the
+// stored response of each reply answered from the cache (nil for the
+// others).
+func (c *Client) answer(ctx context.Context, n int, bodies bool, request func(i int) (*job, Request, error)) ([]results.Reply, [][]byte) {
 	replies := make([]results.Reply, n)
 	var stored [][]byte
 	if bodies {
