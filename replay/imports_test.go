@@ -150,6 +150,8 @@ func TestParseRequests(t *testing.T) {
 		{`{"provider":"p","body":{},"endpoint":"x?key=1"}`, "endpoint"},
 		{`{"provider":"p","body":{},"extra":1}`, "extra"},
 		{`{"provider":1,"body":{}}`, "provider"},
+		{`{"provider":"p","body":{},"sample":1.5}`, "sample"},
+		{`{"provider":"p","body":{"a":}}`, "body"}, // a syntax error names its member too
 	}
 	for _, tt := range bad {
 		_, err := ParseRequests(strings.NewReader(tt.in), "reqs.jsonl", "")
