@@ -219,12 +219,6 @@ func (c *Client) Failures() []Failure {
 	return out
 }
 
-// FailureCounts returns the number of failures per cause, most frequent
-// first.
-func (c *Client) FailureCounts() []CauseCount {
-	return CountCauses(c.Failures())
-}
-
 // CountCauses counts failures per cause, most frequent first, ties by
 // cause name.
 func CountCauses(fs []Failure) []CauseCount {

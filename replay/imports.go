@@ -43,6 +43,12 @@ type batchOutput struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// BatchLine is the OpenAI Batch API input line (without its newline) of
+// request r of key: its BatchCustomID, POST, its endpoint and body.
+func BatchLine(r *Request, key cache.Key) ([]byte, error) {
+	return json.Marshal(batchInput{CustomID: BatchCustomID(r.Sample, key), Method: "POST", URL: "/v1/" + r.Endpoint, Body: r.Body})
+}
+
 // WriteBatch writes the misses whose provider speaks Chat Completions or
 // Responses as OpenAI Batch API input lines, in order, and returns how
 // many it wrote and skipped (other kinds have no batch API here).
@@ -63,10 +69,7 @@ func WriteBatch(w io.Writer, misses []Miss, providers ...map[string]ProviderConf
 		if err != nil {
 			return written, skipped, fmt.Errorf("replay: batch: request %.8s: %w", m.Key, err)
 		}
-		line, err := json.Marshal(batchInput{
-			CustomID: BatchCustomID(r.Sample, key),
-			Method:   "POST", URL: "/v1/" + r.Endpoint, Body: r.Body,
-		})
+		line, err := BatchLine(&r, key)
 		if err != nil {
 			return written, skipped, fmt.Errorf("replay: batch: %w", err)
 		}

@@ -55,7 +55,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	if err != nil || got != 1 {
 		t.Fatalf("ImportBatch: %d, %v", got, err)
 	}
-	if cc := imp.FailureCounts(); len(cc) != 2 {
+	if cc := CountCauses(imp.Failures()); len(cc) != 2 {
 		t.Errorf("failure counts %+v, want refusal and server_error", cc)
 	}
 	replies := New(store, Config{}).Answer(context.Background(), calls)

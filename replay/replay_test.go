@@ -307,7 +307,7 @@ func TestFaults(t *testing.T) {
 			if len(fs) != 1 || fs[0].Cause != tt.cause || fs[0].Attempts != tt.attempts {
 				t.Errorf("failures %+v", fs)
 			}
-			if cc := c.FailureCounts(); len(cc) != 1 || cc[0] != (CauseCount{tt.cause, 1}) {
+			if cc := CountCauses(c.Failures()); len(cc) != 1 || cc[0] != (CauseCount{tt.cause, 1}) {
 				t.Errorf("counts %+v", cc)
 			}
 		})
@@ -417,7 +417,7 @@ func TestSecrets(t *testing.T) {
 	f.script = []step{{status: 401, body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `"}}`}, {text: text("contains " + fakeKey)}}
 	calls := []results.Call{call("p", "m", "q1"), call("p", "m", "q2"), call("p", "m", "q3")}
 	replies := c.Answer(context.Background(), calls)
-	if cc := c.FailureCounts(); len(cc) != 2 || cc[0] != (CauseCount{CauseHTTP, 1}) || cc[1] != (CauseCount{CauseSecret, 1}) {
+	if cc := CountCauses(c.Failures()); len(cc) != 2 || cc[0] != (CauseCount{CauseHTTP, 1}) || cc[1] != (CauseCount{CauseSecret, 1}) {
 		t.Errorf("failure counts %+v, want one http_error and one secret_in_exchange", cc)
 	}
 	if c.Counts().Recorded != 1 {
@@ -780,7 +780,7 @@ func TestInterruptResume(t *testing.T) {
 	if stored == 0 || stored == len(calls) {
 		t.Skipf("the interruption came at an edge (%d stored); nothing to resume", stored)
 	}
-	for _, cc := range c1.FailureCounts() {
+	for _, cc := range CountCauses(c1.Failures()) {
 		if cc.Cause != CauseCanceled {
 			t.Errorf("interrupted run failed with %s", cc.Cause)
 		}

@@ -12,14 +12,6 @@ import (
 	"github.com/finrepro/finrepro/replay"
 )
 
-// openaiInput is one line of an OpenAI Batch API input file.
-type openaiInput struct {
-	CustomID string          `json:"custom_id"`
-	Method   string          `json:"method"`
-	URL      string          `json:"url"`
-	Body     json.RawMessage `json:"body"`
-}
-
 // openaiBatch is the part of an OpenAI batch object finrepro reads.
 type openaiBatch struct {
 	ID           string `json:"id"`

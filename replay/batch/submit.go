@@ -201,7 +201,7 @@ func newLine(api API, kr replay.KeyedRequest) (line, error) {
 	if api == Anthropic {
 		l.wire, err = json.Marshal(anthropicRequest{CustomID: l.id, Params: kr.Request.Body})
 	} else {
-		l.wire, err = json.Marshal(openaiInput{CustomID: l.id, Method: "POST", URL: "/v1/" + kr.Request.Endpoint, Body: kr.Request.Body})
+		l.wire, err = replay.BatchLine(&kr.Request, kr.Key)
 		l.endpoint = kr.Request.Endpoint
 	}
 	return l, err
