@@ -125,7 +125,9 @@ func jsonValue(v any) ([]byte, error) {
 }
 
 // appendJSONString appends s as an encoding/json Encoder without HTML
-// escaping writes it.
+// escaping writes it. It runs for recordings and misses only, and is 0.9 %
+// of the CPU of "finrepro demo --scale full" (BenchmarkAppendJSONString:
+// 170-320 MB/s): the plain library call is kept.
 func appendJSONString(out []byte, s string) []byte {
 	b, _ := jsonValue(s) // a string always encodes
 	return append(out, b...)

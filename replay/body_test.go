@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -147,4 +148,24 @@ func FuzzBodyOf(f *testing.F) {
 		}
 		checkSameBody(t, p)
 	})
+}
+
+// BenchmarkAppendJSONString measures writing a prompt as a JSON string on
+// the wire (appendJSONString, an encoding/json Encoder per string) beside
+// its canonical form for the key (reqkey.AppendCanonicalString), on a
+// judge prompt of English and Chinese text with quotes and newlines.
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := strings.Repeat("Grade the \"prediction\" against the criterion.\n净息差下降12个基点；存款重定价。 ", 60)
+	for _, c := range []struct {
+		name string
+		f    func([]byte, string) []byte
+	}{{"wire", appendJSONString}, {"keyed", reqkey.AppendCanonicalString}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			var buf []byte
+			for b.Loop() {
+				buf = c.f(buf[:0], s)
+			}
+		})
+	}
 }

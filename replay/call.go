@@ -22,15 +22,19 @@ import (
 )
 
 // record sends the pending jobs, bounded per provider, and waits for all.
-// It first checks that the store takes writes, and sends nothing more
-// once a write has failed: a call whose answer cannot be stored is paid
-// for nothing.
+// Before paid calls (simulated ones cost nothing and are not held back)
+// it checks that the store takes writes (Recordable), and it sends
+// nothing more once a write has failed: a call whose answer cannot be
+// stored is paid for nothing.
 func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
 		return
 	}
-	if err := c.checkWritable(jobs); err != nil {
-		c.setStoreErr(err)
+	var err error
+	if slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
+		err = c.Recordable()
+	}
+	if err != nil {
 		for _, j := range jobs {
 			c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: " + err.Error()}, 0)
 		}
@@ -61,23 +65,6 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 	}
 	wg.Wait()
 	c.prog.finish()
-}
-
-// checkWritable probes the store before the client's first paid call
-// (simulated calls cost nothing and are not waited for); once it passed,
-// a failed write stops the recording instead.
-func (c *Client) checkWritable(jobs []*job) error {
-	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.pc.Kind != KindSim }) {
-		return nil
-	}
-	c.mu.Lock()
-	probed := c.probed
-	c.probed = true
-	c.mu.Unlock()
-	if probed {
-		return c.StoreErr()
-	}
-	return c.store.CheckWritable()
 }
 
 func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {
@@ -148,8 +135,8 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 			// The simulator has no server to spare: retry at once.
 			continue
 		}
-		d := c.backoff.delay(attempt, res.retryAfter)
-		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.model, j.key.Str(),
+		d := c.backoff.Delay(attempt, res.retryAfter)
+		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.requested(), j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
 		if err := c.sleep(ctx, d); err != nil {
 			lastErr = &CallError{Cause: CauseCanceled, Msg: err.Error()}
@@ -165,7 +152,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		}
 		return
 	}
-	cost := c.cost(j.model, res.out)
+	cost := c.cost(j.requested(), res.out)
 	if j.pc.Kind == KindSim {
 		cost = 0
 	}
@@ -174,7 +161,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 		source = results.SourceSim
 	}
 	meta := cache.Meta{
-		Provider: j.req.Provider, Model: j.model, ReportedModel: res.out.Model,
+		Provider: j.req.Provider, Model: j.requested(), ReportedModel: res.out.Model,
 		InputTokens: res.out.InputTokens, OutputTokens: res.out.OutputTokens, CostUSD: cost,
 		LatencyMS: res.latencyMS, Attempts: attempt, Source: source,
 	}
@@ -254,10 +241,10 @@ func Drifted(requested, reported string) bool {
 
 func (c *Client) checkDrift(j *job, reported string) {
 	reported = strings.TrimPrefix(reported, "models/")
-	if !Drifted(j.model, reported) {
+	if !Drifted(j.requested(), reported) {
 		return
 	}
-	k := [3]string{j.req.Provider, j.model, reported}
+	k := [3]string{j.req.Provider, j.requested(), reported}
 	c.mu.Lock()
 	seen := c.drift[k]
 	c.drift[k] = true
@@ -266,14 +253,14 @@ func (c *Client) checkDrift(j *job, reported string) {
 	}
 	c.mu.Unlock()
 	if !seen {
-		c.prog.warnf("model drift: %s answered %q for requested model %q", j.req.Provider, reported, j.model)
+		c.prog.warnf("model drift: %s answered %q for requested model %q", j.req.Provider, reported, j.requested())
 	}
 }
 
 func (c *Client) fail(j *job, e *CallError, attempts int) {
 	e.Msg = c.redact(e.Msg)
 	f := Failure{
-		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.requested(),
 		Cause: e.Cause, Status: e.Status, Attempts: attempts, Msg: e.Msg,
 	}
 	c.mu.Lock()
@@ -413,7 +400,12 @@ func (c *Client) check(j *job, body []byte, res *attemptResult) *CallError {
 // checkBody parses a 200 body of the given kind and rejects what must not
 // be stored: an error object, invalid JSON, another shape, a refusal or
 // an empty completion.
-func checkBody(kind Kind, body []byte) (*output, *CallError) {
+func checkBody(kind Kind, body []byte) (*output, *CallError) { return checkOutput(kind, body, false) }
+
+// checkOutput is checkBody; with calls set, an answer that asks for tool
+// calls or is a background response still under way is not empty without
+// text (the proxy's clients ask for those, the client's benchmarks never).
+func checkOutput(kind Kind, body []byte, calls bool) (*output, *CallError) {
 	if !utf8.Valid(body) {
 		// The store keeps UTF-8 JSON only (docs/cache.md), so that a dump
 		// loads back to the same exchanges.
@@ -429,7 +421,7 @@ func checkBody(kind Kind, body []byte) (*output, *CallError) {
 	if o.Refusal {
 		return nil, &CallError{Cause: CauseRefusal, Msg: o.RefusalReason}
 	}
-	if strings.TrimSpace(o.Text) == "" {
+	if strings.TrimSpace(o.Text) == "" && !(calls && (o.Calls || o.Unfinished)) {
 		return nil, &CallError{Cause: CauseEmpty, Msg: "the response has no output text"}
 	}
 	return o, nil
@@ -453,23 +445,6 @@ func (c *Client) Acquire(ctx context.Context, provider string, body []byte) (rel
 		return nil, err
 	}
 	return func() { <-sem }, nil
-}
-
-// Cost prices an exchange as recording does: by the model the provider
-// reported, else by the requested one; 0 when neither has a price.
-func (c *Client) Cost(requested, reported string, in, out int) float64 {
-	return c.cost(requested, &output{Model: reported, InputTokens: in, OutputTokens: out})
-}
-
-// ResponseUsage reads the reported model and the token usage of a
-// successful response body of the given kind; ok is false when the body
-// is not of that kind's shape or carries an error object.
-func ResponseUsage(kind Kind, body []byte) (model string, in, out int, ok bool) {
-	o, err := parseOutput(kind, bytes.TrimSpace(body))
-	if err != nil || o.APIError != "" {
-		return "", 0, 0, false
-	}
-	return o.Model, o.InputTokens, o.OutputTokens, true
 }
 
 // endpointURL appends endpoint (a plain relative path, see checkEndpoint)

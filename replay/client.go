@@ -85,7 +85,7 @@ type Client struct {
 	getenv    func(string) string
 	http      *http.Client
 	sleep     func(context.Context, time.Duration) error
-	backoff   *backoff
+	backoff   *Backoff
 	prog      *progress
 
 	mu       sync.Mutex
@@ -128,7 +128,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		getenv:    cfg.Getenv,
 		http:      cfg.HTTP,
 		sleep:     cfg.Sleep,
-		backoff:   newBackoff(0, cfg.Seed),
+		backoff:   NewBackoff(0, cfg.Seed),
 		sems:      map[string]chan struct{}{},
 		limiters:  map[string]*limiter{},
 		misses:    map[cache.Key]Miss{},
@@ -219,12 +219,6 @@ func (c *Client) Failures() []Failure {
 	return out
 }
 
-// FailureCounts returns the number of failures per cause, most frequent
-// first.
-func (c *Client) FailureCounts() []CauseCount {
-	return CountCauses(c.Failures())
-}
-
 // CountCauses counts failures per cause, most frequent first, ties by
 // cause name.
 func CountCauses(fs []Failure) []CauseCount {
@@ -275,7 +269,8 @@ func locked[T any](c *Client, v *T) T {
 // Answer answers calls in order (results.Answerer). Identical requests in
 // one batch are answered once.
 func (c *Client) Answer(ctx context.Context, calls []results.Call) []results.Reply {
-	return c.answer(ctx, len(calls), func(i int) (*job, Request, error) { return c.promptJob(&calls[i]) })
+	replies, _ := c.answer(ctx, len(calls), false, func(i int) (*job, Request, error) { return c.promptJob(&calls[i]) })
+	return replies
 }
 
 // promptJob makes the job of a call. Its key is computed from the
@@ -319,8 +314,10 @@ func (c *Client) provider(name string) (ProviderConfig, bool) {
 	return ProviderConfig{}, false
 }
 
-// materialize builds the request of a job made from a prompt, once, and
-// checks that its key is the one computed from the prompt's values.
+// materialize builds the request of a job made from a prompt, once. Its
+// key is not computed again: the key computed from the prompt's values is
+// the key of this request (TestPromptKey and FuzzPromptKey hold the two
+// together), and the store, which keys what it stores, checks it (put).
 func (j *job) materialize() error {
 	if j.prompt == nil || j.raw != nil {
 		return nil
@@ -330,12 +327,9 @@ func (j *job) materialize() error {
 		return err
 	}
 	r.Label, r.model = j.req.Label, j.req.model
-	raw, key, err := encodeKey(r)
+	raw, err := r.Encode()
 	if err != nil {
-		return err
-	}
-	if key != j.key {
-		return fmt.Errorf("replay: %s: the request's key %s is not the key %s computed from its prompt", r.Provider, key.Str(), j.key.Str())
+		return fmt.Errorf("replay: encode request: %w", err)
 	}
 	j.req, j.raw = *r, raw
 	return nil
@@ -368,10 +362,21 @@ func parallel(n int, f func(i int)) {
 // AnswerRequests answers request objects in order; a request with an empty
 // endpoint gets its provider's default.
 func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.Reply {
-	return c.answer(ctx, len(reqs), func(i int) (*job, Request, error) {
+	replies, _ := c.answerRequests(ctx, reqs, false)
+	return replies
+}
+
+// AnswerRequestBodies is AnswerRequests that also returns, for each reply
+// answered from the cache, the stored response as one line of compact
+// JSON (nil for the other replies): what "finrepro replay" writes, read
+// from the store once.
+func (c *Client) AnswerRequestBodies(ctx context.Context, reqs []Request) ([]results.Reply, [][]byte) {
+	return c.answerRequests(ctx, reqs, true)
+}
+
+func (c *Client) answerRequests(ctx context.Context, reqs []Request, bodies bool) ([]results.Reply, [][]byte) {
+	return c.answer(ctx, len(reqs), bodies, func(i int) (*job, Request, error) {
 		j, err := c.newJob(reqs[i])
 		return j, reqs[i], err
 	})
 }
-
-// A job is one distinct request of a batch.

@@ -2,9 +2,14 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/cache"
 )
@@ -14,15 +19,99 @@ import (
 // through the providers' batch APIs) keys requests and stores their
 // results with the client's checks.
 
-// Keyed returns the key and encoded request object of r, its endpoint
-// defaulted to the provider's, and the requested model. It fails as
-// AnswerRequests would on a request it cannot key.
-func (c *Client) Keyed(r Request) (cache.Key, []byte, string, error) {
+// A KeyedRequest is a request object checked, its endpoint defaulted to
+// its provider's, encoded and keyed.
+type KeyedRequest struct {
+	Request Request
+	// Raw is the encoded request object; Key its cache key.
+	Raw []byte
+	Key cache.Key
+	// Model is the requested model.
+	Model string
+}
+
+// Keyed returns r keyed. It fails as AnswerRequests would on a request
+// it cannot key.
+func (c *Client) Keyed(r Request) (KeyedRequest, error) {
 	j, err := c.newJob(r)
 	if err != nil {
-		return cache.Key{}, nil, "", err
+		return KeyedRequest{}, err
 	}
-	return j.key, j.raw, j.model, nil
+	return KeyedRequest{Request: j.req, Raw: j.raw, Key: j.key, Model: j.requested()}, nil
+}
+
+// EncodeKey returns request object r encoded and its key, as the client
+// keys a request (its endpoint and sample as they are).
+func EncodeKey(r *Request) ([]byte, cache.Key, error) { return encodeKey(r) }
+
+// Recordable probes the store's writability before the first call is
+// sent, as recording does, and afterwards returns the first write the
+// store refused: while it is not nil, nothing should be sent, since the
+// answer could not be kept.
+func (c *Client) Recordable() error {
+	c.mu.Lock()
+	probed := c.probed
+	c.probed = true
+	c.mu.Unlock()
+	if !probed {
+		if err := c.store.CheckWritable(); err != nil {
+			c.setStoreErr(err)
+		}
+	}
+	return c.StoreErr()
+}
+
+// StoreAnswer stores the 200 answer body to request r that code outside
+// the client sent (the proxy) through a recording's checks and store
+// path. A body of a provider kind must pass the response check (its
+// shape, no error object, no refusal, and some output: text, tool calls,
+// or a background response under way) and gives meta its reported model
+// and token counts; with kind "" (a stream's record, an embeddings or
+// model list answer) the body must be JSON without an error object. meta
+// gets the answer's cost. An exchange holding a known API key is not
+// stored, and a failed write is StoreErr (see Recordable). The error
+// says why the answer was not stored; it is also one of Failures.
+func (c *Client) StoreAnswer(r Request, kind Kind, body []byte, meta *cache.Meta) *CallError {
+	raw, key, err := encodeKey(&r)
+	if err != nil {
+		return &CallError{Cause: CauseRequest, Msg: err.Error()}
+	}
+	j := &job{req: r, raw: raw, key: key, pc: ProviderConfig{Kind: kind}, model: meta.Model}
+	if kind != "" {
+		o, ce := checkOutput(kind, body, true)
+		if ce != nil {
+			c.fail(j, ce, meta.Attempts)
+			return ce
+		}
+		meta.ReportedModel, meta.InputTokens, meta.OutputTokens = o.Model, o.InputTokens, o.OutputTokens
+	} else if ce := checkJSON(body); ce != nil {
+		c.fail(j, ce, meta.Attempts)
+		return ce
+	}
+	meta.CostUSD = c.cost(meta.Model, &output{Model: meta.ReportedModel, InputTokens: meta.InputTokens, OutputTokens: meta.OutputTokens})
+	if err := c.put(j, body, *meta); err != nil {
+		return err.(*CallError)
+	}
+	return nil
+}
+
+// checkJSON rejects a body of no provider shape that is not JSON, or is
+// an object with a non-null "error" member or of type "error".
+func checkJSON(body []byte) *CallError {
+	if !json.Valid(body) || !utf8.Valid(body) {
+		return &CallError{Cause: CauseMalformed, Status: http.StatusOK, Msg: "the answer is not UTF-8 JSON: " + Snippet(body)}
+	}
+	var v struct {
+		errorMember
+		Type string `json:"type"`
+	}
+	if unmarshalObject(body, &v) != nil {
+		return nil // a JSON array or scalar has no error member
+	}
+	if e := v.apiError(body); e != "" || v.Type == "error" {
+		return &CallError{Cause: CauseAPIError, Status: http.StatusOK, Msg: cmp.Or(e, Snippet(body))}
+	}
+	return nil
 }
 
 // SetAuth sets the authentication headers a provider of the given kind
@@ -80,9 +169,9 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 			errs[i] = ce
 			continue
 		}
-		cost := c.cost(j.model, o) * r.CostFactor
+		cost := c.cost(j.requested(), o) * r.CostFactor
 		meta := cache.Meta{
-			Provider: j.req.Provider, Model: j.model, ReportedModel: o.Model,
+			Provider: j.req.Provider, Model: j.requested(), ReportedModel: o.Model,
 			InputTokens: o.InputTokens, OutputTokens: o.OutputTokens, CostUSD: cost,
 			Attempts: 1, Source: r.Source, BatchID: r.BatchID, RecordedAt: r.RecordedAt,
 		}
@@ -101,9 +190,25 @@ func (c *Client) StoreResults(rs []Result) ([]*CallError, error) {
 }
 
 // BatchCustomID is the custom_id of a request in an OpenAI Batch API
-// input file: "finrepro-s<sample>-<key hex>", which ImportBatch reads.
+// input file: "finrepro-s<sample>-<key hex>", which ParseBatchCustomID
+// reads back.
 func BatchCustomID(sample int, key cache.Key) string {
-	return fmt.Sprintf("%s%d-%s", batchIDPrefix, sample, key)
+	return batchIDPrefix + strconv.Itoa(sample) + "-" + key.String()
+}
+
+// ParseBatchCustomID reads the sample index and the key digits of a
+// BatchCustomID; ok is false for any other custom_id.
+func ParseBatchCustomID(id string) (sample int, key string, ok bool) {
+	rest, ok := strings.CutPrefix(id, batchIDPrefix)
+	if !ok {
+		return 0, "", false
+	}
+	num, key, ok := strings.Cut(rest, "-")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return 0, "", false
+	}
+	return n, key, true
 }
 
 // RetryAfter reads a response's Retry-After (seconds or an HTTP date

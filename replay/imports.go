@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -42,6 +43,12 @@ type batchOutput struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// BatchLine is the OpenAI Batch API input line (without its newline) of
+// request r of key: its BatchCustomID, POST, its endpoint and body.
+func BatchLine(r *Request, key cache.Key) ([]byte, error) {
+	return json.Marshal(batchInput{CustomID: BatchCustomID(r.Sample, key), Method: "POST", URL: "/v1/" + r.Endpoint, Body: r.Body})
+}
+
 // WriteBatch writes the misses whose provider speaks Chat Completions or
 // Responses as OpenAI Batch API input lines, in order, and returns how
 // many it wrote and skipped (other kinds have no batch API here).
@@ -58,10 +65,11 @@ func WriteBatch(w io.Writer, misses []Miss, providers ...map[string]ProviderConf
 			skipped++
 			continue
 		}
-		line, err := json.Marshal(batchInput{
-			CustomID: batchIDPrefix + strconv.Itoa(r.Sample) + "-" + m.Key,
-			Method:   "POST", URL: "/v1/" + r.Endpoint, Body: r.Body,
-		})
+		key, err := reqkey.Parse(m.Key)
+		if err != nil {
+			return written, skipped, fmt.Errorf("replay: batch: request %.8s: %w", m.Key, err)
+		}
+		line, err := BatchLine(&r, key)
 		if err != nil {
 			return written, skipped, fmt.Errorf("replay: batch: %w", err)
 		}
@@ -165,24 +173,17 @@ func StatusCause(st int) Cause {
 	return CauseHTTP
 }
 
-// sampleOfID reads the sample index of a "finrepro-s<N>-<key>" custom_id.
+// sampleOfID is the sample index of a BatchCustomID, 0 for another
+// custom_id.
 func sampleOfID(id string) int {
-	rest, ok := strings.CutPrefix(id, batchIDPrefix)
-	if !ok {
-		return 0
-	}
-	num, _, ok := strings.Cut(rest, "-")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n < 0 {
-		return 0
-	}
+	n, _, _ := ParseBatchCustomID(id)
 	return n
 }
 
 // put stores an exchange after the secret check, recording a failure on
 // error.
 func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
-	if c.findSecret(j.raw, response) {
+	if c.findSecret(j.raw, response, []byte(meta.Headers)) {
 		ce := &CallError{Cause: CauseSecret, Msg: "an API key appears in the exchange; not stored"}
 		c.fail(j, ce, meta.Attempts)
 		return ce
@@ -197,13 +198,26 @@ func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if _, err := c.store.Put(x); err != nil {
+	k, err := c.store.Put(x)
+	if err != nil {
 		c.setStoreErr(err)
 		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
 		c.fail(j, ce, meta.Attempts)
 		return ce
 	}
-	return nil
+	return c.checkStoredKey(j, k, meta.Attempts)
+}
+
+// checkStoredKey fails j when the store keyed its request as k, another
+// key than the one j was looked up by (which would be a fault of the
+// keys built from a prompt's values): the exchange would never replay.
+func (c *Client) checkStoredKey(j *job, k cache.Key, attempts int) error {
+	if k == j.key {
+		return nil
+	}
+	ce := &CallError{Cause: CauseRequest, Msg: fmt.Sprintf("the store keyed the request %s, not %s as computed from its prompt", k.Str(), j.key.Str())}
+	c.fail(j, ce, attempts)
+	return ce
 }
 
 // A simPut is a simulated exchange waiting for flushSim.
@@ -227,8 +241,14 @@ func (c *Client) flushSim() {
 	b := c.store.NewBatch()
 	var err error
 	for _, p := range pending {
-		if _, _, err = b.Add(p.x); err != nil {
+		var k cache.Key
+		if k, _, err = b.Add(p.x); err != nil {
 			break
+		}
+		if c.checkStoredKey(p.j, k, p.x.Meta.Attempts) != nil {
+			c.mu.Lock()
+			c.counts.Recorded--
+			c.mu.Unlock()
 		}
 	}
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestBatchRoundTrip(t *testing.T) {
 	if err != nil || got != 1 {
 		t.Fatalf("ImportBatch: %d, %v", got, err)
 	}
-	if cc := imp.FailureCounts(); len(cc) != 2 {
+	if cc := CountCauses(imp.Failures()); len(cc) != 2 {
 		t.Errorf("failure counts %+v, want refusal and server_error", cc)
 	}
 	replies := New(store, Config{}).Answer(context.Background(), calls)
@@ -149,6 +150,8 @@ func TestParseRequests(t *testing.T) {
 		{`{"provider":"p","body":{},"endpoint":"x?key=1"}`, "endpoint"},
 		{`{"provider":"p","body":{},"extra":1}`, "extra"},
 		{`{"provider":1,"body":{}}`, "provider"},
+		{`{"provider":"p","body":{},"sample":1.5}`, "sample"},
+		{`{"provider":"p","body":{"a":}}`, "body"}, // a syntax error names its member too
 	}
 	for _, tt := range bad {
 		_, err := ParseRequests(strings.NewReader(tt.in), "reqs.jsonl", "")
@@ -268,6 +271,37 @@ func FuzzImportBatch(f *testing.F) {
 		}
 		if n < 0 || c.Counts().Recorded != 0 {
 			t.Errorf("n %d, counts %+v", n, c.Counts())
+		}
+	})
+}
+
+// FuzzBatchCustomID: ParseBatchCustomID reads back what BatchCustomID
+// writes, and accepts another string only when it has that shape: the
+// prefix, a sample index that reads back to its digits, a dash and the
+// rest as the key digits.
+func FuzzBatchCustomID(f *testing.F) {
+	f.Add(0, []byte("k"), "finrepro-s3-abc")
+	f.Add(12, []byte{0xff}, "finrepro-s-1-x")
+	f.Add(1<<30, []byte(""), "custom-7")
+	f.Fuzz(func(t *testing.T, sample int, keyBytes []byte, other string) {
+		if sample >= 0 {
+			var k cache.Key
+			copy(k[:], keyBytes)
+			n, key, ok := ParseBatchCustomID(BatchCustomID(sample, k))
+			if !ok || n != sample || key != k.String() {
+				t.Fatalf("BatchCustomID(%d, %s) read back as %d %q %v", sample, k, n, key, ok)
+			}
+		}
+		n, key, ok := ParseBatchCustomID(other)
+		if !ok {
+			if n != 0 || key != "" {
+				t.Fatalf("%q refused with %d %q", other, n, key)
+			}
+			return
+		}
+		num, rest, cut := strings.Cut(strings.TrimPrefix(other, "finrepro-s"), "-")
+		if m, err := strconv.Atoi(num); !strings.HasPrefix(other, "finrepro-s") || !cut || rest != key || err != nil || m != n || n < 0 {
+			t.Fatalf("%q read as %d %q", other, n, key)
 		}
 	})
 }

@@ -7,22 +7,28 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
+// A job is one distinct request of a batch.
 type job struct {
 	req   Request
 	raw   []byte // the encoded request; nil until built
 	key   cache.Key
 	pc    ProviderConfig
-	model string
+	model string // the requested model; see requested
 	// prompt, when the job was made from a call, is its prompt: the
 	// request is built from it when needed (see materialize).
 	prompt *results.Prompt
 	idxs   []int
 	reply  results.Reply
+	// keepBody asks lookup to keep the stored response in body.
+	keepBody bool
+	body     []byte
 }
 
 // answerChunk is how many requests answer builds, keys and looks up at a
@@ -32,9 +38,15 @@ const answerChunk = 512
 
 // answer answers n requests, the i-th keyed by request(i), which returns
 // its job; a request that cannot be keyed is a bad request, named by the
-// request returned beside the error.
-func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, Request, error)) []results.Reply {
+// request returned beside the error. With bodies set it also returns the
+// stored response of each reply answered from the cache (nil for the
+// others).
+func (c *Client) answer(ctx context.Context, n int, bodies bool, request func(i int) (*job, Request, error)) ([]results.Reply, [][]byte) {
 	replies := make([]results.Reply, n)
+	var stored [][]byte
+	if bodies {
+		stored = make([][]byte, n)
+	}
 	var jobs, pending []*job
 	byKey := map[cache.Key]*job{}
 	for lo := 0; lo < n; lo += answerChunk {
@@ -57,6 +69,7 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, R
 				continue
 			}
 			j.idxs = []int{i}
+			j.keepBody = bodies
 			byKey[j.key] = j
 			jobs = append(jobs, j)
 			fresh = append(fresh, j)
@@ -83,9 +96,12 @@ func (c *Client) answer(ctx context.Context, n int, request func(i int) (*job, R
 	for _, j := range jobs {
 		for _, i := range j.idxs {
 			replies[i] = j.reply
+			if bodies {
+				stored[i] = j.body
+			}
 		}
 	}
-	return replies
+	return replies, stored
 }
 
 // badRequest records a request that could not be built or keyed as a
@@ -124,11 +140,20 @@ func (c *Client) newJob(r Request) (*job, error) {
 		return nil, fmt.Errorf("replay: %s: body is not a JSON object", r.Provider)
 	}
 	j := &job{req: r, pc: pc}
-	j.model = modelOf(pc.Kind, &r)
 	if err := j.rekey(); err != nil {
 		return nil, err
 	}
 	return j, nil
+}
+
+// requested returns the model the request asks for. A job made from a
+// request reads it from the body the first time it is needed (a miss, a
+// recording, a failure): a request answered from the cache never is.
+func (j *job) requested() string {
+	if j.model == "" && j.prompt == nil {
+		j.model = modelOf(j.pc.Kind, &j.req)
+	}
+	return j.model
 }
 
 // rekey encodes the request and computes its key.
@@ -148,12 +173,15 @@ func encodeKey(r *Request) ([]byte, cache.Key, error) {
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
 	}
-	key, err := reqkey.Of(raw)
+	key, err := keyOf(raw)
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
 	}
 	return raw, key, nil
 }
+
+// keyOf keys an encoded request object: reqkey.Of, which tests count.
+var keyOf = reqkey.Of
 
 // lookupAll looks every job up in the cache, GOMAXPROCS at a time (reads
 // are independent; long-lived workers keep the stacks zstd decoding grows),
@@ -203,6 +231,17 @@ func (c *Client) lookup(j *job) bool {
 		j.reply.Err = ce
 		return true
 	}
+	if j.keepBody {
+		// The checked response is valid JSON: compacting it only drops
+		// whitespace between tokens (the bytes json.Compact gives, 4x as
+		// fast), and cannot fail.
+		b := jsontext.Value(bytes.Clone(resp))
+		if err := b.Compact(); err != nil {
+			j.reply.Err = fmt.Errorf("replay: response %s: %v: %w", j.key.Str(), err, cache.ErrCorrupt)
+			return true
+		}
+		j.body = b
+	}
 	j.reply.Text = o.Text
 	j.reply.Model = o.Model
 	if meta.ReportedModel != "" {
@@ -223,12 +262,12 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (c *Client) addMiss(j *job) {
 	in, out := estimateRequest(j.req.Body)
-	cost, priced := c.prices.Cost(j.model, in, out)
+	cost, priced := c.prices.Cost(j.requested(), in, out)
 	if j.pc.Kind == KindSim {
 		cost, priced = 0, true
 	}
 	m := Miss{
-		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.model,
+		Label: j.req.Label, Key: j.key.String(), Provider: j.req.Provider, Model: j.requested(),
 		InputTokens: in, OutputTokens: out, CostUSD: cost, Priced: priced, Request: j.raw,
 	}
 	c.mu.Lock()

@@ -1,8 +1,14 @@
 package replay
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache"
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -55,4 +61,84 @@ func FuzzPromptKey(f *testing.F) {
 		}
 		checkPromptKey(t, p)
 	})
+}
+
+// countKeyOf counts the request objects keyed through their JSON until
+// the test ends.
+func countKeyOf(t *testing.T) *atomic.Int64 {
+	var n atomic.Int64
+	t.Cleanup(func() { keyOf = reqkey.Of })
+	keyOf = func(raw []byte) (cache.Key, error) {
+		n.Add(1)
+		return reqkey.Of(raw)
+	}
+	return &n
+}
+
+// TestPromptKeyedOnce: a call is keyed from its prompt's values only,
+// whether it is recorded, missed or replayed; its request's JSON is never
+// keyed again (the store, which keys what it stores, checks the key).
+func TestPromptKeyedOnce(t *testing.T) {
+	store, _ := openStore(t)
+	n := countKeyOf(t)
+	var calls []results.Call
+	for i := range 20 {
+		calls = append(calls, call("sim", "judge", fmt.Sprintf("question %d", i)))
+	}
+	rec := New(store, Config{Mode: Record, Sim: NewSim(1, OracleFunc(func(p results.Prompt) (string, error) { return "ok " + p.User, nil }), nil)})
+	for _, r := range rec.Answer(context.Background(), calls) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	off := New(store, Config{})
+	for _, r := range off.Answer(context.Background(), append(calls, call("sim", "judge", "not stored"))) {
+		var me *MissError
+		if r.Err != nil && !errors.As(r.Err, &me) {
+			t.Fatal(r.Err)
+		}
+	}
+	if got := n.Load(); got != 0 {
+		t.Errorf("%d requests keyed through their JSON, want 0", got)
+	}
+	if c := off.Counts(); c.Hits != 20 || c.Missed != 1 {
+		t.Errorf("counts %+v, want 20 hits and 1 miss", c)
+	}
+}
+
+// TestRequestModelRead: a request object's model is read from its body
+// only when it is needed, which a request answered from the cache is not.
+func TestRequestModelRead(t *testing.T) {
+	store, _ := openStore(t)
+	c := New(store, Config{})
+	j, err := c.newJob(Request{Provider: "openai", Body: []byte(`{"model":"gpt-x","messages":[]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.model != "" {
+		t.Errorf("model %q read before it was needed", j.model)
+	}
+	if got := j.requested(); got != "gpt-x" {
+		t.Errorf("requested() = %q, want gpt-x", got)
+	}
+}
+
+// TestStoredKeyChecked: an exchange the store keys otherwise than the
+// call it answers fails that call instead of passing for recorded.
+func TestStoredKeyChecked(t *testing.T) {
+	store, _ := openStore(t)
+	c := New(store, Config{Mode: Record})
+	j, err := c.newJob(Request{Provider: "openai", Body: []byte(`{"model":"m","messages":[]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.key[0] ^= 1 // as if its prompt had been keyed wrong
+	err = c.put(j, []byte(`{"choices":[{"message":{"content":"hi"}}]}`), cache.Meta{Provider: "openai", Model: "m", Source: results.SourceAPI})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Cause != CauseRequest {
+		t.Fatalf("put = %v, want a bad_request failure", err)
+	}
+	if fs := c.Failures(); len(fs) != 1 || fs[0].Key != j.key.String() {
+		t.Errorf("failures %+v", fs)
+	}
 }

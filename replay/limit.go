@@ -72,24 +72,29 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// A backoff computes retry delays: exponential from base, capped at
-// MaxBackoff, with full jitter from a seeded source, and at least what
-// the server asked for in Retry-After.
-type backoff struct {
+// A Backoff computes retry delays: exponential from base, capped at
+// MaxBackoff, with jitter (half the delay, at random) from a seeded
+// source, and at least what the server asked for in Retry-After. The
+// client and the batch commands retry by it. It is safe for concurrent
+// use.
+type Backoff struct {
 	base time.Duration
 	mu   sync.Mutex
 	rnd  *rand.Rand
 }
 
-func newBackoff(base time.Duration, seed uint64) *backoff {
+// NewBackoff returns a Backoff from base (DefaultBackoff when 0), its
+// jitter seeded with seed.
+func NewBackoff(base time.Duration, seed uint64) *Backoff {
 	if base <= 0 {
 		base = DefaultBackoff
 	}
-	return &backoff{base: base, rnd: rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc908))}
+	return &Backoff{base: base, rnd: rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc908))}
 }
 
-// delay returns the wait before retry number retry (from 1).
-func (b *backoff) delay(retry int, retryAfter time.Duration) time.Duration {
+// Delay returns the wait before retry number retry (from 1), after an
+// answer that asked for retryAfter (0 when it did not).
+func (b *Backoff) Delay(retry int, retryAfter time.Duration) time.Duration {
 	ceil := b.base << min(retry-1, 20)
 	if ceil <= 0 || ceil > MaxBackoff {
 		ceil = MaxBackoff

@@ -36,7 +36,7 @@ func TestParseOutput(t *testing.T) {
 		{"responses failed", KindResponses, `{"status":"failed","output":[]}`, output{}, true},
 		{"responses no output", KindResponses, `{"status":"completed"}`, output{}, true},
 		{"anthropic", KindAnthropic, `{"type":"message","model":"c","content":[{"type":"text","text":"a"},{"type":"tool_use","text":"z"},{"type":"text","text":"b"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":6}}`,
-			output{Text: "ab", Model: "c", InputTokens: 5, OutputTokens: 6}, false},
+			output{Text: "ab", Model: "c", InputTokens: 5, OutputTokens: 6, Calls: true}, false},
 		{"anthropic refusal", KindAnthropic, `{"type":"message","content":[],"stop_reason":"refusal"}`,
 			output{Refusal: true, RefusalReason: "stop_reason refusal"}, false},
 		{"anthropic error type", KindAnthropic, ` {"type":"error","detail":"overloaded"} `, output{APIError: `{"type":"error","detail":"overloaded"}`}, false},

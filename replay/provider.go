@@ -395,6 +395,10 @@ type output struct {
 	RefusalReason string
 	// APIError is the error object of a body that carries one.
 	APIError string
+	// Calls says the answer asks for tool or function calls; Unfinished
+	// that it is a background response still queued or in progress. Either
+	// is an answer without text that the proxy stores (see checkAnswer).
+	Calls, Unfinished bool
 }
 
 // errMalformed marks a response body that is not the provider's shape.
@@ -472,8 +476,9 @@ type chatResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
+			Content   *string        `json:"content"`
+			Refusal   *string        `json:"refusal"`
+			ToolCalls jsontext.Value `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -488,7 +493,8 @@ func (r *chatResponse) output() (*output, error) {
 		return nil, fmt.Errorf("%w: no choices", errMalformed)
 	}
 	c := r.Choices[0]
-	o := &output{Model: r.Model, InputTokens: r.Usage.Prompt, OutputTokens: r.Usage.Completion}
+	o := &output{Model: r.Model, InputTokens: r.Usage.Prompt, OutputTokens: r.Usage.Completion,
+		Calls: nonEmpty(c.Message.ToolCalls)}
 	if c.Message.Content != nil {
 		o.Text = *c.Message.Content
 	}
@@ -519,9 +525,13 @@ func (r *responsesResponse) output() (*output, error) {
 	if r.Output == nil {
 		return nil, fmt.Errorf("%w: no output", errMalformed)
 	}
-	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output}
+	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
+		Unfinished: r.Status == "queued" || r.Status == "in_progress"}
 	var parts []textPart
 	for _, it := range r.Output {
+		if strings.HasSuffix(it.Type, "_call") { // function_call, web_search_call, ...
+			o.Calls = true
+		}
 		if it.Type != "message" {
 			continue
 		}
@@ -561,7 +571,8 @@ func (r *anthropicResponse) output() (*output, error) {
 	if r.Type != "message" {
 		return nil, fmt.Errorf("%w: type %q, want \"message\"", errMalformed, r.Type)
 	}
-	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output, Text: joinText(r.Content, "text")}
+	o := &output{Model: r.Model, InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output, Text: joinText(r.Content, "text"),
+		Calls: slices.ContainsFunc(r.Content, func(p textPart) bool { return p.Type == "tool_use" || p.Type == "server_tool_use" })}
 	if r.StopReason == "refusal" {
 		o.Refusal, o.RefusalReason = true, "stop_reason refusal"
 	}
@@ -574,8 +585,9 @@ type geminiResponse struct {
 	Candidates   []struct {
 		Content struct {
 			Parts []struct {
-				Text    string `json:"text"`
-				Thought bool   `json:"thought"`
+				Text         string         `json:"text"`
+				Thought      bool           `json:"thought"`
+				FunctionCall jsontext.Value `json:"functionCall"`
 			} `json:"parts"`
 		} `json:"content"`
 		FinishReason string `json:"finishReason"`
@@ -604,6 +616,7 @@ func (r *geminiResponse) output() (*output, error) {
 		if !p.Thought {
 			sb.WriteString(p.Text)
 		}
+		o.Calls = o.Calls || nonEmpty(p.FunctionCall)
 	}
 	o.Text = sb.String()
 	switch c.FinishReason {
@@ -611,6 +624,12 @@ func (r *geminiResponse) output() (*output, error) {
 		o.Refusal, o.RefusalReason = true, "finishReason "+c.FinishReason
 	}
 	return o, nil
+}
+
+// nonEmpty reports whether a JSON value is there and neither null nor [].
+func nonEmpty(v jsontext.Value) bool {
+	s := strings.Join(strings.Fields(string(v)), "")
+	return s != "" && s != "null" && s != "[]"
 }
 
 // unmarshalObject decodes a JSON object body, tolerating unknown fields

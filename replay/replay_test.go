@@ -307,7 +307,7 @@ func TestFaults(t *testing.T) {
 			if len(fs) != 1 || fs[0].Cause != tt.cause || fs[0].Attempts != tt.attempts {
 				t.Errorf("failures %+v", fs)
 			}
-			if cc := c.FailureCounts(); len(cc) != 1 || cc[0] != (CauseCount{tt.cause, 1}) {
+			if cc := CountCauses(c.Failures()); len(cc) != 1 || cc[0] != (CauseCount{tt.cause, 1}) {
 				t.Errorf("counts %+v", cc)
 			}
 		})
@@ -417,7 +417,7 @@ func TestSecrets(t *testing.T) {
 	f.script = []step{{status: 401, body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `"}}`}, {text: text("contains " + fakeKey)}}
 	calls := []results.Call{call("p", "m", "q1"), call("p", "m", "q2"), call("p", "m", "q3")}
 	replies := c.Answer(context.Background(), calls)
-	if cc := c.FailureCounts(); len(cc) != 2 || cc[0] != (CauseCount{CauseHTTP, 1}) || cc[1] != (CauseCount{CauseSecret, 1}) {
+	if cc := CountCauses(c.Failures()); len(cc) != 2 || cc[0] != (CauseCount{CauseHTTP, 1}) || cc[1] != (CauseCount{CauseSecret, 1}) {
 		t.Errorf("failure counts %+v, want one http_error and one secret_in_exchange", cc)
 	}
 	if c.Counts().Recorded != 1 {
@@ -580,9 +580,9 @@ func TestLimiter(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	a, b := newBackoff(time.Second, 7), newBackoff(time.Second, 7)
+	a, b := NewBackoff(time.Second, 7), NewBackoff(time.Second, 7)
 	for retry := 1; retry <= 10; retry++ {
-		da, db := a.delay(retry, 0), b.delay(retry, 0)
+		da, db := a.Delay(retry, 0), b.Delay(retry, 0)
 		if da != db {
 			t.Errorf("retry %d: %v and %v from the same seed", retry, da, db)
 		}
@@ -591,10 +591,10 @@ func TestBackoff(t *testing.T) {
 			t.Errorf("retry %d: delay %v outside [%v, %v]", retry, da, ceil/2, ceil)
 		}
 	}
-	if d := a.delay(1, 30*time.Second); d != 30*time.Second {
+	if d := a.Delay(1, 30*time.Second); d != 30*time.Second {
 		t.Errorf("Retry-After 30s gave %v", d)
 	}
-	if d := a.delay(1, time.Hour); d != MaxBackoff {
+	if d := a.Delay(1, time.Hour); d != MaxBackoff {
 		t.Errorf("Retry-After 1h gave %v, want the cap", d)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -780,7 +780,7 @@ func TestInterruptResume(t *testing.T) {
 	if stored == 0 || stored == len(calls) {
 		t.Skipf("the interruption came at an edge (%d stored); nothing to resume", stored)
 	}
-	for _, cc := range c1.FailureCounts() {
+	for _, cc := range CountCauses(c1.Failures()) {
 		if cc.Cause != CauseCanceled {
 			t.Errorf("interrupted run failed with %s", cc.Cause)
 		}
@@ -918,5 +918,70 @@ func TestInterruptProgress(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "20/20") || strings.Contains(log.String(), "failed p") {
 		t.Errorf("progress after an interrupt:\n%s", log.String())
+	}
+}
+
+// TestAnswerRequestBodies: the stored response of each request answered
+// from the cache comes back as one line of compact JSON (the bytes
+// json.Compact makes of it, written here by hand), duplicates included;
+// a miss and an unusable response have none.
+func TestAnswerRequestBodies(t *testing.T) {
+	store, _ := openStore(t)
+	put := func(user, resp string) Request {
+		req, _ := RequestOf(call("openai", "m", user).Prompt)
+		if _, err := store.Put(&cache.Exchange{Request: req, Response: json.RawMessage(resp),
+			Meta: cache.Meta{Provider: "openai", Model: "m", Source: "import"}}); err != nil {
+			t.Fatal(err)
+		}
+		var r Request
+		if err := json.Unmarshal(req, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	good := put("q", "{\n  \"model\": \"m\",\n  \"choices\": [ {\"message\": {\"content\": \"a \\u00e9 b\"}} ]\n}\n")
+	refused := put("r", `{"model":"m","choices":[{"message":{"content":null,"refusal":"no"}}]}`)
+	missing, _ := RequestOf(call("openai", "m", "not stored").Prompt)
+	var miss Request
+	if err := json.Unmarshal(missing, &miss); err != nil {
+		t.Fatal(err)
+	}
+	c := New(store, Config{})
+	replies, bodies := c.AnswerRequestBodies(context.Background(), []Request{good, miss, refused, good})
+	want := `{"model":"m","choices":[{"message":{"content":"a \u00e9 b"}}]}`
+	for i, w := range []string{want, "", "", want} {
+		if string(bodies[i]) != w {
+			t.Errorf("body %d = %q, want %q", i, bodies[i], w)
+		}
+	}
+	if replies[0].Err != nil || replies[0].Text != "a é b" || replies[1].Err == nil || replies[2].Err == nil {
+		t.Errorf("replies %+v", replies)
+	}
+}
+
+// TestToolCallAnswers: an answer of tool calls without text is an answer
+// for the proxy (checkOutput with calls) and an empty output for the
+// client, in every kind's shape; so is a queued background response.
+func TestToolCallAnswers(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		body string
+	}{
+		{KindChat, `{"model":"m","choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`},
+		{KindResponses, `{"model":"m","status":"completed","output":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`},
+		{KindResponses, `{"model":"m","status":"queued","output":[]}`},
+		{KindAnthropic, `{"type":"message","model":"m","content":[{"type":"tool_use","id":"t","name":"f","input":{}}],"stop_reason":"tool_use"}`},
+		{KindGemini, `{"modelVersion":"m","candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]},"finishReason":"STOP"}]}`},
+	} {
+		if _, ce := checkOutput(c.kind, []byte(c.body), true); ce != nil {
+			t.Errorf("%s %s: %v, want an answer", c.kind, c.body, ce)
+		}
+		if _, ce := checkBody(c.kind, []byte(c.body)); ce == nil || ce.Cause != CauseEmpty {
+			t.Errorf("%s %s: client check %v, want %s", c.kind, c.body, ce, CauseEmpty)
+		}
+	}
+	// Without calls, blank text is empty for the proxy too.
+	if _, ce := checkOutput(KindChat, []byte(`{"model":"m","choices":[{"message":{"content":" ","tool_calls":[]}}]}`), true); ce == nil || ce.Cause != CauseEmpty {
+		t.Errorf("blank answer: %v, want %s", ce, CauseEmpty)
 	}
 }

@@ -40,16 +40,10 @@ type anthropicBatch struct {
 	} `json:"request_counts"`
 }
 
-// anthropicLineSize is a request's share of the create body.
-func anthropicLineSize(l line) (int64, error) {
-	b, err := json.Marshal(anthropicRequest{CustomID: l.id, Params: l.body})
-	return int64(len(b)) + 1, err
-}
-
 func (e *endpoint) anthropicCreate(ctx context.Context, b *Batch, lines []line) error {
-	reqs := make([]anthropicRequest, len(lines))
+	reqs := make([]json.RawMessage, len(lines))
 	for i, l := range lines {
-		reqs[i] = anthropicRequest{CustomID: l.id, Params: l.body}
+		reqs[i] = l.wire
 	}
 	body, err := json.Marshal(map[string]any{"requests": reqs})
 	if err != nil {

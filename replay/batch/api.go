@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -80,9 +81,11 @@ const (
 
 // A line is one request of a batch being created.
 type line struct {
-	id   string // custom_id
-	req  replay.Request
-	body []byte
+	id       string // custom_id
+	key      cache.Key
+	raw      []byte // the request object, for the state's requests file
+	wire     []byte // the line as sent: an input-file line or a create-body element
+	endpoint string // the OpenAI endpoint of its input file
 }
 
 // A result is one result line of a batch: a 200 body, or why none.
@@ -101,16 +104,13 @@ type endpoint struct {
 	http    *http.Client
 	redact  func(string) string
 	sleep   func(context.Context, time.Duration) error
+	backoff *replay.Backoff
 }
 
-// Retries of requests that are safe to repeat (GETs and file uploads;
-// never a batch create or cancel): attempts in all, and the first wait,
-// doubled each time, a Retry-After header replacing it up to maxWait.
-const (
-	attempts  = 4
-	firstWait = time.Second
-	maxWait   = time.Minute
-)
+// attempts bounds the attempts of a request that is safe to repeat (GETs
+// and file uploads; never a batch create or cancel); the waits between
+// them are the replay client's (replay.Backoff).
+const attempts = 4
 
 // retryable reports whether a request may be sent again after a 429, a
 // 5xx or a connection error: repeating it creates nothing twice.
@@ -149,7 +149,6 @@ func (e *endpoint) call(ctx context.Context, method, path, contentType string, b
 // an error carrying the start of the body. A request that is safe to
 // repeat is retried after a 429, a 5xx or a connection error.
 func (e *endpoint) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
-	wait := firstWait
 	for n := 1; ; n++ {
 		resp, retryAfter, err := e.sendOnce(ctx, method, path, contentType, body)
 		if err == nil || n == attempts || !retryable(method, path) || ctx.Err() != nil {
@@ -159,14 +158,9 @@ func (e *endpoint) send(ctx context.Context, method, path, contentType string, b
 		if errors.As(err, &he) && he.status != http.StatusTooManyRequests && he.status < 500 {
 			return nil, err
 		}
-		d := wait
-		if retryAfter > 0 {
-			d = min(retryAfter, maxWait)
-		}
-		if serr := e.sleep(ctx, d); serr != nil {
+		if serr := e.sleep(ctx, e.backoff.Delay(n, retryAfter)); serr != nil {
 			return nil, err
 		}
-		wait = min(2*wait, maxWait)
 	}
 }
 

@@ -41,9 +41,11 @@ type Config struct {
 // It is not safe for concurrent use; a second runner on the same folder
 // cannot open until the first is closed (or its process has ended).
 type Runner struct {
-	cfg    Config
-	state  *State
-	unlock func()
+	cfg     Config
+	state   *State
+	unlock  func()
+	backoff *replay.Backoff
+	stored  map[cache.Key]bool // what Collect has learnt is stored, or not
 }
 
 // Open loads the state of cfg.Dir.
@@ -66,7 +68,7 @@ func Open(cfg Config) (*Runner, error) {
 		unlock()
 		return nil, err
 	}
-	return &Runner{cfg: cfg, state: s, unlock: unlock}, nil
+	return &Runner{cfg: cfg, state: s, unlock: unlock, backoff: replay.NewBackoff(0, 0)}, nil
 }
 
 // Close releases the folder for other runners.
@@ -100,7 +102,7 @@ func (r *Runner) endpoint(b *Batch) (*endpoint, error) {
 		}
 		r.cfg.Client.AddSecret(key)
 	}
-	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact, sleep: r.cfg.Sleep}, nil
+	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact, sleep: r.cfg.Sleep, backoff: r.backoff}, nil
 }
 
 // open returns the batches that are created and not collected, filtered

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finrepro/finrepro/cache"
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
@@ -55,6 +56,7 @@ const downloadAttempts = 3
 // success once, records the failures and marks the batch collected.
 func (r *Runner) Collect(ctx context.Context) (*CollectReport, error) {
 	rep := &CollectReport{}
+	r.stored = map[cache.Key]bool{}
 	for _, b := range r.open("") {
 		reason, err := r.retrieve(ctx, b)
 		if err != nil {
@@ -103,8 +105,7 @@ func (r *Runner) collect(ctx context.Context, b *Batch, reason string, rep *Coll
 	}
 	b.Failures = nil
 	for _, key := range b.Keys {
-		k, _ := reqkey.Parse(key) // ParseState checked every key
-		if has, err := r.cfg.Store.Has(k); err != nil {
+		if has, err := r.has(key); err != nil {
 			return err
 		} else if has {
 			continue
@@ -151,14 +152,14 @@ func (r *Runner) readRequests(b *Batch) (map[string]pendingRequest, error) {
 	}
 	out := make(map[string]pendingRequest, len(qs))
 	for i, q := range qs {
-		key, _, _, err := r.cfg.Client.Keyed(q)
+		kr, err := r.cfg.Client.Keyed(q)
 		if err != nil {
 			return nil, fmt.Errorf("batch %s: %w", b.Local, err)
 		}
-		if key.String() != b.Keys[i] {
-			return nil, fmt.Errorf("%s:%d: the request's key %s is not the state's %.8s", p, i+1, key.Str(), b.Keys[i])
+		if kr.Key.String() != b.Keys[i] {
+			return nil, fmt.Errorf("%s:%d: the request's key %s is not the state's %.8s", p, i+1, kr.Key.Str(), b.Keys[i])
 		}
-		out[customID(b.API, q.Sample, key)] = pendingRequest{key: b.Keys[i], req: q}
+		out[customID(b.API, q.Sample, kr.Key)] = pendingRequest{key: b.Keys[i], req: q}
 	}
 	return out, nil
 }
@@ -182,6 +183,8 @@ func (r *Runner) download(ctx context.Context, e *endpoint, b *Batch, reqs map[s
 				failed[keys[i]] = Failure{Key: keys[i], Cause: string(ce.Cause), Msg: r.cfg.Client.Redact(ce.Msg)}
 				continue
 			}
+			k, _ := reqkey.Parse(keys[i]) // ParseState checked every key
+			r.stored[k] = true
 			delete(failed, keys[i])
 			n++
 		}
@@ -204,8 +207,7 @@ func (r *Runner) download(ctx context.Context, e *endpoint, b *Batch, reqs map[s
 		if answered[p.key] {
 			return nil // a repeated line, or one stored by an earlier attempt
 		}
-		k, _ := reqkey.Parse(p.key) // ParseState checked every key
-		if has, err := r.cfg.Store.Has(k); err != nil {
+		if has, err := r.has(p.key); err != nil {
 			return err
 		} else if has {
 			answered[p.key] = true
@@ -253,6 +255,24 @@ func (r *Runner) download(ctx context.Context, e *endpoint, b *Batch, reqs map[s
 	return nil
 }
 
+// has reports whether the request of key is stored, asking the store
+// once per key in a Collect run (what the run stores it notes itself).
+func (r *Runner) has(key string) (bool, error) {
+	k, _ := reqkey.Parse(key) // ParseState checked every key
+	if v, ok := r.stored[k]; ok {
+		return v, nil
+	}
+	v, err := storeHas(r.cfg.Store, k)
+	if err != nil {
+		return false, err
+	}
+	r.stored[k] = v
+	return v, nil
+}
+
+// storeHas is (*cache.Store).Has, which tests count.
+var storeHas = (*cache.Store).Has
+
 // tally counts the submitted requests, the stored ones and the
 // failures: of a request that failed in several collected batches, the
 // latest failure.
@@ -274,8 +294,7 @@ func (r *Runner) tally(rep *CollectReport) error {
 		}
 		for _, key := range b.Keys {
 			if _, ok := stored[key]; !ok {
-				k, _ := reqkey.Parse(key) // ParseState checked every key
-				has, err := r.cfg.Store.Has(k)
+				has, err := r.has(key)
 				if err != nil {
 					return err
 				}

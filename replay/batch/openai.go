@@ -12,14 +12,6 @@ import (
 	"github.com/finrepro/finrepro/replay"
 )
 
-// openaiInput is one line of an OpenAI Batch API input file.
-type openaiInput struct {
-	CustomID string          `json:"custom_id"`
-	Method   string          `json:"method"`
-	URL      string          `json:"url"`
-	Body     json.RawMessage `json:"body"`
-}
-
 // openaiBatch is the part of an OpenAI batch object finrepro reads.
 type openaiBatch struct {
 	ID           string `json:"id"`
@@ -39,26 +31,12 @@ type openaiBatch struct {
 	} `json:"errors"`
 }
 
-// openaiLineSize is the input-file size of a line.
-func openaiLineSize(l line) (int64, error) {
-	b, err := openaiLineBytes(l)
-	return int64(len(b)), err
-}
-
-func openaiLineBytes(l line) ([]byte, error) {
-	b, err := json.Marshal(openaiInput{CustomID: l.id, Method: "POST", URL: "/v1/" + l.req.Endpoint, Body: l.body})
-	return append(b, '\n'), err
-}
-
 // openaiCreate uploads the input file and creates the batch.
 func (e *endpoint) openaiCreate(ctx context.Context, b *Batch, lines []line) error {
 	var file bytes.Buffer
 	for _, l := range lines {
-		lb, err := openaiLineBytes(l)
-		if err != nil {
-			return fmt.Errorf("batch: input line %s: %w", l.id, err)
-		}
-		file.Write(lb)
+		file.Write(l.wire)
+		file.WriteByte('\n')
 	}
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
@@ -77,7 +55,7 @@ func (e *endpoint) openaiCreate(ctx context.Context, b *Batch, lines []line) err
 	}
 	b.InputFile = f.ID
 	req, _ := json.Marshal(map[string]any{
-		"input_file_id": f.ID, "endpoint": "/v1/" + lines[0].req.Endpoint, "completion_window": "24h",
+		"input_file_id": f.ID, "endpoint": "/v1/" + lines[0].endpoint, "completion_window": "24h",
 		"metadata": map[string]string{"finrepro_local": b.Local},
 	})
 	var ob openaiBatch

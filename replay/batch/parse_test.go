@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -302,10 +303,12 @@ func TestLock(t *testing.T) {
 func TestSplitBySize(t *testing.T) {
 	e := newEnv(t, batchtest.Options{})
 	reqs := requests("anthropic", 30)
-	one, err := anthropicLineSize(line{id: anthropicID(0, cache.Key{}), body: reqs[0].Body})
+	// A request's share of the create body: its element and a comma.
+	elem, err := json.Marshal(map[string]any{"custom_id": anthropicID(0, cache.Key{}), "params": json.RawMessage(reqs[0].Body)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	one := int64(len(elem)) + 1
 	limit := 4*one + 2 // four requests of about this size fit, five do not
 	rep, err := e.open(t).Submit(context.Background(), reqs, SubmitOptions{Provider: "anthropic", MaxBytes: limit})
 	if err != nil || rep.Submitted() != 30 || len(rep.Batches) < 30/4 || len(rep.TooLarge) != 0 {

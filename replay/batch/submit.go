@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
-	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 )
 
@@ -112,34 +111,33 @@ func (r *Runner) Submit(ctx context.Context, reqs []replay.Request, opt SubmitOp
 			rep.LeftOut++
 			continue
 		}
-		key, raw, model, err := r.cfg.Client.Keyed(q)
+		kr, err := r.cfg.Client.Keyed(q)
 		if err != nil {
 			return nil, fmt.Errorf("batch: %s: %w", replay.LabelText(q.Label), err)
 		}
-		if seen[key] {
+		if seen[kr.Key] {
 			continue
 		}
-		seen[key] = true
+		seen[kr.Key] = true
 		rep.Requests++
-		if has, err := r.cfg.Store.Has(key); err != nil {
+		if has, err := r.cfg.Store.Has(kr.Key); err != nil {
 			return nil, err
 		} else if has {
 			rep.Stored++
 			continue
 		}
-		if covered[key] {
+		if covered[kr.Key] {
 			rep.Covered++
 			continue
 		}
-		var full replay.Request
-		if err := json.Unmarshal(raw, &full); err != nil { // raw is the request object Keyed encoded
+		if api == Anthropic && kr.Request.Endpoint != "messages" {
+			return nil, fmt.Errorf("batch: %s: endpoint %q: Message Batches take messages requests only", replay.LabelText(q.Label), kr.Request.Endpoint)
+		}
+		l, err := newLine(api, kr)
+		if err != nil {
 			return nil, fmt.Errorf("batch: %s: %w", replay.LabelText(q.Label), err)
 		}
-		if api == Anthropic && full.Endpoint != "messages" {
-			return nil, fmt.Errorf("batch: %s: endpoint %q: Message Batches take messages requests only", replay.LabelText(q.Label), full.Endpoint)
-		}
-		l := line{id: customID(api, full.Sample, key), req: full, body: full.Body}
-		g := [2]string{full.Endpoint, model}
+		g := [2]string{kr.Request.Endpoint, kr.Model}
 		if api == Anthropic {
 			g = [2]string{} // a Message Batch may mix models
 		}
@@ -168,12 +166,9 @@ func (r *Runner) Submit(ctx context.Context, reqs []replay.Request, opt SubmitOp
 			return err
 		}
 		for _, l := range groups[g].lines {
-			n, err := lineSize(api, l)
-			if err != nil {
-				return rep, err
-			}
+			n := l.size()
 			if n > lim.Bytes {
-				rep.TooLarge = append(rep.TooLarge, fmt.Sprintf("%.8s (%d bytes)", keyOfID(l.id), n))
+				rep.TooLarge = append(rep.TooLarge, fmt.Sprintf("%.8s (%d bytes)", l.key, n))
 				continue
 			}
 			if len(chunk) == lim.Requests || size+n > lim.Bytes {
@@ -198,18 +193,23 @@ func customID(api API, sample int, key cache.Key) string {
 	return replay.BatchCustomID(sample, key)
 }
 
-// keyOfID returns the key digits of a custom_id, for messages.
-func keyOfID(id string) string {
-	_, k, _ := strings.Cut(strings.TrimPrefix(id, "finrepro-"), "-")
-	return k
+// newLine makes the batch line of a keyed request: its custom_id and the
+// bytes it is sent as, encoded once.
+func newLine(api API, kr replay.KeyedRequest) (line, error) {
+	l := line{id: customID(api, kr.Request.Sample, kr.Key), key: kr.Key, raw: kr.Raw}
+	var err error
+	if api == Anthropic {
+		l.wire, err = json.Marshal(anthropicRequest{CustomID: l.id, Params: kr.Request.Body})
+	} else {
+		l.wire, err = replay.BatchLine(&kr.Request, kr.Key)
+		l.endpoint = kr.Request.Endpoint
+	}
+	return l, err
 }
 
-func lineSize(api API, l line) (int64, error) {
-	if api == Anthropic {
-		return anthropicLineSize(l)
-	}
-	return openaiLineSize(l)
-}
+// size is the line's share of its batch's input: a line of the input
+// file and its newline, or an element of the create body and its comma.
+func (l line) size() int64 { return int64(len(l.wire)) + 1 }
 
 // An httpStatusError is a provider answer with a status other than 200:
 // the call was refused, so nothing was created.
@@ -233,17 +233,9 @@ func (r *Runner) create(ctx context.Context, provider string, api API, lines []l
 			return nil, fmt.Errorf("batch: two requests share custom_id %s", l.id)
 		}
 		ids[l.id] = true
-		raw, err := l.req.Encode()
-		if err != nil {
-			return nil, fmt.Errorf("batch: %w", err)
-		}
-		file.Write(raw)
+		file.Write(l.raw)
 		file.WriteByte('\n')
-		key, err := reqkey.Of(raw)
-		if err != nil {
-			return nil, fmt.Errorf("batch: %w", err)
-		}
-		b.Keys = append(b.Keys, key.String())
+		b.Keys = append(b.Keys, l.key.String())
 	}
 	e, err := r.endpoint(b)
 	if err != nil {

@@ -51,6 +51,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		return false
 	}
 	copyRequestHeaders(hr.Header, r.Header)
+	if err := s.client.Recordable(); err != nil {
+		s.refuse(w, x, http.StatusBadGateway, TypeUpstream, "finrepro proxy: not sent, the cache takes no writes: "+err.Error())
+		x.log.Outcome = outcomeFailed
+		return false
+	}
 	release, err := s.client.Acquire(r.Context(), x.rt.provider, x.body)
 	if err != nil {
 		x.log.Outcome = outcomeCanceled
@@ -92,22 +97,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		s.fail(x, fmt.Sprintf("upstream answer larger than %d bytes", replay.MaxResponse))
 		panic(http.ErrAbortHandler)
 	}
-	why := ""
-	switch {
-	case !json.Valid(b):
-		why = "the upstream answer is not JSON"
-	case hasError(b):
-		why = "the upstream answer carries an error object"
-	}
-	if why == "" {
-		if x.rt.kind != "" {
-			if m, in, out, ok := replay.ResponseUsage(x.rt.kind, b); ok {
-				meta.ReportedModel, meta.InputTokens, meta.OutputTokens = m, in, out
-			}
-		}
-		meta.CostUSD = s.client.Cost(meta.Model, meta.ReportedModel, meta.InputTokens, meta.OutputTokens)
-		why = s.store1(x, b, &meta)
-	}
+	why := s.keep(x, x.rt.kind, b, &meta)
 	h := w.Header()
 	setHeaders(h, meta.Headers)
 	if h.Get("Content-Type") == "" {
@@ -128,18 +118,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 	return why == ""
 }
 
-// store1 stores one exchange unless it holds a credential of the
-// request; it returns why it did not.
-func (s *Server) store1(x *exchange, resp []byte, meta *cache.Meta) string {
-	if containsAny(resp, x.creds) || containsAny(x.body, x.creds) || containsAny([]byte(meta.Headers), x.creds) {
-		return "the exchange contains a credential of the request: not stored"
-	}
-	raw, err := x.req.Encode()
-	if err != nil {
-		return err.Error()
-	}
-	if _, err := s.store.Put(&cache.Exchange{Request: raw, Response: resp, Meta: *meta}); err != nil {
-		return "store: " + err.Error()
+// keep stores one answer through the client's checks and store path
+// (replay.Client.StoreAnswer); it returns why it did not.
+func (s *Server) keep(x *exchange, kind replay.Kind, resp []byte, meta *cache.Meta) string {
+	if ce := s.client.StoreAnswer(x.req, kind, resp, meta); ce != nil {
+		return "not stored: " + ce.Error()
 	}
 	x.log.Outcome, x.log.CostUSD = outcomeRecorded, meta.CostUSD
 	return ""
@@ -207,13 +190,12 @@ func (s *Server) relayStream(w http.ResponseWriter, x *exchange, resp *http.Resp
 		return false
 	}
 	meta.ReportedModel, meta.InputTokens, meta.OutputTokens = g.model, g.in, g.out
-	meta.CostUSD = s.client.Cost(meta.Model, meta.ReportedModel, meta.InputTokens, meta.OutputTokens)
 	b, err := json.Marshal(&st)
 	if err != nil {
 		s.fail(x, err.Error())
 		return false
 	}
-	if why := s.store1(x, b, meta); why != "" {
+	if why := s.keep(x, "", b, meta); why != "" {
 		s.fail(x, why)
 		return false
 	}
@@ -235,17 +217,4 @@ func (s *Server) passThrough(w http.ResponseWriter, x *exchange, resp *http.Resp
 	n, _ := io.Copy(w, io.LimitReader(resp.Body, replay.MaxResponse)) // a client gone is its own business
 	x.log.Bytes, x.log.Status = int(n), resp.StatusCode
 	x.log.Outcome = outcomeUpstream
-}
-
-// hasError reports whether a JSON answer has a non-null top-level
-// "error" member or is Anthropic's {"type": "error"}.
-func hasError(b []byte) bool {
-	var v struct {
-		Type  string          `json:"type"`
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(b, &v) != nil {
-		return false // a JSON array (not an object) has no error member
-	}
-	return v.Type == "error" || len(v.Error) > 0 && string(v.Error) != "null"
 }

@@ -157,7 +157,6 @@ type exchange struct {
 	model    string
 	req      replay.Request
 	key      cache.Key
-	creds    []string
 	log      logEntry
 	respID   string // a Responses answer's id, for the run's state
 	released bool
@@ -192,8 +191,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, x, http.StatusBadRequest, TypeBadRequest, "finrepro proxy: "+err.Error())
 		return
 	}
-	x.creds = credentials(r)
-	for _, c := range x.creds {
+	// The client's secret check keeps every credential out of the store.
+	for _, c := range credentials(r) {
 		s.client.AddSecret(c)
 	}
 	if msg := s.stateCheck(x); msg != "" {
@@ -201,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.req = replay.Request{Provider: rt.provider, Endpoint: rt.endpoint, Body: x.body}
-	base, err := keyOf(&x.req)
+	_, base, err := replay.EncodeKey(&x.req)
 	if err != nil {
 		s.refuse(w, x, http.StatusBadRequest, TypeBadRequest, "finrepro proxy: "+s.client.Redact(err.Error()))
 		return
@@ -292,7 +291,7 @@ func (s *Server) stateCheck(x *exchange) string {
 func (s *Server) pickSample(x *exchange, next int) error {
 	x.req.Sample = next
 	for {
-		k, err := keyOf(&x.req)
+		_, k, err := replay.EncodeKey(&x.req)
 		if err != nil {
 			return err
 		}
@@ -311,16 +310,6 @@ func (s *Server) pickSample(x *exchange, next int) error {
 	}
 	x.log.Key, x.log.Sample = x.key.String(), x.req.Sample
 	return nil
-}
-
-// keyOf is the cache key of a request object, as the replay client
-// computes it.
-func keyOf(r *replay.Request) (cache.Key, error) {
-	raw, err := r.Encode()
-	if err != nil {
-		return cache.Key{}, err
-	}
-	return reqkey.Of(raw)
 }
 
 // serveStored answers x from the cache and reports whether it could. An
@@ -508,14 +497,4 @@ func credentials(r *http.Request) []string {
 	}
 	add(r.URL.Query().Get("key"))
 	return out
-}
-
-// containsAny reports whether any of the values occurs in b.
-func containsAny(b []byte, values []string) bool {
-	for _, v := range values {
-		if bytes.Contains(b, []byte(v)) {
-			return true
-		}
-	}
-	return false
 }

@@ -599,3 +599,71 @@ func TestTwoProxiesOneCache(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerChecks: an answer is stored after the replay client's checks
+// of a recording. A refusal or an answer of blank text reaches the client
+// but is not stored, and its retry asks for sample 0 again; tool calls
+// without text and a queued background response are answers, stored.
+func TestAnswerChecks(t *testing.T) {
+	for _, c := range []struct {
+		name, path, body string
+		stored           bool
+	}{
+		{"refusal", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"REFUSE_ONCE"}]}`, false},
+		{"blank", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"EMPTY_ONCE"}]}`, false},
+		{"tool calls", "/v1/chat/completions", `{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[{"role":"user","content":"weather?"}]}`, true},
+		{"background", "/v1/responses", `{"model":"m","input":"hi","background":true}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t)
+			rec := newProxy(t, t.TempDir(), replay.Record, up)
+			st, h, _, err := call(t, "POST", rec.URL+c.path, c.body, oaH)
+			if err != nil || st != 200 {
+				t.Fatalf("status %d, %v", st, err)
+			}
+			key, _ := reqkey.Parse(h.Get(HeaderKey))
+			if has, _ := rec.store.Has(key); has != c.stored {
+				t.Fatalf("stored %v, want %v (cache header %q)", has, c.stored, h.Get(HeaderCache))
+			}
+			if c.stored {
+				return
+			}
+			if h.Get(HeaderCache) != "not-stored" || rec.srv.Counts().Failed != 1 {
+				t.Fatalf("cache header %q, counts %+v", h.Get(HeaderCache), rec.srv.Counts())
+			}
+			_, h2, b2, _ := call(t, "POST", rec.URL+c.path, c.body, oaH)
+			if h2.Get(HeaderSample) != "0" || h2.Get(HeaderCache) != "recorded" {
+				t.Fatalf("retry: sample %s cache %s %s", h2.Get(HeaderSample), h2.Get(HeaderCache), b2)
+			}
+		})
+	}
+}
+
+// TestNothingSentAfterFailedWrite: once the store has refused an answer,
+// the proxy forwards nothing more (the answer could not be kept), as the
+// replay client records nothing more.
+func TestNothingSentAfterFailedWrite(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	rec := newProxy(t, dir, replay.Record, up)
+	body := `{"model":"m","messages":[{"role":"user","content":"%s"}]}`
+	if _, h, _, _ := call(t, "POST", rec.URL+"/v1/chat/completions", fmt.Sprintf(body, "one"), oaH); h.Get(HeaderCache) != "recorded" {
+		t.Fatalf("first answer %q", h.Get(HeaderCache))
+	}
+	// The store's temporary folder becomes a file: no write succeeds.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, h, _, _ := call(t, "POST", rec.URL+"/v1/chat/completions", fmt.Sprintf(body, "two"), oaH); h.Get(HeaderCache) != "not-stored" {
+		t.Fatalf("second answer %q, want not-stored", h.Get(HeaderCache))
+	}
+	sent := up.requests()
+	st, _, b, _ := call(t, "POST", rec.URL+"/v1/chat/completions", fmt.Sprintf(body, "three"), oaH)
+	if st != http.StatusBadGateway || up.requests() != sent || !bytes.Contains(b, []byte("takes no writes")) {
+		t.Fatalf("after a failed write: status %d, %d requests sent (want %d): %s", st, up.requests(), sent, b)
+	}
+}

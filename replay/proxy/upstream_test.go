@@ -21,8 +21,9 @@ import (
 // requests get different answers. A trigger word in the last message
 // makes the first such request fail: RATE_LIMIT_ONCE (429 with
 // Retry-After), SERVER_ERROR_ONCE (500), CUT_ONCE (the stream breaks off
-// before its terminal event) and STREAM_ERROR_ONCE (an error event in
-// the stream).
+// before its terminal event), STREAM_ERROR_ONCE (an error event in
+// the stream), and, for Chat Completions, REFUSE_ONCE (a refusal) and
+// EMPTY_ONCE (an answer of blank text).
 type upstream struct {
 	*httptest.Server
 	mu    sync.Mutex
@@ -55,6 +56,7 @@ func (u *upstream) requests() int {
 type upBody struct {
 	Model         string `json:"model"`
 	Stream        bool   `json:"stream"`
+	Background    bool   `json:"background"`
 	StreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -151,8 +153,13 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	case p == "/v1/chat/completions" && !b.Stream:
 		msg := fmt.Sprintf(`{"role":"assistant","content":%s,"refusal":null}`, js(answer))
 		fin := "stop"
-		if tool {
+		switch {
+		case tool:
 			msg, fin = `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`, "tool_calls"
+		case trigger("REFUSE_ONCE"):
+			msg = `{"role":"assistant","content":null,"refusal":"I can't help with that."}`
+		case trigger("EMPTY_ONCE"):
+			msg = `{"role":"assistant","content":" ","refusal":null}`
 		}
 		writeJSON(w, fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","created":1700000000,"model":%s,"choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, n, js(b.Model+"-2025-01-01"), msg, fin))
 	case p == "/v1/chat/completions":
@@ -180,6 +187,8 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			frames = append(frames, "data: "+f+"\n\n")
 		}
 		u.stream(w, delay, trigger, frames, "data: [DONE]\n\n", `data: {"error":{"message":"stream failed","type":"server_error"}}`+"\n\n")
+	case p == "/v1/responses" && !b.Stream && b.Background:
+		writeJSON(w, responsesObject(n, b.Model, "queued", ""))
 	case p == "/v1/responses" && !b.Stream:
 		writeJSON(w, responsesObject(n, b.Model, "completed", answer))
 	case p == "/v1/responses":

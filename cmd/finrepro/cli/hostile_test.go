@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -106,15 +107,21 @@ func TestReproduceCorruptPack(t *testing.T) {
 	}
 }
 
-// TestReplayCorruptEntry damages the second of three stored exchanges:
-// replay writes the first reply in full, then exits 4.
+// TestReplayCorruptEntry damages the stored response of the second of
+// three exchanges (replay reads the responses; a damaged request object
+// is verify's to find): replay writes the first reply in full, then exits
+// 4.
 func TestReplayCorruptEntry(t *testing.T) {
 	reqs, dir, packs := recordEach(t, "one", "two", "three")
 	b, err := os.ReadFile(packs[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[12] ^= 0x40 // inside the first object frame, which starts at byte 8
+	// The pack ends with the offset of its index frame and a magic; the
+	// response's object frame, written after the request's, comes just
+	// before the index (docs/cache.md).
+	index := binary.LittleEndian.Uint64(b[len(b)-16:])
+	b[index-6] ^= 0x40 // inside the response's frame
 	if err := os.WriteFile(packs[1], b, 0o644); err != nil {
 		t.Fatal(err)
 	}

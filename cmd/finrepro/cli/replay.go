@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io"
 
 	"github.com/finrepro/finrepro/cache"
-	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/replay"
 	"github.com/finrepro/finrepro/results"
 )
@@ -68,10 +66,17 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	}
 	defer store.Close()
 	c := replay.New(store, replay.Config{Mode: replay.Offline, Providers: pcs, Prices: prices, Getenv: env.Getenv})
-	replies := c.AnswerRequests(ctx, reqs)
-	// Every answered line is written out before a failure stops the run.
+	// Requests are answered a chunk at a time, so that memory holds the
+	// responses of a chunk; every answered line is written out before a
+	// failure stops the run.
 	w := bufio.NewWriter(env.Stdout)
-	failed, synthetic, err := writeReplies(env, w, store, replies)
+	failed, synthetic := 0, 0
+	for lo := 0; lo < len(reqs) && err == nil; lo += replayChunk {
+		replies, bodies := c.AnswerRequestBodies(ctx, reqs[lo:min(len(reqs), lo+replayChunk)])
+		var f, s int
+		f, s, err = writeReplies(env, w, replies, bodies)
+		failed, synthetic = failed+f, synthetic+s
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
@@ -91,13 +96,16 @@ func runReplay(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// writeReplies writes the stored response of every answered reply to w,
-// one compact JSON line each, in order, and prints the other failures. It
-// stops at the first corrupt entry (an error wrapping cache.ErrCorrupt)
-// and counts the failed and the synthetic replies.
-func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.Reply) (failed, synthetic int, err error) {
-	var line bytes.Buffer
-	for _, r := range replies {
+// replayChunk is how many requests replay answers at a time.
+const replayChunk = 1024
+
+// writeReplies writes the stored response of every answered reply (bodies,
+// as AnswerRequestBodies returns them) to w, one line each, in order, and
+// prints the other failures. It stops at the first corrupt entry (an error
+// wrapping cache.ErrCorrupt) and counts the failed and the synthetic
+// replies.
+func writeReplies(env *Env, w io.Writer, replies []results.Reply, bodies [][]byte) (failed, synthetic int, err error) {
+	for i, r := range replies {
 		var me *replay.MissError
 		switch {
 		case errors.As(r.Err, &me):
@@ -115,20 +123,8 @@ func writeReplies(env *Env, w io.Writer, store *cache.Store, replies []results.R
 		if r.Synthetic() {
 			synthetic++
 		}
-		k, err := reqkey.Parse(r.Key)
-		if err != nil {
-			return failed, synthetic, err
-		}
-		x, err := store.Get(k)
-		if err != nil {
-			return failed, synthetic, fmt.Errorf("replay: read %s: %w", k.Str(), err)
-		}
-		line.Reset()
-		if err := json.Compact(&line, x.Response); err != nil {
-			return failed, synthetic, fmt.Errorf("replay: response %s: %v: %w", k.Str(), err, cache.ErrCorrupt)
-		}
-		line.WriteByte('\n')
-		if _, err := w.Write(line.Bytes()); err != nil {
+		w.Write(bodies[i])
+		if _, err := io.WriteString(w, "\n"); err != nil {
 			return failed, synthetic, err
 		}
 	}
