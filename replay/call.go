@@ -92,6 +92,19 @@ func (c *Client) limiter(name string, pc ProviderConfig) *limiter {
 	return l
 }
 
+// backoff returns the retry delays of provider name, from its
+// configured first delay.
+func (c *Client) backoff(name string, pc ProviderConfig) *Backoff {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.backoffs[name]
+	if !ok {
+		b = NewBackoff(pc.Backoff, c.cfg.Seed)
+		c.backoffs[name] = b
+	}
+	return b
+}
+
 // recordOne records one job: a free sample index in refresh mode, then
 // attempts with backoff, then the checks and the store.
 func (c *Client) recordOne(ctx context.Context, j *job) {
@@ -135,7 +148,7 @@ func (c *Client) recordOne(ctx context.Context, j *job) {
 			// The simulator has no server to spare: retry at once.
 			continue
 		}
-		d := c.backoff.Delay(attempt, res.retryAfter)
+		d := c.backoff(j.req.Provider, j.pc).Delay(attempt, res.retryAfter)
 		c.prog.logf("retry %s (%s %s, key %s) in %v after %s (attempt %d of %d)", LabelText(j.req.Label), j.req.Provider, j.requested(), j.key.Str(),
 			d.Round(time.Millisecond), lastErr.Cause, attempt, maxAttempts)
 		if err := c.sleep(ctx, d); err != nil {

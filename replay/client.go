@@ -85,7 +85,7 @@ type Client struct {
 	getenv    func(string) string
 	http      *http.Client
 	sleep     func(context.Context, time.Duration) error
-	backoff   *Backoff
+	backoffs  map[string]*Backoff // per provider, from ProviderConfig.Backoff
 	prog      *progress
 
 	mu       sync.Mutex
@@ -128,7 +128,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		getenv:    cfg.Getenv,
 		http:      cfg.HTTP,
 		sleep:     cfg.Sleep,
-		backoff:   NewBackoff(0, cfg.Seed),
+		backoffs:  map[string]*Backoff{},
 		sems:      map[string]chan struct{}{},
 		limiters:  map[string]*limiter{},
 		misses:    map[cache.Key]Miss{},

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -983,5 +984,27 @@ func TestToolCallAnswers(t *testing.T) {
 	// Without calls, blank text is empty for the proxy too.
 	if _, ce := checkOutput(KindChat, []byte(`{"model":"m","choices":[{"message":{"content":" ","tool_calls":[]}}]}`), true); ce == nil || ce.Cause != CauseEmpty {
 		t.Errorf("blank answer: %v, want %s", ce, CauseEmpty)
+	}
+}
+
+// TestProviderBackoff: a provider's configured first retry delay is the
+// one its retries wait (Backoff 40ms: the first wait is in [20ms, 40ms],
+// half the delay plus jitter), not the client-wide default of a second.
+func TestProviderBackoff(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	f.script = []step{{status: 429}, {status: 200, body: ""}}
+	pc := f.config()
+	pc.Backoff = 40 * time.Millisecond
+	var log bytes.Buffer
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, &log)
+	c.Answer(context.Background(), []results.Call{call("p", "judge-model", "en-007")})
+	m := regexp.MustCompile(`retry .* in (\S+) after`).FindStringSubmatch(log.String())
+	if m == nil {
+		t.Fatalf("no retry line:\n%s", log.String())
+	}
+	d, err := time.ParseDuration(m[1])
+	if err != nil || d < 20*time.Millisecond || d > 40*time.Millisecond {
+		t.Fatalf("first retry waited %s, want 20ms-40ms", m[1])
 	}
 }
