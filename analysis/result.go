@@ -62,6 +62,10 @@ type Detail struct {
 	// Score is a short summary of the task score ("correct", "58.0/100").
 	Score    string
 	Verdicts []Verdict
+	// Call is the recorded exchange that produced Output, when the
+	// benchmark asked the system for it (zero when the output came with
+	// the bundle).
+	Call Call `json:",omitzero"`
 }
 
 // A Verdict is one judge's grade of one output.
@@ -69,6 +73,34 @@ type Verdict struct {
 	Judge     string
 	Verdict   string
 	Reasoning string
+	// Call is the judge exchange the verdict was read from; zero for a
+	// verdict no model gave (a rule, a structure check, an extraction).
+	Call Call `json:",omitzero"`
+}
+
+// A Call names the recorded exchange behind an output or a verdict: the
+// cache key with what the reply said about the record, so that a page can
+// show the exchange as stored and how it was obtained. It holds no cache
+// type: results and analysis stay free of the cache.
+type Call struct {
+	// Key is the hex cache key of the exchange.
+	Key string
+	// Sample is the index of the repeated draw (results.Prompt.Sample).
+	Sample int `json:",omitzero"`
+	// Model is the model the provider reported; Source how the exchange
+	// was obtained (results.SourceAPI, SourceBatch, SourceImport,
+	// SourceSim).
+	Model  string `json:",omitzero"`
+	Source string `json:",omitzero"`
+}
+
+// CallOf returns the Call of reply rep to a prompt of sample index
+// sample; zero when rep has no answer.
+func CallOf(rep results.Reply, sample int) Call {
+	if rep.Err != nil || rep.Key == "" {
+		return Call{}
+	}
+	return Call{Key: rep.Key, Sample: sample, Model: rep.Model, Source: rep.Source}
 }
 
 // A Knob is a setting a sensitivity sweep can vary.

@@ -157,6 +157,19 @@
           td.appendChild(p);
         }
         tr.appendChild(th); tr.appendChild(verdict); tr.appendChild(td);
+        if (body.parentNode.tHead.rows[0].cells.length > 3) {
+          var xc = document.createElement("td");
+          if (v.length > 5) {
+            var a = document.createElement("a");
+            a.className = "xref";
+            a.href = "#" + v[4];
+            a.textContent = v[5];
+            xc.appendChild(a);
+          } else {
+            xc.textContent = "none";
+          }
+          tr.appendChild(xc);
+        }
         frag.appendChild(tr);
       });
       body.appendChild(frag);
@@ -172,6 +185,39 @@
       if (src && pre) pre.textContent = JSON.parse(src.textContent);
     });
   });
+
+  // Exchanges: a fold's request and response wait, as pieces shared by
+  // the page's exchanges, in the page's exchange block; opening the fold
+  // joins them into its two blocks, as text.
+  var xblock = null;
+  each(document.querySelectorAll("details[data-x]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      if (!xblock) {
+        var src = document.getElementById("exchanges");
+        if (!src) return;
+        xblock = JSON.parse(src.textContent);
+      }
+      var x = xblock.x[Number(d.getAttribute("data-x"))];
+      if (!x) return;
+      each(d.querySelectorAll("pre[data-part]"), function (pre) {
+        var part = x[Number(pre.getAttribute("data-part"))] || [];
+        pre.textContent = part.map(function (i) { return xblock.s[i]; }).join("");
+      });
+    });
+  });
+  // A link to an exchange opens its fold.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var t = id && document.getElementById(id);
+    if (t && t.tagName === "DETAILS" && t.classList.contains("exchange") && !t.open) {
+      t.open = true;
+      t.scrollIntoView();
+    }
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 
   // Charts.
   if (typeof echarts === "undefined") return;
