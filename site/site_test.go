@@ -177,6 +177,15 @@ func TestEscaping(t *testing.T) {
 				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldOutput/2 {
 					t.Errorf("%s: output JSON: %d bytes, %v", p, len(v), err)
 				}
+			case attrs == ` type="application/json" id="exchanges"`:
+				// a page's exchanges (see TestExchanges)
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: exchange JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v exchangeBlock
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v.S) == 0 {
+					t.Errorf("%s: exchange JSON: %d strings, %v", p, len(v.S), err)
+				}
 			default:
 				t.Errorf("%s: unexpected script %s", p, attrs)
 			}
