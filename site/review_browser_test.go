@@ -9,10 +9,13 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/finrepro/finrepro/cmd/finrepro/cli"
 	"github.com/finrepro/finrepro/site"
@@ -234,6 +237,43 @@ func TestReviewBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("heatmap axis labels", func(t *testing.T) {
+		// the pointer on an abbreviated axis label of a heatmap: its full
+		// name shows in the chart's tooltip (canvas text) and as the
+		// chart's title
+		tab.open(t, root, "sensitivity.html")
+		probe, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]any](reviewAxisLabel))
+		if err != nil || len(probe) != 4 {
+			t.Fatalf("no abbreviated heatmap axis label on sensitivity.html: %v %v", probe, err)
+		}
+		id, short := probe[0].(string), probe[1].(string)
+		x, y := probe[2].(float64), probe[3].(float64)
+		if err := chromedp.Do(tab.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond)
+		got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`(() => {
+			const el = document.getElementById(` + strconv.Quote(id) + `);
+			const c = echarts.getInstanceByDom(el);
+			const texts = c.getZr().storage.getDisplayList(true).filter(e => e.type === 'tspan').map(e => String(e.style.text));
+			return [el.title, texts.join('\n')];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, tail, _ := strings.Cut(short, "…")
+		full := got[0]
+		if len(full) <= len(short) || !strings.HasPrefix(full, head) || !strings.HasSuffix(full, tail) {
+			t.Errorf("hovering %q in #%s: title %q, want the full name", short, id, full)
+		}
+		if !slices.Contains(strings.Split(got[1], "\n"), full) {
+			t.Errorf("hovering %q in #%s: the chart's tooltip does not show %q", short, id, full)
+		}
+		if err := chromedp.Do(tab.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("published vs computed", func(t *testing.T) {
 		tab.open(t, root, "finresearchbench2.html")
 		got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#published .pub')].map(s =>
@@ -291,3 +331,22 @@ func (tab *demoTab) open(t *testing.T, root, rel string) {
 		t.Fatalf("%s: %v", rel, err)
 	}
 }
+
+// reviewAxisLabel finds an abbreviated axis label of a heatmap and
+// returns its chart's ID, its text and its centre in window coordinates,
+// scrolled into view; [] when there is none.
+const reviewAxisLabel = `(() => {
+	for (const el of document.querySelectorAll('[data-chart]')) {
+		const c = echarts.getInstanceByDom(el);
+		if (!c || !c.getOption().series.some(s => s.type === 'heatmap')) continue;
+		el.scrollIntoView({block: 'center'});
+		for (const e of c.getZr().storage.getDisplayList(true)) {
+			if (e.type !== 'tspan' || !String(e.style.text).includes('…')) continue;
+			const r = e.getBoundingRect().clone();
+			if (e.transform) r.applyTransform(e.transform);
+			const b = el.getBoundingClientRect();
+			return [el.id, String(e.style.text), b.left + r.x + r.width / 2, b.top + r.y + r.height / 2];
+		}
+	}
+	return [];
+})()`

@@ -266,6 +266,8 @@
         var v = p.value || [];
         return String(ly[v[1]]) + " × " + String(lx[v[0]]) + ": " + (v[2] === "-" ? "n/a" : String(v[2]));
       };
+      // and hovering an axis label names it in full (see axisTips)
+      axes(opt.xAxis).concat(axes(opt.yAxis)).forEach(function (a) { a.triggerEvent = true; });
     }
     if (ex.errorBars) {
       var eb = ex.errorBars;
@@ -472,6 +474,29 @@
       chart.setOption({ grid: { left: left } });
     }
   }
+  // axisTips shows the full name of an abbreviated axis label while the
+  // pointer is on it: in the chart's tooltip (canvas text, as every
+  // tooltip) and as the chart's title. labels are the full names by axis
+  // ("x", "y"), in the order of the axis' categories.
+  function axisTips(chart, el, labels) {
+    chart.on("mouseover", function (p) {
+      if (p.targetType !== "axisLabel") return;
+      var axis = p.componentType === "xAxis" ? "x" : "y";
+      var a = chart.getOption()[p.componentType][p.componentIndex || 0] || {};
+      var i = (a.data || []).indexOf(p.value);
+      var full = (labels[axis] || [])[i];
+      if (full == null) return;
+      full = String(full);
+      el.title = full;
+      var e = p.event || {};
+      chart.dispatchAction({ type: "showTip", x: e.offsetX, y: e.offsetY, tooltip: { formatter: function () { return full; } } });
+    });
+    chart.on("mouseout", function (p) {
+      if (p.targetType !== "axisLabel") return;
+      el.removeAttribute("title");
+      chart.dispatchAction({ type: "hideTip" });
+    });
+  }
   var drawn = [];
   each(document.querySelectorAll("[data-chart]"), function (el) {
     var src = document.getElementById(el.getAttribute("data-chart"));
@@ -479,9 +504,12 @@
     var h = parseInt(el.getAttribute("data-height"), 10);
     if (h > 0 && window.matchMedia && !window.matchMedia("(max-width: 40em)").matches) el.style.height = h + "px";
     var chart = echarts.init(el, null, { renderer: "canvas" });
-    var opt = prepare(JSON.parse(src.textContent), el.clientWidth);
+    var raw = JSON.parse(src.textContent);
+    var labels = raw.finrepro && raw.finrepro.labels;
+    var opt = prepare(raw, el.clientWidth);
     var left = opt.grid && typeof opt.grid.left === "number" ? opt.grid.left : null;
     chart.setOption(opt);
+    if (labels) axisTips(chart, el, labels);
     if (left !== null) fitLeft(chart, left);
     drawn.push({ chart: chart, left: left });
   });
