@@ -259,9 +259,9 @@ func (s *exchangeSet) appendExchange(b []byte, i int, id string) []byte {
 	}
 	b = append(b, "><summary>"...)
 	if px.role == "output" {
-		b = append(b, "The output"...)
+		b = append(b, "Output exchange"...)
 	} else {
-		b = append(b, "Judge "...)
+		b = append(b, "Judge exchange: "...)
 		b = appendEscaped(b, px.name)
 	}
 	b = append(b, " · "...)

@@ -262,7 +262,11 @@ func TestReviewBrowser(t *testing.T) {
 				t.Errorf("%s: %v", p, got)
 				continue
 			}
-			got := step(`(() => {
+			// the fold opens on the fragment's change and fills on its
+			// toggle: both events come after the click
+			var got []string
+			for wait := 0; wait < 20; wait++ {
+				got = step(`(() => {
 				const d = document.getElementById(decodeURIComponent(location.hash.slice(1)));
 				if (!d || !d.open) return ['fold not open', location.hash];
 				const parts = [...d.querySelectorAll('pre[data-part]')].map(p => p.textContent);
@@ -270,6 +274,10 @@ func TestReviewBrowser(t *testing.T) {
 				try { JSON.parse(parts[0]); JSON.parse(parts[1]); } catch (e) { return ['not JSON: ' + e + ' ' + parts[0].slice(0, 80)]; }
 				return ['ok', location.hash, String(parts[0].length)];
 			})()`)
+				if got[0] == "ok" {
+					break
+				}
+			}
 			if got[0] != "ok" {
 				t.Errorf("%s: %v", p, got)
 			}
@@ -396,8 +404,9 @@ const reviewAxisLabel = `(() => {
 // reviewSite returns the site folder TestReviewBrowser looks at: the
 // full-scale demo bundle recorded with "finrepro demo --scale full" and
 // reproduced with "finrepro reproduce", in-process, into the test's
-// temporary folder; with FINREPRO_REVIEW_SCALE=small the built-in demo's
-// site instead (for a quick look). The build is not part of the browser
+// temporary folder; with FINREPRO_REVIEW_BUNDLE=DIR the bundle in DIR
+// (one built so before, to look again without recording again); with
+// FINREPRO_REVIEW_SCALE=small the built-in demo's site (a quick look). The build is not part of the browser
 // test's 90 s: it takes about 40 s (recording) and 10 s (reproduce) on an
 // idle two-core machine and is logged.
 func reviewSite(t *testing.T) string {
@@ -413,9 +422,12 @@ func reviewSite(t *testing.T) string {
 		t.Logf("finrepro %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 	}
 	out := filepath.Join(tmp, "out")
-	if os.Getenv("FINREPRO_REVIEW_SCALE") == "small" {
+	switch b := os.Getenv("FINREPRO_REVIEW_BUNDLE"); {
+	case os.Getenv("FINREPRO_REVIEW_SCALE") == "small":
 		run("reproduce", "--quiet", "--out", out)
-	} else {
+	case b != "":
+		run("reproduce", b, "--quiet", "--out", out)
+	default:
 		bundle := filepath.Join(tmp, "full")
 		run("demo", "--scale", "full", "--out", bundle)
 		run("reproduce", bundle, "--quiet", "--out", out)

@@ -310,8 +310,20 @@
       });
       opt.title = opt.title || {};
       var names = ["blue", "purple", "ochre", "green", "red", "grey", "teal", "pink", "brown", "olive"];
-      opt.title.subtext = "tie groups: " + order.map(function (g, k) { return g + " " + names[k % names.length]; }).join(", ");
-      opt.title.subtextStyle = { fontSize: 11 };
+      // the key, in as many lines as the chart's width needs (about 6.5
+      // px per character at 11 px), the plot moved down by the extra lines
+      var per = Math.max(20, Math.floor(((width > 0 ? width : 600) - 16) / 6.5)), rows = [], cur = "tie groups:";
+      order.forEach(function (g, k) {
+        var piece = g + " " + names[k % names.length] + (k < order.length - 1 ? "," : "");
+        if (cur.length + 1 + piece.length > per) { rows.push(cur); cur = piece; } else cur += " " + piece;
+      });
+      rows.push(cur);
+      opt.title.subtext = rows.join("\n");
+      opt.title.subtextStyle = { fontSize: 11, lineHeight: 14 };
+      if (rows.length > 1) {
+        opt.grid = opt.grid || {};
+        opt.grid.top = (typeof opt.grid.top === "number" ? opt.grid.top : 60) + 14 * (rows.length - 1);
+      }
       opt.title.right = 8;
       opt.title.top = 0;
     }

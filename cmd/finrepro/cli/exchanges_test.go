@@ -18,7 +18,7 @@ import (
 
 var (
 	exchangeBlockRE = regexp.MustCompile(`<script type="application/json" id="exchanges">([^<]*)</script>`)
-	exchangeFoldRE  = regexp.MustCompile(`<details class="exchange" id="[^"]+"(?: data-x="(\d+)")?><summary>(The output|Judge [^·]*) · ([a-z]+) · sample (\d+) · .*?</summary>\n<dl class="meta"><dt>Cache key</dt><dd>([0-9a-f]{64})</dd>`)
+	exchangeFoldRE  = regexp.MustCompile(`<details class="exchange" id="[^"]+"(?: data-x="(\d+)")?><summary>(Output exchange|Judge exchange: [^·]*) · ([a-z]+) · sample (\d+) · .*?</summary>\n<dl class="meta"><dt>Cache key</dt><dd>([0-9a-f]{64})</dd>`)
 )
 
 // TestTaskPageExchanges reproduces the built-in demo and reads its task
@@ -63,7 +63,7 @@ func TestTaskPageExchanges(t *testing.T) {
 			}
 		}
 		for _, m := range exchangeFoldRE.FindAllSubmatch(b, -1) {
-			if string(m[2]) == "The output" {
+			if string(m[2]) == "Output exchange" {
 				c.outputs++
 			} else {
 				c.judges++
