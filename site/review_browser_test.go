@@ -281,6 +281,14 @@ func TestReviewBrowser(t *testing.T) {
 			if got[0] != "ok" {
 				t.Errorf("%s: %v", p, got)
 			}
+			png, err := chromedp.Run(tab.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "exchange-" + strings.NewReplacer("/", "_", ".html", "").Replace(strings.TrimPrefix(p, "tasks/")) + ".png"
+			if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			for _, pr := range tab.problems() {
 				t.Errorf("%s: %s", p, pr)
 			}
