@@ -311,7 +311,7 @@ func TestReviewBrowser(t *testing.T) {
 		}
 		time.Sleep(150 * time.Millisecond)
 		got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`(() => {
-			const el = document.getElementById(` + strconv.Quote(id) + `);
+			const el = document.getElementById(`+strconv.Quote(id)+`);
 			const c = echarts.getInstanceByDom(el);
 			const texts = c.getZr().storage.getDisplayList(true).filter(e => e.type === 'tspan').map(e => String(e.style.text));
 			return [el.title, texts.join('\n')];
