@@ -63,9 +63,9 @@ type Detail struct {
 	Score    string
 	Verdicts []Verdict
 	// Call is the recorded exchange that produced Output, when the
-	// benchmark asked the system for it (zero when the output came with
+	// benchmark asked the system for it (nil when the output came with
 	// the bundle).
-	Call Call `json:",omitzero"`
+	Call *Call `json:",omitempty"`
 }
 
 // A Verdict is one judge's grade of one output.
@@ -73,9 +73,11 @@ type Verdict struct {
 	Judge     string
 	Verdict   string
 	Reasoning string
-	// Call is the judge exchange the verdict was read from; zero for a
+	// Call is the judge exchange the verdict was read from; nil for a
 	// verdict no model gave (a rule, a structure check, an extraction).
-	Call Call `json:",omitzero"`
+	// The verdicts read from one exchange share one Call: a task's
+	// details can hold a million verdicts.
+	Call *Call `json:",omitempty"`
 }
 
 // A Call names the recorded exchange behind an output or a verdict: the
@@ -95,12 +97,12 @@ type Call struct {
 }
 
 // CallOf returns the Call of reply rep to a prompt of sample index
-// sample; zero when rep has no answer.
-func CallOf(rep results.Reply, sample int) Call {
+// sample; nil when rep has no answer.
+func CallOf(rep results.Reply, sample int) *Call {
 	if rep.Err != nil || rep.Key == "" {
-		return Call{}
+		return nil
 	}
-	return Call{Key: rep.Key, Sample: sample, Model: rep.Model, Source: rep.Source}
+	return &Call{Key: rep.Key, Sample: sample, Model: rep.Model, Source: rep.Source}
 }
 
 // A Knob is a setting a sensitivity sweep can vary.

@@ -121,10 +121,11 @@ type pageExchange struct {
 
 // add adds the exchange of c, looking it up the first time its key is
 // seen, and returns its index; -1 when c names no exchange.
-func (s *exchangeSet) add(c analysis.Call, role, name string) int {
-	if c.Key == "" {
+func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
+	if call == nil || call.Key == "" {
 		return -1
 	}
+	c := *call
 	if i, ok := s.keys[c.Key]; ok {
 		return i
 	}
@@ -132,24 +133,30 @@ func (s *exchangeSet) add(c analysis.Call, role, name string) int {
 		s.keys, s.pieces = map[string]int{}, map[string]int{}
 	}
 	px := pageExchange{call: c, role: role, name: name}
-	if s.lookup != nil {
-		px.x, px.err = s.lookup(c.Key)
-	}
 	s.keys[c.Key] = len(s.xs)
 	s.xs = append(s.xs, px)
 	return len(s.xs) - 1
 }
 
-// embed puts the texts of exchange i into the page's block when they fit
-// in exchangeBudget with what is there. The raw size of the new pieces
-// is a lower bound of their encoded size, so an exchange that cannot fit
-// is not encoded at all.
-func (s *exchangeSet) embed(i int) {
+// fetch looks exchange i up and puts its texts into the page's block
+// when they fit in exchangeBudget with what is there; then it lets go of
+// the exchange's bytes (the block holds what the page shows), so that a
+// page being written holds one exchange at a time. The raw size of the
+// new pieces is a lower bound of their encoded size, so an exchange that
+// cannot fit is not encoded at all.
+func (s *exchangeSet) fetch(i int) {
 	px := &s.xs[i]
-	if px.x == nil || px.tried {
+	if px.tried || s.lookup == nil {
 		return
 	}
 	px.tried = true
+	px.x, px.err = s.lookup(px.call.Key)
+	if px.x == nil {
+		return
+	}
+	x := *px.x // a copy: the lookup's value is not ours to change
+	px.x = &x
+	defer func() { x.Request, x.Response = nil, nil }()
 	reqP, respP := splitJSON(px.x.Request, longString), splitJSON(px.x.Response, longString)
 	raw := 0
 	for _, ps := range [][][]byte{reqP, respP} {

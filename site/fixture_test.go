@@ -213,12 +213,12 @@ func fixture(evil bool) Input {
 // fixtureCall is the Call of a fixture exchange: judge's verdict on
 // system's output of task, or with judge "" the output itself; a key
 // ending in "dead" is one the fixture's lookup cannot give.
-func fixtureCall(task, system, judge string) analysis.Call {
+func fixtureCall(task, system, judge string) *analysis.Call {
 	k := fmt.Sprintf("%x", sha256.Sum256([]byte(task+"\x00"+system+"\x00"+judge)))
 	if strings.HasPrefix(task, "zh-007") && judge == "claude" {
 		k = k[:60] + "dead"
 	}
-	return analysis.Call{Key: k, Sample: len(judge) % 2, Model: judge + "-2025", Source: "sim"}
+	return &analysis.Call{Key: k, Sample: len(judge) % 2, Model: judge + "-2025", Source: "sim"}
 }
 
 // fixtureReport is the long text every fixture judge request quotes (and

@@ -945,7 +945,8 @@ func (v *taskView) appendBody(b []byte) []byte {
 // exchange of verdict k of detail i, ox[i] that of detail i's output (-1
 // for none), and owned[i] the exchanges detail i's entry lists (each
 // exchange is listed by the first entry naming it). The judges'
-// exchanges are embedded first, then the outputs', as long as they fit.
+// exchanges are looked up and embedded first, then the outputs', as long
+// as they fit.
 func (v *taskView) exchanges() (xs *exchangeSet, vx [][]int, ox []int, owned [][]int) {
 	xs = &exchangeSet{lookup: v.lookup}
 	vx, ox, owned = make([][]int, len(v.details)), make([]int, len(v.details)), make([][]int, len(v.details))
@@ -967,13 +968,13 @@ func (v *taskView) exchanges() (xs *exchangeSet, vx [][]int, ox []int, owned [][
 	for _, ks := range vx {
 		for _, k := range ks {
 			if k >= 0 {
-				xs.embed(k)
+				xs.fetch(k)
 			}
 		}
 	}
 	for _, k := range ox {
 		if k >= 0 {
-			xs.embed(k)
+			xs.fetch(k)
 		}
 	}
 	return xs, vx, ox, owned

@@ -31,7 +31,7 @@ type collection struct {
 	reasons [][]string
 	// calls[j][q][p] is the main-run exchange of judge j (an index in
 	// judges) on query q's report of product p, for the details.
-	calls [][][]analysis.Call
+	calls [][][]*analysis.Call
 }
 
 // RunFS is Run over an inputs folder given as a file system: it loads and
@@ -124,11 +124,11 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 			ids[q][r] = rub.ID
 		}
 	}
-	c.calls = make([][][]analysis.Call, len(c.ls.lab))
+	c.calls = make([][][]*analysis.Call, len(c.ls.lab))
 	for j := range c.calls {
-		c.calls[j] = make([][]analysis.Call, len(in.Queries))
+		c.calls[j] = make([][]*analysis.Call, len(in.Queries))
 		for q := range c.calls[j] {
-			c.calls[j][q] = make([]analysis.Call, np)
+			c.calls[j][q] = make([]*analysis.Call, np)
 		}
 	}
 	runs := 0

@@ -95,7 +95,7 @@ type Prediction struct {
 	// Late is set when Recorded is after t_d.
 	Late bool
 	// call is the exchange that gave the prediction, for the drill-down.
-	call analysis.Call
+	call *analysis.Call
 	// Leaks are the cited sources published after t_d; Undated counts
 	// cited sources without a readable publication time.
 	Leaks   []Evidence

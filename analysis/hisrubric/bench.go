@@ -124,13 +124,13 @@ func parseOptions(s analysis.Settings) (*options, error) {
 // numeric_verdict and tolerance knobs change.
 type graded struct {
 	answer  Answer
-	pred    quantity      // the answer as a quantity, for numeric items
-	score   float64       // the judge's score
-	done    bool          // graded (a score exists)
-	verdict string        // short verdict for the drill-down
-	reason  string        // judge's reason
-	judge   string        // the judge's verdict on accuracy items: correct or incorrect
-	call    analysis.Call // the grading exchange, zero when none answered
+	pred    quantity       // the answer as a quantity, for numeric items
+	score   float64        // the judge's score
+	done    bool           // graded (a score exists)
+	verdict string         // short verdict for the drill-down
+	reason  string         // judge's reason
+	judge   string         // the judge's verdict on accuracy items: correct or incorrect
+	call    *analysis.Call // the grading exchange, nil when none answered
 }
 
 // A quantity is a cell's value when it reads as a single Quantity.
@@ -151,7 +151,7 @@ type report struct {
 	sys      int
 	text     string
 	present  bool
-	call     analysis.Call // the exchange that wrote the report
+	call     *analysis.Call // the exchange that wrote the report
 	check    *Check
 	items    []graded
 	complete bool     // every needed reply arrived and parsed

@@ -65,13 +65,13 @@ type objText struct {
 	answer   results.Reply
 	verdict  Verdict
 	judgeRaw string
-	judge    analysis.Call // the judge exchange
+	judge    *analysis.Call // the judge exchange
 }
 
 type subText struct {
 	present  bool // the system wrote a report
 	report   string
-	call     analysis.Call // the exchange that wrote the report
+	call     *analysis.Call // the exchange that wrote the report
 	verdicts []analysis.Verdict
 }
 
