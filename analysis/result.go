@@ -64,8 +64,10 @@ type Detail struct {
 	Verdicts []Verdict
 	// Call is the recorded exchange that produced Output, when the
 	// benchmark asked the system for it (nil when the output came with
-	// the bundle).
-	Call *Call `json:",omitempty"`
+	// the bundle). It is where the output came from, not part of the
+	// result: a run answered without a cache has none, and results
+	// compare (and encode) without it.
+	Call *Call `json:"-"`
 }
 
 // A Verdict is one judge's grade of one output.
@@ -76,8 +78,9 @@ type Verdict struct {
 	// Call is the judge exchange the verdict was read from; nil for a
 	// verdict no model gave (a rule, a structure check, an extraction).
 	// The verdicts read from one exchange share one Call: a task's
-	// details can hold a million verdicts.
-	Call *Call `json:",omitempty"`
+	// details can hold a million verdicts. Like Detail.Call, it is left
+	// out of the result's encoding.
+	Call *Call `json:"-"`
 }
 
 // A Call names the recorded exchange behind an output or a verdict: the
@@ -88,12 +91,12 @@ type Call struct {
 	// Key is the hex cache key of the exchange.
 	Key string
 	// Sample is the index of the repeated draw (results.Prompt.Sample).
-	Sample int `json:",omitzero"`
+	Sample int
 	// Model is the model the provider reported; Source how the exchange
 	// was obtained (results.SourceAPI, SourceBatch, SourceImport,
 	// SourceSim).
-	Model  string `json:",omitzero"`
-	Source string `json:",omitzero"`
+	Model  string
+	Source string
 }
 
 // CallOf returns the Call of reply rep to a prompt of sample index

@@ -116,11 +116,11 @@ type pageExchange struct {
 	// req and resp index strs; nil when the texts are not embedded.
 	req, resp []int
 	embedded  bool
-	tried     bool // embed has looked at it
+	tried     bool // fetch has looked it up
 }
 
-// add adds the exchange of c, looking it up the first time its key is
-// seen, and returns its index; -1 when c names no exchange.
+// add adds the exchange call names, once per key, and returns its index;
+// -1 when call names no exchange. fetch looks it up.
 func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
 	if call == nil || call.Key == "" {
 		return -1

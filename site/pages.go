@@ -908,14 +908,13 @@ func (v *taskView) appendBody(b []byte) []byte {
 				b, _ = appendJSONString(b, vd.Verdict, -1)
 				b = append(b, ',')
 				b, cut = appendJSONString(b, vd.Reasoning, v.limit)
+				// [judge, verdict, reasoning], then the cut flag (0 or 1)
+				// when cut or linked, then the exchange's fold and key
 				x := vx[i][k]
-				switch {
-				case x >= 0 && cut:
+				if cut {
 					b = append(b, ",1"...)
-				case x >= 0:
+				} else if x >= 0 {
 					b = append(b, ",0"...)
-				case cut:
-					b = append(b, ",1"...)
 				}
 				if x >= 0 {
 					b = append(b, ',')
