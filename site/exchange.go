@@ -93,6 +93,12 @@ func splitJSON(b []byte, n int) [][]byte {
 	return out
 }
 
+// maxExchanges is the most exchanges a task page lists: with the texts
+// (textBudget, exchangeBudget) the folds' metadata, about 1 KB each, must
+// keep the page under MaxPage. The verdicts of exchanges past it show the
+// key alone.
+const maxExchanges = 300
+
 // An exchangeSet is a task page's exchanges: each distinct key once, and
 // each distinct piece of their texts once (see splitJSON), JSON encoded
 // for the page's exchange block.
@@ -104,6 +110,8 @@ type exchangeSet struct {
 	pieces map[string]int // piece -> index in the block's strings
 	strs   [][]byte       // encoded pieces, in index order
 	size   int            // bytes of strs
+	// left are the keys past maxExchanges, not listed
+	left map[string]bool
 }
 
 // A pageExchange is one exchange of a page.
@@ -130,7 +138,11 @@ func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
 		return i
 	}
 	if s.keys == nil {
-		s.keys, s.pieces = map[string]int{}, map[string]int{}
+		s.keys, s.pieces, s.left = map[string]int{}, map[string]int{}, map[string]bool{}
+	}
+	if len(s.xs) >= maxExchanges {
+		s.left[c.Key] = true
+		return -1
 	}
 	px := pageExchange{call: c, role: role, name: name}
 	s.keys[c.Key] = len(s.xs)

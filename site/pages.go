@@ -850,7 +850,7 @@ func (v *taskView) appendBody(b []byte) []byte {
 		id("-v\">\n<table class=\"verdicts\">\n<caption id=\"")
 		id("-v\">Judges' verdicts on the output of ")
 		b = appendEscaped(b, d.System)
-		withX := slices.ContainsFunc(vx[i], func(k int) bool { return k >= 0 })
+		withX := slices.ContainsFunc(d.Verdicts, func(vd analysis.Verdict) bool { return vd.Call != nil && vd.Call.Key != "" })
 		cols := "3"
 		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th>"...)
 		if withX {
@@ -881,6 +881,9 @@ func (v *taskView) appendBody(b []byte) []byte {
 					b = append(b, `">`...)
 					b = appendEscaped(b, keyPrefix(vd.Call.Key, 8))
 					b = append(b, "</a>"...)
+				} else if vd.Call != nil && vd.Call.Key != "" {
+					// past maxExchanges: the key, not listed
+					b = appendEscaped(b, keyPrefix(vd.Call.Key, 8))
 				} else {
 					b = append(b, "none"...)
 				}
@@ -910,15 +913,21 @@ func (v *taskView) appendBody(b []byte) []byte {
 				b, cut = appendJSONString(b, vd.Reasoning, v.limit)
 				// [judge, verdict, reasoning], then the cut flag (0 or 1)
 				// when cut or linked, then the exchange's fold and key
+				// (the fold "" for an exchange past maxExchanges)
 				x := vx[i][k]
+				keyed := vd.Call != nil && vd.Call.Key != ""
 				if cut {
 					b = append(b, ",1"...)
-				} else if x >= 0 {
+				} else if keyed {
 					b = append(b, ",0"...)
 				}
-				if x >= 0 {
+				if keyed {
+					fold := ""
+					if x >= 0 {
+						fold = xid(x)
+					}
 					b = append(b, ',')
-					b, _ = appendJSONString(b, xid(x), -1)
+					b, _ = appendJSONString(b, fold, -1)
 					b = append(b, ',')
 					b, _ = appendJSONString(b, keyPrefix(vd.Call.Key, 8), -1)
 				}
@@ -933,6 +942,13 @@ func (v *taskView) appendBody(b []byte) []byte {
 			}
 		}
 		b = append(b, "\n</section>"...)
+	}
+	if n := len(xs.left); n > 0 {
+		b = append(b, "\n<p class=\"note\">"...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " more exchanges behind this page's verdicts are not listed: a page lists at most "...)
+		b = strconv.AppendInt(b, maxExchanges, 10)
+		b = append(b, "; the cache holds them (<code>finrepro cache dump</code>).</p>"...)
 	}
 	if slices.ContainsFunc(xs.xs, func(px pageExchange) bool { return px.embedded }) {
 		b = xs.appendBlock(b, "exchanges")

@@ -159,12 +159,14 @@
         tr.appendChild(th); tr.appendChild(verdict); tr.appendChild(td);
         if (body.parentNode.tHead.rows[0].cells.length > 3) {
           var xc = document.createElement("td");
-          if (v.length > 5) {
+          if (v.length > 5 && v[4]) {
             var a = document.createElement("a");
             a.className = "xref";
             a.href = "#" + v[4];
             a.textContent = v[5];
             xc.appendChild(a);
+          } else if (v.length > 5) {
+            xc.textContent = v[5];
           } else {
             xc.textContent = "none";
           }
