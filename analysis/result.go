@@ -62,6 +62,12 @@ type Detail struct {
 	// Score is a short summary of the task score ("correct", "58.0/100").
 	Score    string
 	Verdicts []Verdict
+	// Call is the recorded exchange that produced Output, when the
+	// benchmark asked the system for it (nil when the output came with
+	// the bundle). It is where the output came from, not part of the
+	// result: a run answered without a cache has none, and results
+	// compare (and encode) without it.
+	Call *Call `json:"-"`
 }
 
 // A Verdict is one judge's grade of one output.
@@ -69,6 +75,37 @@ type Verdict struct {
 	Judge     string
 	Verdict   string
 	Reasoning string
+	// Call is the judge exchange the verdict was read from; nil for a
+	// verdict no model gave (a rule, a structure check, an extraction).
+	// The verdicts read from one exchange share one Call: a task's
+	// details can hold a million verdicts. Like Detail.Call, it is left
+	// out of the result's encoding.
+	Call *Call `json:"-"`
+}
+
+// A Call names the recorded exchange behind an output or a verdict: the
+// cache key with what the reply said about the record, so that a page can
+// show the exchange as stored and how it was obtained. It holds no cache
+// type: results and analysis stay free of the cache.
+type Call struct {
+	// Key is the hex cache key of the exchange.
+	Key string
+	// Sample is the index of the repeated draw (results.Prompt.Sample).
+	Sample int
+	// Model is the model the provider reported; Source how the exchange
+	// was obtained (results.SourceAPI, SourceBatch, SourceImport,
+	// SourceSim).
+	Model  string
+	Source string
+}
+
+// CallOf returns the Call of reply rep to a prompt of sample index
+// sample; nil when rep has no answer.
+func CallOf(rep results.Reply, sample int) *Call {
+	if rep.Err != nil || rep.Key == "" {
+		return nil
+	}
+	return &Call{Key: rep.Key, Sample: sample, Model: rep.Model, Source: rep.Source}
 }
 
 // A Knob is a setting a sensitivity sweep can vary.

@@ -1,6 +1,9 @@
 package site
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -122,9 +125,10 @@ func fixture(evil bool) Input {
 				Output:   x(fmt.Sprintf("## Answer\n\n| metric | value |\n|---|---|\n| NIM | %d.%02d%% |\n\nConfidence: %d%%\n", 1+i, 10*t+i, 60+10*i)),
 				Score:    []string{"correct", "incorrect", "58.0/100"}[i],
 				Verdicts: []analysis.Verdict{
-					{Judge: "gpt-4.1", Verdict: "correct", Reasoning: x("The answer matches the ground truth within tolerance.")},
-					{Judge: x("claude-3.7-sonnet"), Verdict: x("incorrect"), Reasoning: "答案与标准答案不符。\n\nSecond paragraph."},
+					{Judge: "gpt-4.1", Verdict: "correct", Reasoning: x("The answer matches the ground truth within tolerance."), Call: fixtureCall(task, s, "gpt-4.1")},
+					{Judge: x("claude-3.7-sonnet"), Verdict: x("incorrect"), Reasoning: "答案与标准答案不符。\n\nSecond paragraph.", Call: fixtureCall(task, s, "claude")},
 				},
+				Call: fixtureCall(task, s, ""),
 			})
 		}
 	}
@@ -202,6 +206,38 @@ func fixture(evil bool) Input {
 			{System: "Gemini Deep Research", Benchmark: "icbcbench", Name: systems[1]},
 		},
 		Downloads: []string{"xlsx/all.xlsx", "csv/icbcbench/overall.csv", "MANIFEST.json"},
+		Exchanges: fixtureExchanges(x),
+	}
+}
+
+// fixtureCall is the Call of a fixture exchange: judge's verdict on
+// system's output of task, or with judge "" the output itself; a key
+// ending in "dead" is one the fixture's lookup cannot give.
+func fixtureCall(task, system, judge string) *analysis.Call {
+	k := fmt.Sprintf("%x", sha256.Sum256([]byte(task+"\x00"+system+"\x00"+judge)))
+	if strings.HasPrefix(task, "zh-007") && judge == "claude" {
+		k = k[:60] + "dead"
+	}
+	return &analysis.Call{Key: k, Sample: len(judge) % 2, Model: judge + "-2025", Source: "sim"}
+}
+
+// fixtureReport is the long text every fixture judge request quotes (and
+// so every page shares once).
+var fixtureReport = strings.Repeat("The bank's net interest margin was 1.9% in FY2021. ", 20)
+
+// fixtureExchanges looks up the fixture's exchanges: a request quoting
+// fixtureReport and the key, and a response, as JSON (hostile text in
+// both with evil).
+func fixtureExchanges(x func(string) string) ExchangeLookup {
+	return func(key string) (*Exchange, error) {
+		if strings.HasSuffix(key, "dead") {
+			return nil, errors.New(x("cache: get " + key[:8] + ": not found"))
+		}
+		req, _ := json.Marshal(map[string]any{"provider": "sim", "body": map[string]any{"model": "m", "messages": []any{
+			map[string]any{"role": "user", "content": x("Grade this report.\n\n") + fixtureReport}}}})
+		resp, _ := json.Marshal(map[string]any{"id": key, "choices": []any{map[string]any{"message": map[string]any{"content": x("Verdict: correct")}}}})
+		return &Exchange{Request: req, Response: resp, Model: "m", ReportedModel: x("m-2025-01"), InputTokens: 1200, OutputTokens: 34,
+			CostUSD: 0.0031, Source: "sim", Provenance: x(""), RecordedAt: "2025-03-01T12:00:00Z"}, nil
 	}
 }
 

@@ -162,6 +162,7 @@ type taskView struct {
 	hrefs     []string // the system page of each detail, or ""
 	anchors   []string // the element ID of each detail's entry
 	limit     int      // escaped bytes each output and reasoning is cut to
+	lookup    ExchangeLookup
 }
 
 // pages returns every page of the site, in a fixed order. Pages with
@@ -649,7 +650,7 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
 		pg := s.newPage("task", p, task+" – "+title0(r))
-		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, limit: limit}
+		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, limit: limit, lookup: s.in.Exchanges}
 		for _, d := range g {
 			if v.Question == "" {
 				v.Question, v.QCut = truncate(d.Question)
@@ -786,6 +787,8 @@ func (v *taskView) appendBody(b []byte) []byte {
 		b = append(b, `</td></tr>`...)
 	}
 	b = append(b, "\n</tbody>\n</table>\n</div>\n</section>"...)
+	xs, vx, ox, owned := v.exchanges()
+	xid := func(k int) string { return v.anchors[xs.owner[k]] + "-x" + itoa(k) }
 	for i, d := range v.details {
 		id := func(suffix string) {
 			b = append(b, v.anchors[i]...)
@@ -811,6 +814,13 @@ func (v *taskView) appendBody(b []byte) []byte {
 			b = append(b, "not scored"...)
 		}
 		b = append(b, "</strong></p>\n<h3>Output</h3>\n"...)
+		if x := ox[i]; x >= 0 {
+			b = append(b, `<p class="note">Written in the exchange <a class="xref" href="#`...)
+			b = append(b, xid(x)...)
+			b = append(b, `">`...)
+			b = appendEscaped(b, keyPrefix(d.Call.Key, 8))
+			b = append(b, "</a>.</p>\n"...)
+		}
 		var cut bool
 		if len(d.Output) > foldOutput {
 			// a long output waits in a JSON block until its fold opens
@@ -840,8 +850,15 @@ func (v *taskView) appendBody(b []byte) []byte {
 		id("-v\">\n<table class=\"verdicts\">\n<caption id=\"")
 		id("-v\">Judges' verdicts on the output of ")
 		b = appendEscaped(b, d.System)
-		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th></tr></thead>\n<tbody>"...)
-		for _, vd := range d.Verdicts {
+		withX := slices.ContainsFunc(d.Verdicts, func(vd analysis.Verdict) bool { return vd.Call != nil && vd.Call.Key != "" })
+		cols := "3"
+		b = append(b, "</caption>\n<thead><tr><th scope=\"col\">Judge</th><th scope=\"col\">Verdict</th><th scope=\"col\">Reasoning</th>"...)
+		if withX {
+			cols = "4"
+			b = append(b, "<th scope=\"col\">Exchange</th>"...)
+		}
+		b = append(b, "</tr></thead>\n<tbody>"...)
+		for k, vd := range d.Verdicts {
 			if folded {
 				break
 			}
@@ -855,10 +872,27 @@ func (v *taskView) appendBody(b []byte) []byte {
 			if cut {
 				b = append(b, `<p class="note">Cut here; the bundle holds the full text.</p>`...)
 			}
-			b = append(b, "</td></tr>"...)
+			b = append(b, "</td>"...)
+			if withX {
+				b = append(b, "<td>"...)
+				if x := vx[i][k]; x >= 0 {
+					b = append(b, `<a class="xref" href="#`...)
+					b = append(b, xid(x)...)
+					b = append(b, `">`...)
+					b = appendEscaped(b, keyPrefix(vd.Call.Key, 8))
+					b = append(b, "</a>"...)
+				} else if vd.Call != nil && vd.Call.Key != "" {
+					// past maxExchanges: the key, not listed
+					b = appendEscaped(b, keyPrefix(vd.Call.Key, 8))
+				} else {
+					b = append(b, "none"...)
+				}
+				b = append(b, "</td>"...)
+			}
+			b = append(b, "</tr>"...)
 		}
 		if len(d.Verdicts) == 0 {
-			b = append(b, "\n<tr><td colspan=\"3\">No verdicts.</td></tr>"...)
+			b = append(b, "\n<tr><td colspan=\""+cols+"\">No verdicts.</td></tr>"...)
 		}
 		b = append(b, "\n</tbody>\n</table>\n</div>"...)
 		if folded {
@@ -877,16 +911,88 @@ func (v *taskView) appendBody(b []byte) []byte {
 				b, _ = appendJSONString(b, vd.Verdict, -1)
 				b = append(b, ',')
 				b, cut = appendJSONString(b, vd.Reasoning, v.limit)
+				// [judge, verdict, reasoning], then the cut flag (0 or 1)
+				// when cut or linked, then the exchange's fold and key
+				// (the fold "" for an exchange past maxExchanges)
+				x := vx[i][k]
+				keyed := vd.Call != nil && vd.Call.Key != ""
 				if cut {
 					b = append(b, ",1"...)
+				} else if keyed {
+					b = append(b, ",0"...)
+				}
+				if keyed {
+					fold := ""
+					if x >= 0 {
+						fold = xid(x)
+					}
+					b = append(b, ',')
+					b, _ = appendJSONString(b, fold, -1)
+					b = append(b, ',')
+					b, _ = appendJSONString(b, keyPrefix(vd.Call.Key, 8), -1)
 				}
 				b = append(b, ']')
 			}
 			b = append(b, "]</script>"...)
 		}
+		if len(owned[i]) > 0 {
+			b = append(b, "\n<h3>Exchanges</h3>\n<p class=\"note\">Each recorded exchange behind this entry: the request and the response as the cache holds them (shown when opened), with what the record says.</p>"...)
+			for _, k := range owned[i] {
+				b = xs.appendExchange(b, k, xid(k))
+			}
+		}
 		b = append(b, "\n</section>"...)
 	}
+	if n := len(xs.left); n > 0 {
+		b = append(b, "\n<p class=\"note\">"...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " more exchanges behind this page's verdicts are not listed: a page lists at most "...)
+		b = strconv.AppendInt(b, maxExchanges, 10)
+		b = append(b, "; the cache holds them (<code>finrepro cache dump</code>).</p>"...)
+	}
+	if slices.ContainsFunc(xs.xs, func(px pageExchange) bool { return px.embedded }) {
+		b = xs.appendBlock(b, "exchanges")
+	}
 	return b
+}
+
+// exchanges gathers the page's exchanges: vx[i][k] is the index of the
+// exchange of verdict k of detail i, ox[i] that of detail i's output (-1
+// for none), and owned[i] the exchanges detail i's entry lists (each
+// exchange is listed by the first entry naming it). The judges'
+// exchanges are looked up and embedded first, then the outputs', as long
+// as they fit.
+func (v *taskView) exchanges() (xs *exchangeSet, vx [][]int, ox []int, owned [][]int) {
+	xs = &exchangeSet{lookup: v.lookup}
+	vx, ox, owned = make([][]int, len(v.details)), make([]int, len(v.details)), make([][]int, len(v.details))
+	own := func(i, k int) {
+		if k >= 0 && k == len(xs.owner) {
+			xs.owner = append(xs.owner, i)
+			owned[i] = append(owned[i], k)
+		}
+	}
+	for i, d := range v.details {
+		ox[i] = xs.add(d.Call, "output", d.System)
+		own(i, ox[i])
+		vx[i] = make([]int, len(d.Verdicts))
+		for k, vd := range d.Verdicts {
+			vx[i][k] = xs.add(vd.Call, "judge", vd.Judge)
+			own(i, vx[i][k])
+		}
+	}
+	for _, ks := range vx {
+		for _, k := range ks {
+			if k >= 0 {
+				xs.fetch(k)
+			}
+		}
+	}
+	for _, k := range ox {
+		if k >= 0 {
+			xs.fetch(k)
+		}
+	}
+	return xs, vx, ox, owned
 }
 
 // foldOutput is the longest output, in bytes, a task page shows

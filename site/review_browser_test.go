@@ -9,10 +9,13 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/finrepro/finrepro/cmd/finrepro/cli"
 	"github.com/finrepro/finrepro/site"
@@ -25,27 +28,23 @@ var reviewPages = []string{"index.html", "icbcbench.html", "findeepresearch.html
 // reviewSizes are the window sizes of the review: a desktop and a phone.
 var reviewSizes = [][2]int64{{1400, 1000}, {400, 900}}
 
-// TestReviewBrowser checks the built-in demo site (the full-scale demo
-// takes about two minutes to record, over this test's budget) in headless
-// Chromium as a reviewer uses it: each main page, a system page and a
-// task page of each benchmark at 1400x1000 and 400x900, with screenshots
-// in the artifacts folder (site-review/) and no sideways scrolling of the
-// page; a table filtered and sorted, its view kept in the URL fragment and
-// restored after a reload; every link of a benchmark page resolving to a
-// file and element that exist; the published-vs-computed summary shown;
-// and the checks of TestDemoBrowser (nothing of the hostile demo system
-// runs) on every page looked at.
+// TestReviewBrowser checks the full-scale demo's site (see reviewSite) in
+// headless Chromium as a reviewer uses it: each main page, a system page
+// and a task page of each benchmark at 1400x1000 and 400x900, with
+// screenshots in the artifacts folder (site-review/) and no sideways
+// scrolling of the page; a table filtered and sorted, its view kept in
+// the URL fragment and restored after a reload; every link of a benchmark
+// page resolving to a file and element that exist; the
+// published-vs-computed summary shown; an abbreviated heatmap axis label
+// named in full on hover; a task page's judge exchange opened from its
+// verdict's link; and the checks of TestDemoBrowser (nothing of the
+// hostile demo system runs) on every page looked at, also with every fold
+// open. The browser part must take under 90 s.
 func TestReviewBrowser(t *testing.T) {
 	exe := site.Chromium(t)
 	t.Parallel()
+	root := reviewSite(t)
 	start := time.Now()
-	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	args := []string{"reproduce", "--quiet", "--out", out}
-	if code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
-		t.Fatalf("finrepro %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
-	}
-	root := filepath.Join(out, "site")
 	pages := append([]string(nil), reviewPages...)
 	for _, glob := range []string{"systems/hostile-demo-synthetic-*.html", "tasks/icbcbench/*.html", "tasks/findeepresearch/*.html", "tasks/findeepforecast/*.html", "tasks/finresearchbench2/*.html"} {
 		m, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
@@ -234,6 +233,105 @@ func TestReviewBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a verdict's exchange", func(t *testing.T) {
+		// on a task page of each benchmark with judges, the first
+		// verdict's link opens its exchange, whose request and response
+		// are drawn as the JSON the cache holds
+		for _, p := range pages {
+			if !strings.HasPrefix(p, "tasks/") || strings.HasPrefix(p, "tasks/findeepforecast/") {
+				continue
+			}
+			tab.open(t, root, p)
+			// folded verdicts are drawn when their fold opens
+			step := func(js string) []string {
+				t.Helper()
+				got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](js))
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(100 * time.Millisecond)
+				return got
+			}
+			step(`[...document.querySelectorAll('details[data-verdicts]')].map(d => { d.open = true; return d.id; })`)
+			if got := step(`(() => {
+				const a = document.querySelector('table.verdicts a.xref');
+				if (!a) return ['no verdict link'];
+				a.click();
+				return [a.getAttribute('href')];
+			})()`); got[0] == "no verdict link" {
+				t.Errorf("%s: %v", p, got)
+				continue
+			}
+			// the fold opens on the fragment's change and fills on its
+			// toggle: both events come after the click
+			var got []string
+			for wait := 0; wait < 20; wait++ {
+				got = step(`(() => {
+				const d = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+				if (!d || !d.open) return ['fold not open', location.hash];
+				const parts = [...d.querySelectorAll('pre[data-part]')].map(p => p.textContent);
+				if (parts.length !== 2) return ['not embedded: ' + d.textContent.slice(0, 200)];
+				try { JSON.parse(parts[0]); JSON.parse(parts[1]); } catch (e) { return ['not JSON: ' + e + ' ' + parts[0].slice(0, 80)]; }
+				return ['ok', location.hash, String(parts[0].length)];
+			})()`)
+				if got[0] == "ok" {
+					break
+				}
+			}
+			if got[0] != "ok" {
+				t.Errorf("%s: %v", p, got)
+			}
+			png, err := chromedp.Run(tab.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "exchange-" + strings.NewReplacer("/", "_", ".html", "").Replace(strings.TrimPrefix(p, "tasks/")) + ".png"
+			if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range tab.problems() {
+				t.Errorf("%s: %s", p, pr)
+			}
+		}
+	})
+
+	t.Run("heatmap axis labels", func(t *testing.T) {
+		// the pointer on an abbreviated axis label of a heatmap: its full
+		// name shows in the chart's tooltip (canvas text) and as the
+		// chart's title
+		tab.open(t, root, "sensitivity.html")
+		probe, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]any](reviewAxisLabel))
+		if err != nil || len(probe) != 4 {
+			t.Fatalf("no abbreviated heatmap axis label on sensitivity.html: %v %v", probe, err)
+		}
+		id, short := probe[0].(string), probe[1].(string)
+		x, y := probe[2].(float64), probe[3].(float64)
+		if err := chromedp.Do(tab.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(150 * time.Millisecond)
+		got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`(() => {
+			const el = document.getElementById(`+strconv.Quote(id)+`);
+			const c = echarts.getInstanceByDom(el);
+			const texts = c.getZr().storage.getDisplayList(true).filter(e => e.type === 'tspan').map(e => String(e.style.text));
+			return [el.title, texts.join('\n')];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, tail, _ := strings.Cut(short, "…")
+		full := got[0]
+		if len(full) <= len(short) || !strings.HasPrefix(full, head) || !strings.HasSuffix(full, tail) {
+			t.Errorf("hovering %q in #%s: title %q, want the full name", short, id, full)
+		}
+		if !slices.Contains(strings.Split(got[1], "\n"), full) {
+			t.Errorf("hovering %q in #%s: the chart's tooltip does not show %q", short, id, full)
+		}
+		if err := chromedp.Do(tab.ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("published vs computed", func(t *testing.T) {
 		tab.open(t, root, "finresearchbench2.html")
 		got, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#published .pub')].map(s =>
@@ -256,7 +354,7 @@ func TestReviewBrowser(t *testing.T) {
 			t.Errorf("first section %q (%v), want published", first, err)
 		}
 	})
-	t.Logf("review of %d pages at %d sizes in %v", len(pages), len(reviewSizes), time.Since(start).Round(time.Millisecond))
+	t.Logf("review of %d pages at %d sizes in %v (the browser part)", len(pages), len(reviewSizes), time.Since(start).Round(time.Millisecond))
 	if d := time.Since(start); d > 90*time.Second {
 		t.Errorf("the review took %v, over 90 s", d)
 	}
@@ -290,4 +388,57 @@ func (tab *demoTab) open(t *testing.T, root, rel string) {
 	if err := chromedp.Do(tab.ctx, chromedp.Navigate(u)); err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}
+}
+
+// reviewAxisLabel finds an abbreviated axis label of a heatmap and
+// returns its chart's ID, its text and its centre in window coordinates,
+// scrolled into view; [] when there is none.
+const reviewAxisLabel = `(() => {
+	for (const el of document.querySelectorAll('[data-chart]')) {
+		const c = echarts.getInstanceByDom(el);
+		if (!c || !c.getOption().series.some(s => s.type === 'heatmap')) continue;
+		el.scrollIntoView({block: 'center'});
+		for (const e of c.getZr().storage.getDisplayList(true)) {
+			if (e.type !== 'tspan' || !String(e.style.text).includes('…')) continue;
+			const r = e.getBoundingRect().clone();
+			if (e.transform) r.applyTransform(e.transform);
+			const b = el.getBoundingClientRect();
+			return [el.id, String(e.style.text), b.left + r.x + r.width / 2, b.top + r.y + r.height / 2];
+		}
+	}
+	return [];
+})()`
+
+// reviewSite returns the site folder TestReviewBrowser looks at: the
+// full-scale demo bundle recorded with "finrepro demo --scale full" and
+// reproduced with "finrepro reproduce", in-process, into the test's
+// temporary folder; with FINREPRO_REVIEW_BUNDLE=DIR the bundle in DIR
+// (one built so before, to look again without recording again); with
+// FINREPRO_REVIEW_SCALE=small the built-in demo's site (a quick look). The build is not part of the browser
+// test's 90 s: it takes about 40 s (recording) and 10 s (reproduce) on an
+// idle two-core machine and is logged.
+func reviewSite(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		if code := cli.Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("finrepro %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+		}
+		t.Logf("finrepro %s: %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	}
+	out := filepath.Join(tmp, "out")
+	switch b := os.Getenv("FINREPRO_REVIEW_BUNDLE"); {
+	case os.Getenv("FINREPRO_REVIEW_SCALE") == "small":
+		run("reproduce", "--quiet", "--out", out)
+	case b != "":
+		run("reproduce", b, "--quiet", "--out", out)
+	default:
+		bundle := filepath.Join(tmp, "full")
+		run("demo", "--scale", "full", "--out", bundle)
+		run("reproduce", bundle, "--quiet", "--out", out)
+	}
+	return filepath.Join(out, "site")
 }

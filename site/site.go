@@ -67,6 +67,10 @@ type Input struct {
 	// Downloads are paths relative to the output root, the parent of the
 	// site folder ("xlsx/all.xlsx"), linked from the index.
 	Downloads []string
+	// Exchanges looks up the recorded exchanges the details name
+	// (analysis.Call), which task pages show as stored; nil shows only
+	// what the details say about them.
+	Exchanges ExchangeLookup
 }
 
 //go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js

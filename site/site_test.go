@@ -177,6 +177,15 @@ func TestEscaping(t *testing.T) {
 				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v) <= foldOutput/2 {
 					t.Errorf("%s: output JSON: %d bytes, %v", p, len(v), err)
 				}
+			case attrs == ` type="application/json" id="exchanges"`:
+				// a page's exchanges (see TestExchanges)
+				if strings.ContainsAny(body, "<>&\u2028\u2029") {
+					t.Errorf("%s: exchange JSON holds an unescaped character: %.80s", p, body)
+				}
+				var v exchangeBlock
+				if err := json.Unmarshal([]byte(body), &v); err != nil || len(v.S) == 0 {
+					t.Errorf("%s: exchange JSON: %d strings, %v", p, len(v.S), err)
+				}
 			default:
 				t.Errorf("%s: unexpected script %s", p, attrs)
 			}
@@ -252,8 +261,16 @@ func TestPageSize(t *testing.T) {
 		for j := 0; j < 3; j++ {
 			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: fmt.Sprint("judge-", j), Verdict: "yes", Reasoning: long})
 		}
+		d.Call = fixtureCall("big", d.System, "")
 		r.Details = append(r.Details, d)
 	}
+	// an entry with more judge exchanges than a page lists, each verdict
+	// from its own exchange
+	many := analysis.Detail{Task: "big", System: "sys-many", Output: "short"}
+	for j := 0; j < 3000; j++ {
+		many.Verdicts = append(many.Verdicts, analysis.Verdict{Judge: fmt.Sprint("judge-", j), Verdict: "yes", Reasoning: "ok", Call: fixtureCall("big", "many", fmt.Sprint(j))})
+	}
+	r.Details = append(r.Details, many)
 	// six tables that together would make a benchmark page of ~3 MB,
 	// every row naming a system
 	for k := 0; k < 6; k++ {
@@ -284,6 +301,11 @@ func TestPageSize(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(root, "tasks", "icbcbench", "big.html"))
 	if !bytes.Contains(b, []byte("The output is cut here")) {
 		t.Error("a cut output does not say so")
+	}
+	// 10 outputs' and 3000 verdicts' exchanges, of which maxExchanges
+	// are listed
+	if want := fmt.Sprintf("%d more exchanges behind this page's verdicts are not listed", 3010-maxExchanges); !bytes.Contains(b, []byte(want)) {
+		t.Errorf("the big task page does not say %q", want)
 	}
 	b, _ = os.ReadFile(filepath.Join(root, "icbcbench.html"))
 	for _, want := range []string{"Only the first 500 of 20000 rows are shown", "The charts draw the first 1000 of 20000 rows.", "4001 more are not listed here."} {

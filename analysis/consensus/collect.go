@@ -29,6 +29,9 @@ type collection struct {
 	// reasons[q][r] is "[ID] text" of rubric r of query q, the details'
 	// reasoning.
 	reasons [][]string
+	// calls[j][q][p] is the main-run exchange of judge j (an index in
+	// judges) on query q's report of product p, for the details.
+	calls [][][]*analysis.Call
 }
 
 // RunFS is Run over an inputs folder given as a file system: it loads and
@@ -121,6 +124,13 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 			ids[q][r] = rub.ID
 		}
 	}
+	c.calls = make([][][]*analysis.Call, len(c.ls.lab))
+	for j := range c.calls {
+		c.calls[j] = make([][]*analysis.Call, len(in.Queries))
+		for q := range c.calls[j] {
+			c.calls[j][q] = make([]*analysis.Call, np)
+		}
+	}
 	runs := 0
 	if in.Panel.Stability != nil {
 		runs = in.Panel.Stability.Runs
@@ -151,6 +161,7 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 			c.problems = append(c.problems, fmt.Sprintf("judge %s on %s: %s", calls[i].Label.Name, calls[i].Label.Task, pr))
 		}
 		if sl.run == 0 {
+			c.calls[sl.j][sl.q][sl.p] = analysis.CallOf(rep, calls[i].Prompt.Sample)
 			dst := c.ls.lab[sl.j][sl.q]
 			for r, l := range labs {
 				dst[r*np+sl.p] = l

@@ -603,6 +603,7 @@ func (a *analyzer) details() []analysis.Detail {
 						Judge:     a.in.Panel.Judges[ji].Name,
 						Verdict:   labelName(a.ls.lab[j][q][r*a.np+p]),
 						Reasoning: a.c.reasons[q][r],
+						Call:      a.c.calls[j][q][p],
 					})
 				}
 			}

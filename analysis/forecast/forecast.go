@@ -229,6 +229,7 @@ func newCollection(in *Inputs, replies []results.Reply) *collection {
 			logged, has := in.log[logKey{sys.Name, t.ID}]
 			p := &all[ti*ns+s]
 			p.parse(t, s, r, logged, has)
+			p.call = analysis.CallOf(r, 0)
 			if p.Missing {
 				c.missing++
 			}

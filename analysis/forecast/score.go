@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
@@ -93,6 +94,8 @@ type Prediction struct {
 	Recorded time.Time
 	// Late is set when Recorded is after t_d.
 	Late bool
+	// call is the exchange that gave the prediction, for the drill-down.
+	call *analysis.Call
 	// Leaks are the cited sources published after t_d; Undated counts
 	// cited sources without a readable publication time.
 	Leaks   []Evidence

@@ -614,7 +614,7 @@ func (b *board) details() []analysis.Detail {
 				out = clip(out, maxDetailOutput) + "\n[output truncated: " + strconv.Itoa(len(p.Text)) + " bytes in all]"
 			}
 			ds = append(ds, analysis.Detail{Task: task.ID, System: sys.Name, Question: task.Question, Output: out, Score: sum,
-				Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}})
+				Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}, Call: p.call})
 		}
 	}
 	return ds

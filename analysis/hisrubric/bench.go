@@ -125,12 +125,13 @@ func parseOptions(s analysis.Settings) (*options, error) {
 // numeric_verdict and tolerance knobs change.
 type graded struct {
 	answer  Answer
-	pred    quantity // the answer as a quantity, for numeric items
-	score   float64  // the judge's score
-	done    bool     // graded (a score exists)
-	verdict string   // short verdict for the drill-down
-	reason  string   // judge's reason
-	judge   string   // the judge's verdict on accuracy items: correct or incorrect
+	pred    quantity       // the answer as a quantity, for numeric items
+	score   float64        // the judge's score
+	done    bool           // graded (a score exists)
+	verdict string         // short verdict for the drill-down
+	reason  string         // judge's reason
+	judge   string         // the judge's verdict on accuracy items: correct or incorrect
+	call    *analysis.Call // the grading exchange, nil when none answered
 }
 
 // A quantity is a cell's value when it reads as a single Quantity.
@@ -152,6 +153,7 @@ type report struct {
 	n        int // position in collection.reports
 	text     string
 	present  bool
+	call     *analysis.Call // the exchange that wrote the report
 	check    *Check
 	items    []graded
 	complete bool     // every needed reply arrived and parsed
@@ -325,6 +327,7 @@ func (r *collector) round1(ctx context.Context) {
 	for i, rep := range r.reports {
 		if r.reply(replies[i]) {
 			rep.text, rep.present = replies[i].Text, true
+			rep.call = analysis.CallOf(replies[i], 0)
 			if len(rep.text) > MaxReport {
 				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
 			}
@@ -509,6 +512,10 @@ func (r *collector) round2(ctx context.Context) {
 		if !r.reply(replies[p.call]) {
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
+		}
+		call := analysis.CallOf(replies[p.call], 0)
+		for _, i := range p.items {
+			rep.items[i].call = call
 		}
 		rp, err := parsed[k], perrs[k]
 		if err != nil {

@@ -636,7 +636,7 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 			out = append(out, d)
 			continue
 		}
-		d.Output = rep.text
+		d.Output, d.Call = rep.text, rep.call
 		if len(d.Output) > maxOutput {
 			d.Output = strings.ToValidUTF8(d.Output[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(rep.text))
 		}
@@ -682,7 +682,11 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 			}
 			v, reason := all[start:ends[2*i]], all[ends[2*i]:ends[2*i+1]]
 			start = ends[2*i+1]
-			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason})
+			vd := analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason}
+			if rep.items[i].answer.Found {
+				vd.Call = rep.items[i].call
+			}
+			d.Verdicts = append(d.Verdicts, vd)
 		}
 		out = append(out, d)
 	}

@@ -65,11 +65,13 @@ type objText struct {
 	answer   results.Reply
 	verdict  Verdict
 	judgeRaw string
+	judge    *analysis.Call // the judge exchange
 }
 
 type subText struct {
 	present  bool // the system wrote a report
 	report   string
+	call     *analysis.Call // the exchange that wrote the report
 	verdicts []analysis.Verdict
 }
 
@@ -327,6 +329,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		out := &c.subRes[rf.sys][rf.task]
 		out.written = true
 		c.subText[rf.sys][rf.task].present, c.subText[rf.sys][rf.task].report = true, rep.Text
+		c.subText[rf.sys][rf.task].call = analysis.CallOf(rep, 0)
 		s := c.sub[rf.task]
 		sys := &c.systems[rf.sys]
 		if heads[rf.task] == "" {
@@ -398,6 +401,7 @@ func (c *collection) scoreObjective(si, ti int, rep results.Reply) {
 	}
 	out.missing = false
 	c.objText[si][ti].judgeRaw = rep.Text
+	c.objText[si][ti].judge = analysis.CallOf(rep, 0)
 	v, err := ParseVerdict(rep.Text)
 	if err != nil {
 		c.problem("%s %s: judge response counted incorrect: %v", c.objTask(o), c.systems[si].Name, err)
@@ -438,7 +442,7 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 	}
 	c.llmScores[key][judge] = total
 	t := &c.subText[si][ti]
-	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000)})
+	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000), Call: analysis.CallOf(rep, 0)})
 	if judge == 0 {
 		out.expert = total
 		if len(scores) > 0 {
@@ -489,7 +493,7 @@ func (c *collection) scoreCitations(si, ti int, claims []Claim, rep results.Repl
 	t := &c.subText[si][ti]
 	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name,
 		Verdict:   fmt.Sprintf("%d supported, %d unsupported, %d unknown", out.support, out.judged-out.support, unknown),
-		Reasoning: clip(strings.Join(why, "\n"), 4000)})
+		Reasoning: clip(strings.Join(why, "\n"), 4000), Call: analysis.CallOf(rep, 0)})
 }
 
 // datedRefs returns the dated references of a report with their ages and

@@ -385,9 +385,10 @@ func (c *collection) makeDetails() {
 			case out.correct:
 				score = "correct"
 			}
-			d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score}
+			d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score,
+				Call: analysis.CallOf(txt.answer, 0)}
 			if !out.missing {
-				v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000)}
+				v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000), Call: txt.judge}
 				if out.parsed {
 					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
 				} else {
@@ -407,7 +408,7 @@ func (c *collection) makeDetails() {
 				score = "expert " + trimFloat(out.expert) + "/100"
 			}
 			c.details = append(c.details, analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
-				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts})
+				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call})
 		}
 	}
 	c.objText, c.subText, c.llmScores = nil, nil, nil

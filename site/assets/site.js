@@ -157,6 +157,21 @@
           td.appendChild(p);
         }
         tr.appendChild(th); tr.appendChild(verdict); tr.appendChild(td);
+        if (body.parentNode.tHead.rows[0].cells.length > 3) {
+          var xc = document.createElement("td");
+          if (v.length > 5 && v[4]) {
+            var a = document.createElement("a");
+            a.className = "xref";
+            a.href = "#" + v[4];
+            a.textContent = v[5];
+            xc.appendChild(a);
+          } else if (v.length > 5) {
+            xc.textContent = v[5];
+          } else {
+            xc.textContent = "none";
+          }
+          tr.appendChild(xc);
+        }
         frag.appendChild(tr);
       });
       body.appendChild(frag);
@@ -172,6 +187,39 @@
       if (src && pre) pre.textContent = JSON.parse(src.textContent);
     });
   });
+
+  // Exchanges: a fold's request and response wait, as pieces shared by
+  // the page's exchanges, in the page's exchange block; opening the fold
+  // joins them into its two blocks, as text.
+  var xblock = null;
+  each(document.querySelectorAll("details[data-x]"), function (d) {
+    d.addEventListener("toggle", function () {
+      if (!d.open || d.getAttribute("data-drawn")) return;
+      d.setAttribute("data-drawn", "1");
+      if (!xblock) {
+        var src = document.getElementById("exchanges");
+        if (!src) return;
+        xblock = JSON.parse(src.textContent);
+      }
+      var x = xblock.x[Number(d.getAttribute("data-x"))];
+      if (!x) return;
+      each(d.querySelectorAll("pre[data-part]"), function (pre) {
+        var part = x[Number(pre.getAttribute("data-part"))] || [];
+        pre.textContent = part.map(function (i) { return xblock.s[i]; }).join("");
+      });
+    });
+  });
+  // A link to an exchange opens its fold.
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var t = id && document.getElementById(id);
+    if (t && t.tagName === "DETAILS" && t.classList.contains("exchange") && !t.open) {
+      t.open = true;
+      t.scrollIntoView();
+    }
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 
   // Charts.
   if (typeof echarts === "undefined") return;
@@ -220,6 +268,8 @@
         var v = p.value || [];
         return String(ly[v[1]]) + " × " + String(lx[v[0]]) + ": " + (v[2] === "-" ? "n/a" : String(v[2]));
       };
+      // and hovering an axis label names it in full (see axisTips)
+      axes(opt.xAxis).concat(axes(opt.yAxis)).forEach(function (a) { a.triggerEvent = true; });
     }
     if (ex.errorBars) {
       var eb = ex.errorBars;
@@ -262,8 +312,20 @@
       });
       opt.title = opt.title || {};
       var names = ["blue", "purple", "ochre", "green", "red", "grey", "teal", "pink", "brown", "olive"];
-      opt.title.subtext = "tie groups: " + order.map(function (g, k) { return g + " " + names[k % names.length]; }).join(", ");
-      opt.title.subtextStyle = { fontSize: 11 };
+      // the key, in as many lines as the chart's width needs (about 6.5
+      // px per character at 11 px), the plot moved down by the extra lines
+      var per = Math.max(20, Math.floor(((width > 0 ? width : 600) - 16) / 6.5)), rows = [], cur = "tie groups:";
+      order.forEach(function (g, k) {
+        var piece = g + " " + names[k % names.length] + (k < order.length - 1 ? "," : "");
+        if (cur.length + 1 + piece.length > per) { rows.push(cur); cur = piece; } else cur += " " + piece;
+      });
+      rows.push(cur);
+      opt.title.subtext = rows.join("\n");
+      opt.title.subtextStyle = { fontSize: 11, lineHeight: 14 };
+      if (rows.length > 1) {
+        opt.grid = opt.grid || {};
+        opt.grid.top = (typeof opt.grid.top === "number" ? opt.grid.top : 60) + 14 * (rows.length - 1);
+      }
       opt.title.right = 8;
       opt.title.top = 0;
     }
@@ -426,6 +488,29 @@
       chart.setOption({ grid: { left: left } });
     }
   }
+  // axisTips shows the full name of an abbreviated axis label while the
+  // pointer is on it: in the chart's tooltip (canvas text, as every
+  // tooltip) and as the chart's title. labels are the full names by axis
+  // ("x", "y"), in the order of the axis' categories.
+  function axisTips(chart, el, labels) {
+    chart.on("mouseover", function (p) {
+      if (p.targetType !== "axisLabel") return;
+      var axis = p.componentType === "xAxis" ? "x" : "y";
+      var a = chart.getOption()[p.componentType][p.componentIndex || 0] || {};
+      var i = (a.data || []).indexOf(p.value);
+      var full = (labels[axis] || [])[i];
+      if (full == null) return;
+      full = String(full);
+      el.title = full;
+      var e = p.event || {};
+      chart.dispatchAction({ type: "showTip", x: e.offsetX, y: e.offsetY, tooltip: { formatter: function () { return full; } } });
+    });
+    chart.on("mouseout", function (p) {
+      if (p.targetType !== "axisLabel") return;
+      el.removeAttribute("title");
+      chart.dispatchAction({ type: "hideTip" });
+    });
+  }
   var drawn = [];
   each(document.querySelectorAll("[data-chart]"), function (el) {
     var src = document.getElementById(el.getAttribute("data-chart"));
@@ -433,9 +518,12 @@
     var h = parseInt(el.getAttribute("data-height"), 10);
     if (h > 0 && window.matchMedia && !window.matchMedia("(max-width: 40em)").matches) el.style.height = h + "px";
     var chart = echarts.init(el, null, { renderer: "canvas" });
-    var opt = prepare(JSON.parse(src.textContent), el.clientWidth);
+    var raw = JSON.parse(src.textContent);
+    var labels = raw.finrepro && raw.finrepro.labels;
+    var opt = prepare(raw, el.clientWidth);
     var left = opt.grid && typeof opt.grid.left === "number" ? opt.grid.left : null;
     chart.setOption(opt);
+    if (labels) axisTips(chart, el, labels);
     if (left !== null) fitLeft(chart, left);
     drawn.push({ chart: chart, left: left });
   });

@@ -590,11 +590,13 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // bytes) and those no longer written removed when the folder's marker
 // lists them: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
-// SHA256SUMS is made from the hashes the writers computed in memory.
-func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance) ([]string, error) {
+// SHA256SUMS is made from the hashes the writers computed in memory. The
+// site's task pages show the exchanges lookup gives.
+func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance, lookup site.ExchangeLookup) ([]string, error) {
 	all := append(slices.Clone(res), extra...)
 	return writeTablesAndSite(o, all, site.Input{
 		Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
+		Exchanges: lookup,
 	}, prov)
 }
 

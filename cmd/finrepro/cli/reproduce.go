@@ -112,7 +112,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
 	end := phase(progress, "writing outputs to %s", *out)
-	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, a.comps, aliases, prov)
+	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, a.comps, aliases, prov, exchangeLookup(s.store))
 	if err != nil {
 		return err
 	}

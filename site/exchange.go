@@ -1,0 +1,348 @@
+package site
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// An Exchange is a recorded exchange as a task page shows it: the request
+// and the response as stored, and what the cache's record says about them.
+type Exchange struct {
+	// Request and Response are the stored bytes (JSON as a rule; shown as
+	// text whatever they hold).
+	Request, Response []byte
+	// Model is the model requested; ReportedModel the one the provider
+	// said it ran.
+	Model, ReportedModel      string
+	InputTokens, OutputTokens int
+	CostUSD                   float64
+	// Source is "api", "batch", "import" or "sim".
+	Source string
+	// Provenance says where an exchange of source batch or import came
+	// from (the batch id; where, when and the product version of an
+	// imported report); empty when nothing is known.
+	Provenance string
+	// RecordedAt is when the exchange was recorded, as stored.
+	RecordedAt string
+}
+
+// An ExchangeLookup returns the exchange stored under a hex cache key.
+// Pages are written in parallel, one benchmark or all at once, so it must
+// be safe for concurrent use; it is only read from.
+type ExchangeLookup func(key string) (*Exchange, error)
+
+// exchangeBudget is the most bytes of request and response text (JSON
+// encoded, each distinct piece once) a task page embeds; exchanges past
+// it are listed with their metadata only. With textBudget it keeps a
+// task page under MaxPage.
+const exchangeBudget = 256 << 10
+
+// longString is the shortest JSON string token, in bytes, that a page's
+// exchanges share rather than repeat: the report a judge request quotes,
+// the prompt every system was sent.
+const longString = 256
+
+// splitJSON cuts b into pieces that concatenate to b: every JSON string
+// token (from its opening quote to its closing one) of at least n bytes
+// is a piece of its own, and the bytes between them are pieces. It reads
+// any bytes (an unterminated string runs to the end), so that hostile
+// stored bytes still split in one pass.
+func splitJSON(b []byte, n int) [][]byte {
+	var out [][]byte
+	lit := 0 // start of the pending literal
+	for i := 0; i < len(b); {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			break
+		}
+		start := i + q
+		end := len(b) // past the closing quote; the end when unterminated
+		for j := start + 1; j < len(b); {
+			k := bytes.IndexByte(b[j:], '"')
+			if k < 0 {
+				break
+			}
+			j += k
+			// the quote closes the string unless an odd run of
+			// backslashes escapes it
+			bs := 0
+			for bs < j-start-1 && b[j-1-bs] == '\\' {
+				bs++
+			}
+			j++
+			if bs%2 == 0 {
+				end = j
+				break
+			}
+		}
+		if end-start >= n {
+			if lit < start {
+				out = append(out, b[lit:start])
+			}
+			out = append(out, b[start:end])
+			lit = end
+		}
+		i = end
+	}
+	if lit < len(b) {
+		out = append(out, b[lit:])
+	}
+	return out
+}
+
+// maxExchanges is the most exchanges a task page lists: with the texts
+// (textBudget, exchangeBudget) the folds' metadata, about 1 KB each, must
+// keep the page under MaxPage. The verdicts of exchanges past it show the
+// key alone.
+const maxExchanges = 300
+
+// An exchangeSet is a task page's exchanges: each distinct key once, and
+// each distinct piece of their texts once (see splitJSON), JSON encoded
+// for the page's exchange block.
+type exchangeSet struct {
+	lookup ExchangeLookup
+	keys   map[string]int // key -> index in xs
+	xs     []pageExchange
+	owner  []int          // the detail whose entry lists each exchange
+	pieces map[string]int // piece -> index in the block's strings
+	strs   [][]byte       // encoded pieces, in index order
+	size   int            // bytes of strs
+	// left are the keys past maxExchanges, not listed
+	left map[string]bool
+}
+
+// A pageExchange is one exchange of a page.
+type pageExchange struct {
+	call analysis.Call
+	role string // "judge" or "output"
+	name string // the judge or the system
+	x    *Exchange
+	err  error
+	// req and resp index strs; nil when the texts are not embedded.
+	req, resp []int
+	embedded  bool
+	tried     bool // fetch has looked it up
+}
+
+// add adds the exchange call names, once per key, and returns its index;
+// -1 when call names no exchange. fetch looks it up.
+func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
+	if call == nil || call.Key == "" {
+		return -1
+	}
+	c := *call
+	if i, ok := s.keys[c.Key]; ok {
+		return i
+	}
+	if s.keys == nil {
+		s.keys, s.pieces, s.left = map[string]int{}, map[string]int{}, map[string]bool{}
+	}
+	if len(s.xs) >= maxExchanges {
+		s.left[c.Key] = true
+		return -1
+	}
+	px := pageExchange{call: c, role: role, name: name}
+	s.keys[c.Key] = len(s.xs)
+	s.xs = append(s.xs, px)
+	return len(s.xs) - 1
+}
+
+// fetch looks exchange i up and puts its texts into the page's block
+// when they fit in exchangeBudget with what is there; then it lets go of
+// the exchange's bytes (the block holds what the page shows), so that a
+// page being written holds one exchange at a time. The raw size of the
+// new pieces is a lower bound of their encoded size, so an exchange that
+// cannot fit is not encoded at all.
+func (s *exchangeSet) fetch(i int) {
+	px := &s.xs[i]
+	if px.tried || s.lookup == nil {
+		return
+	}
+	px.tried = true
+	px.x, px.err = s.lookup(px.call.Key)
+	if px.x == nil {
+		return
+	}
+	x := *px.x // a copy: the lookup's value is not ours to change
+	px.x = &x
+	defer func() { x.Request, x.Response = nil, nil }()
+	reqP, respP := splitJSON(px.x.Request, longString), splitJSON(px.x.Response, longString)
+	raw := 0
+	for _, ps := range [][][]byte{reqP, respP} {
+		for _, p := range ps {
+			if _, ok := s.pieces[string(p)]; !ok {
+				raw += len(p)
+			}
+		}
+	}
+	if s.size+raw > exchangeBudget {
+		return
+	}
+	// new pieces are encoded once, and kept only when all fit
+	added := map[string]int{}
+	var enc [][]byte
+	size := s.size
+	index := func(ps [][]byte) []int {
+		out := make([]int, 0, len(ps))
+		for _, p := range ps {
+			k, ok := s.pieces[string(p)]
+			if !ok {
+				if k, ok = added[string(p)]; !ok {
+					k = len(s.strs) + len(enc)
+					added[string(p)] = k
+					e, _ := appendJSONString(nil, string(p), -1)
+					enc = append(enc, e)
+					size += len(e) + 1
+				}
+			}
+			out = append(out, k)
+		}
+		return out
+	}
+	req, resp := index(reqP), index(respP)
+	if size > exchangeBudget {
+		return
+	}
+	for p, k := range added {
+		s.pieces[p] = k
+	}
+	s.strs, s.size = append(s.strs, enc...), size
+	px.req, px.resp, px.embedded = req, resp, true
+}
+
+// appendBlock appends the page's exchange block: a JSON object with the
+// strings ("s") and, per exchange, the indexes of its request's and its
+// response's pieces ("x"), or null when not embedded.
+func (s *exchangeSet) appendBlock(b []byte, id string) []byte {
+	b = append(b, "\n<script type=\"application/json\" id=\""...)
+	b = append(b, id...)
+	b = append(b, `">{"s":[`...)
+	for i, e := range s.strs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	b = append(b, `],"x":[`...)
+	ints := func(ns []int) {
+		b = append(b, '[')
+		for k, n := range ns {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+		b = append(b, ']')
+	}
+	for i, px := range s.xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if !px.embedded {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		ints(px.req)
+		b = append(b, ',')
+		ints(px.resp)
+		b = append(b, ']')
+	}
+	return append(b, "]}</script>"...)
+}
+
+// sourceNames say how an exchange was obtained, by source.
+var sourceNames = map[string]string{
+	"api":    "api: recorded from the provider's API",
+	"batch":  "batch: recorded through the provider's batch API",
+	"import": "import: imported from results produced elsewhere",
+	"sim":    "sim: produced by the built-in simulator (synthetic)",
+}
+
+// appendExchange appends exchange i's fold: a summary line, its metadata
+// and, when embedded, two empty blocks that site.js fills from the page's
+// exchange block when the fold opens.
+func (s *exchangeSet) appendExchange(b []byte, i int, id string) []byte {
+	px := &s.xs[i]
+	c := px.call
+	b = append(b, "\n<details class=\"exchange\" id=\""...)
+	b = append(b, id...)
+	b = append(b, '"')
+	if px.embedded {
+		b = append(b, ` data-x="`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, '"')
+	}
+	b = append(b, "><summary>"...)
+	if px.role == "output" {
+		b = append(b, "Output exchange"...)
+	} else {
+		b = append(b, "Judge exchange: "...)
+		b = appendEscaped(b, px.name)
+	}
+	b = append(b, " · "...)
+	b = appendEscaped(b, c.Source)
+	b = append(b, " · sample "...)
+	b = strconv.AppendInt(b, int64(c.Sample), 10)
+	b = append(b, " · key <code>"...)
+	b = appendEscaped(b, keyPrefix(c.Key, 12))
+	b = append(b, "</code></summary>\n<dl class=\"meta\">"...)
+	row := func(term, val string) {
+		if val == "" {
+			return
+		}
+		b = append(b, "<dt>"...)
+		b = append(b, term...)
+		b = append(b, "</dt><dd>"...)
+		b = appendEscaped(b, val)
+		b = append(b, "</dd>"...)
+	}
+	row("Cache key", c.Key)
+	row("Sample", strconv.Itoa(c.Sample))
+	src := c.Source
+	if x := px.x; x != nil && x.Source != "" {
+		src = x.Source
+	}
+	if n, ok := sourceNames[src]; ok {
+		row("Obtained", n)
+	} else {
+		row("Obtained", src)
+	}
+	if x := px.x; x != nil {
+		row("Provenance", x.Provenance)
+		row("Model requested", x.Model)
+		row("Model reported", x.ReportedModel)
+		row("Input tokens", strconv.Itoa(x.InputTokens))
+		row("Output tokens", strconv.Itoa(x.OutputTokens))
+		row("Cost (USD)", strconv.FormatFloat(x.CostUSD, 'f', -1, 64))
+		row("Recorded at", x.RecordedAt)
+	} else {
+		row("Model reported", c.Model)
+	}
+	b = append(b, "</dl>"...)
+	switch {
+	case px.err != nil:
+		b = append(b, "\n<p class=\"note\">The cache could not give this exchange: "...)
+		b = appendEscaped(b, px.err.Error())
+		b = append(b, "</p>"...)
+	case px.x == nil:
+		b = append(b, "\n<p class=\"note\">The request and the response are in the cache (<code>finrepro cache dump</code>).</p>"...)
+	case !px.embedded:
+		b = append(b, "\n<p class=\"note\">The request and the response are not on this page, which holds as much as it can; they are in the cache (<code>finrepro cache dump</code>).</p>"...)
+	default:
+		b = append(b, "\n<h4>Request, as stored</h4><pre class=\"text raw\" data-part=\"0\"></pre>\n<h4>Response, as stored</h4><pre class=\"text raw\" data-part=\"1\"></pre>"...)
+	}
+	return append(b, "</details>"...)
+}
+
+// keyPrefix is the first n characters of a key, for a summary line
+// or a link.
+func keyPrefix(k string, n int) string {
+	if len(k) > n {
+		return strings.ToValidUTF8(k[:n], "")
+	}
+	return k
+}

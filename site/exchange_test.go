@@ -1,0 +1,211 @@
+package site
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// An exchangeBlock is a task page's exchange block as site.js reads it.
+type exchangeBlock struct {
+	S []string  `json:"s"`
+	X [][][]int `json:"x"`
+}
+
+var (
+	blockRE    = regexp.MustCompile(`<script type="application/json" id="exchanges">([^<]*)</script>`)
+	foldRE     = regexp.MustCompile(`<details class="exchange" id="([^"]+)"(?: data-x="(\d+)")?><summary>.*?</summary>\n<dl class="meta"><dt>Cache key</dt><dd>([^<]*)</dd>`)
+	xrefRE     = regexp.MustCompile(`<a class="xref" href="#([^"]+)">([^<]*)</a>`)
+	verdictXRE = regexp.MustCompile(`"(s-[a-z0-9-]+-x\d+)","([0-9a-f]{8})"\]`)
+)
+
+// TestExchanges writes the fixture's site, plain and hostile, and checks
+// on every task page that each exchange the details name is listed once
+// with its full key; that joining its pieces gives back the request and
+// the response the lookup gave, byte for byte (the property that makes
+// the shared pieces safe); that each long string shared by several
+// requests is in the block once; that every verdict's link (in rows and in
+// folded JSON rows) names an exchange fold on the page with its key; and
+// that a key the lookup cannot give shows the lookup's error.
+func TestExchanges(t *testing.T) {
+	for _, evil := range []bool{false, true} {
+		in := fixture(evil)
+		dir := t.TempDir()
+		if _, err := Write(dir, in); err != nil {
+			t.Fatal(err)
+		}
+		pages, _ := filepath.Glob(filepath.Join(dir, "tasks", "*", "*.html"))
+		folds, failed := 0, 0
+		for _, p := range pages {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(b)
+			var blk exchangeBlock
+			if m := blockRE.FindStringSubmatch(page); m != nil {
+				if err := json.Unmarshal([]byte(m[1]), &blk); err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+			}
+			ids := map[string]string{} // fold id -> key
+			for _, m := range foldRE.FindAllStringSubmatch(page, -1) {
+				folds++
+				id, key := m[1], m[3]
+				if _, dup := ids[id]; dup {
+					t.Errorf("%s: fold %s twice", p, id)
+				}
+				ids[id] = key
+				x, err := in.Exchanges(key)
+				if err != nil {
+					failed++
+					if m[2] != "" || !strings.Contains(page, "The cache could not give this exchange: "+string(appendEscaped(nil, err.Error()))) {
+						t.Errorf("%s: %s: lookup error not shown", p, key)
+					}
+					continue
+				}
+				if m[2] == "" {
+					t.Errorf("%s: %s not embedded", p, key)
+					continue
+				}
+				k := 0
+				for _, c := range m[2] {
+					k = 10*k + int(c-'0')
+				}
+				join := func(ix []int) []byte {
+					var out []byte
+					for _, i := range ix {
+						out = append(out, blk.S[i]...)
+					}
+					return out
+				}
+				if k >= len(blk.X) || len(blk.X[k]) != 2 {
+					t.Fatalf("%s: exchange %d not in the block", p, k)
+				}
+				if got := join(blk.X[k][0]); !bytes.Equal(got, x.Request) {
+					t.Errorf("%s: %s request:\n got %q\nwant %q", p, key, got, x.Request)
+				}
+				if got := join(blk.X[k][1]); !bytes.Equal(got, x.Response) {
+					t.Errorf("%s: %s response:\n got %q\nwant %q", p, key, got, x.Response)
+				}
+			}
+			n := 0
+			for _, s := range blk.S {
+				if strings.Contains(s, fixtureReport) {
+					n++
+				}
+			}
+			if len(ids) > 1 && n != 1 {
+				t.Errorf("%s: the quoted report is in %d strings of the block, want 1", p, n)
+			}
+			for _, m := range xrefRE.FindAllStringSubmatch(page, -1) {
+				if key, ok := ids[m[1]]; !ok || !strings.HasPrefix(key, m[2]) {
+					t.Errorf("%s: link #%s (%s) names no exchange on the page", p, m[1], m[2])
+				}
+			}
+			for _, m := range verdictXRE.FindAllStringSubmatch(page, -1) {
+				if key, ok := ids[m[1]]; !ok || !strings.HasPrefix(key, m[2]) {
+					t.Errorf("%s: folded verdict link #%s names no exchange on the page", p, m[1])
+				}
+			}
+		}
+		// the fixture's icbcbench details: 3 tasks x 3 systems, each an
+		// output and two judges' exchanges; one per task the lookup lacks
+		if folds != 27 || failed != 3 {
+			t.Errorf("evil %v: %d exchange folds, %d failed lookups; want 27 and 3", evil, folds, failed)
+		}
+	}
+}
+
+// TestExchangeBudget gives a page more exchange text than exchangeBudget:
+// the first exchanges are embedded, the rest listed with their metadata
+// and a note, and the page stays under MaxPage.
+func TestExchangeBudget(t *testing.T) {
+	in := fixture(false)
+	big := func(key string) (*Exchange, error) {
+		// distinct 100 KB requests: three fit in 256 KB with their
+		// escapes, the fourth does not
+		return &Exchange{Request: []byte(`{"user":"` + strings.Repeat(key[:1], 100<<10) + `"}`), Response: []byte(`{}`), Source: "sim"}, nil
+	}
+	in.Exchanges = big
+	dir := t.TempDir()
+	if _, err := Write(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tasks", "icbcbench", "en-001.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds := foldRE.FindAllStringSubmatch(string(b), -1)
+	embedded := 0
+	for _, m := range folds {
+		if m[2] != "" {
+			embedded++
+		}
+	}
+	// 9 exchanges; requests repeat when keys share a first digit, so at
+	// least 2 and fewer than all are embedded
+	if len(folds) != 9 || embedded < 2 || embedded == 9 {
+		t.Errorf("%d folds, %d embedded", len(folds), embedded)
+	}
+	if !strings.Contains(string(b), "are not on this page, which holds as much as it can") {
+		t.Error("no note for the exchanges left out")
+	}
+	if len(b) > MaxPage {
+		t.Errorf("page of %d bytes", len(b))
+	}
+}
+
+// TestSplitJSON checks the pieces of known inputs.
+func TestSplitJSON(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want []string
+	}{
+		{``, 4, nil},
+		{`{"a":"bcdef"}`, 4, []string{`{"a":`, `"bcdef"`, `}`}},
+		{`{"a":"bc"}`, 5, []string{`{"a":"bc"}`}},
+		{`["x\"yz\\","q"]`, 6, []string{`[`, `"x\"yz\\"`, `,"q"]`}},
+		{`"unterminated \"`, 3, []string{`"unterminated \"`}},
+		{`"ab""cd"`, 4, []string{`"ab"`, `"cd"`}},
+	} {
+		var got []string
+		for _, p := range splitJSON([]byte(c.in), c.n) {
+			got = append(got, string(p))
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+			t.Errorf("splitJSON(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+// FuzzSplitJSON checks that the pieces of any bytes join to them, that
+// none is empty, and that a piece starting a string token of at least n
+// bytes is exactly that token.
+func FuzzSplitJSON(f *testing.F) {
+	for _, s := range []string{`{"a":"bcdef"}`, `["x\"yz\\","q"]`, `"\\\\\"`, `"`, "\x00\"\xff\""} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, n int) {
+		n = n%64 + 1
+		if n < 1 {
+			n += 64
+		}
+		ps := splitJSON(b, n)
+		var all []byte
+		for _, p := range ps {
+			if len(p) == 0 {
+				t.Fatalf("empty piece in %q", ps)
+			}
+			all = append(all, p...)
+		}
+		if !bytes.Equal(all, b) {
+			t.Fatalf("pieces %q join to %q, not %q", ps, all, b)
+		}
+	})
+}
