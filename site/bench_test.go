@@ -146,3 +146,16 @@ func BenchmarkAppendEscapedCut(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendJSONString encodes exchange text as a task page embeds
+// it: a judge request's JSON with a Markdown report in English and
+// Chinese, and its reply.
+func BenchmarkAppendJSONString(b *testing.B) {
+	text := `{"model":"synthetic-judge","messages":[{"role":"user","content":"` +
+		strings.Repeat(`| Gross Profit Margin | 13.2% | 3.8% | N/A |\n### S2.5: revenue：2024財年收入增長61%。 \"Synthetic\" note. `, 60) + `"}]}`
+	b.SetBytes(int64(len(text)))
+	var buf []byte
+	for b.Loop() {
+		buf, _ = appendJSONString(buf[:0], text, -1)
+	}
+}
