@@ -67,6 +67,14 @@ type Input struct {
 	// Downloads are paths relative to the output root, the parent of the
 	// site folder ("xlsx/all.xlsx"), linked from the index.
 	Downloads []string
+	// TaskDetails, when not nil, returns the full details of one task of
+	// a benchmark (every system's output and verdicts, in any order).
+	// The Details of Results then need only their Task, System, Question
+	// and Score, which the pages other than task pages show; each task
+	// page loads its details when it is written and drops them after, so
+	// that the site's memory does not grow with the bundle. It must be
+	// safe for concurrent use.
+	TaskDetails func(benchmark, task string) ([]analysis.Detail, error)
 }
 
 //go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js
@@ -294,6 +302,10 @@ func frame(p *page, frames *sync.Map) ([3]string, error) {
 func (b *pageBuffer) render(p *page, frames *sync.Map) ([]byte, error) {
 	b.page = b.page[:0]
 	if p.Task != nil {
+		if err := p.Task.prepare(); err != nil {
+			return nil, err
+		}
+		defer p.Task.release()
 		f, err := frame(p, frames)
 		if err != nil {
 			return nil, err
