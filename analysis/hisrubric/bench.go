@@ -438,6 +438,9 @@ func (r *collector) round2(ctx context.Context) {
 				g.pred = quantityOf(g.answer.Text)
 			}
 		}
+		// every answer is extracted: the report's tables are not read
+		// again, and at full scale they are a tenth of what a run keeps
+		rep.check.Tables = nil
 	})
 	// parts[ci] are company ci's batch items, written but for their
 	// predictions, for companies with a report.

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// A detailSpill holds the details of benchmark results (each system's
+// output and judges' verdicts on each task, what task pages show) in a
+// file instead of in memory: at full scale they are about half of what a
+// run keeps, and they grow with the bundle. Each task's details are one
+// record (see appendValue); a result keeps only its details' task,
+// system, question and score, which the site's other pages show, and the
+// site loads a task's details when it writes the task's page
+// (site.Input.TaskDetails).
+type detailSpill struct {
+	f    *os.File
+	name string // removed when the file is closed, if not at once
+	mu   sync.Mutex
+	size int64
+	at   map[[2]string][]span // benchmark and task -> its records
+}
+
+// A span is where a record is in the spill file.
+type span struct{ off, n int64 }
+
+// newDetailSpill creates a spill file in dir, the output folder: the
+// details can be as large as the bundle's texts, more than a temporary
+// folder in memory should take. The file's name is removed at once where
+// the system allows it, so that a crash leaves nothing behind.
+func newDetailSpill(dir string) (*detailSpill, error) {
+	f, err := os.CreateTemp(dir, ".finrepro-details-*")
+	if err != nil {
+		return nil, fmt.Errorf("details: %w", err)
+	}
+	sp := &detailSpill{f: f, name: f.Name(), at: map[[2]string][]span{}}
+	if os.Remove(f.Name()) == nil { // an open file can be unlinked (not on Windows: removed by close)
+		sp.name = ""
+	}
+	return sp, nil
+}
+
+// put writes the details of r to the spill, a record per run of details
+// of one task, and cuts r's details to what the site lists (see
+// detailSpill).
+func (sp *detailSpill) put(r *analysis.Result) error {
+	var buf []byte
+	for start := 0; start < len(r.Details); {
+		end := start + 1
+		for end < len(r.Details) && r.Details[end].Task == r.Details[start].Task {
+			end++
+		}
+		buf = appendValue(buf[:0], reflect.ValueOf(r.Details[start:end]))
+		if err := sp.write(r.Benchmark, r.Details[start].Task, buf); err != nil {
+			return err
+		}
+		start = end
+	}
+	// the listed texts are copied, once per text, so that they keep
+	// nothing larger alive (a question cut from a file's text)
+	texts := map[string]string{}
+	own := func(s string) string {
+		c, ok := texts[s]
+		if !ok {
+			c = strings.Clone(s)
+			texts[s] = c
+		}
+		return c
+	}
+	listed := make([]analysis.Detail, len(r.Details))
+	for i, d := range r.Details {
+		listed[i] = analysis.Detail{Task: own(d.Task), System: own(d.System), Question: own(d.Question), Score: own(d.Score)}
+	}
+	r.Details = listed
+	return nil
+}
+
+// write appends one record of a task.
+func (sp *detailSpill) write(bench, task string, b []byte) error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if _, err := sp.f.WriteAt(b, sp.size); err != nil {
+		return fmt.Errorf("details: %w", err)
+	}
+	k := [2]string{bench, task}
+	sp.at[k] = append(sp.at[k], span{sp.size, int64(len(b))})
+	sp.size += int64(len(b))
+	return nil
+}
+
+// load returns the details of one task of a benchmark, in the order of
+// its result's details; safe for concurrent use.
+func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
+	sp.mu.Lock()
+	spans := sp.at[[2]string{bench, task}]
+	sp.mu.Unlock()
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("details: %s has no task %s", bench, task)
+	}
+	var out []analysis.Detail
+	for _, s := range spans {
+		b := make([]byte, s.n)
+		if _, err := sp.f.ReadAt(b, s.off); err != nil {
+			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
+		}
+		var ds []analysis.Detail
+		d := decoder{text: string(b)} // the texts are cut from one copy
+		d.value(reflect.ValueOf(&ds).Elem())
+		if d.err != nil || d.at != len(d.text) {
+			return nil, fmt.Errorf("details: %s task %s: record damaged", bench, task)
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
+}
+
+// close closes and removes the spill file.
+func (sp *detailSpill) close() {
+	sp.f.Close() // read and written by this run only: nothing to lose
+	if sp.name != "" {
+		os.Remove(sp.name) // best effort: a hidden temporary file
+	}
+}
+
+// appendValue appends v, a value made of strings, booleans, integers,
+// floats, slices and structs (their exported fields, in order) to b: a
+// string or slice as its length (uvarint) and its contents, a number as
+// a varint or its IEEE 754 bits. Detail and Verdict gain fields without
+// a change here; a kind it does not know panics, which the spill test
+// catches.
+func appendValue(b []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.String:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		return append(b, v.String()...)
+	case reflect.Bool:
+		if v.Bool() {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(b, v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case reflect.Slice:
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		for i := range v.Len() {
+			b = appendValue(b, v.Index(i))
+		}
+		return b
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				b = appendValue(b, v.Field(i))
+			}
+		}
+		return b
+	}
+	panic("details: cannot spill a " + v.Type().String())
+}
+
+// A decoder reads what appendValue wrote from text; err is set at the
+// first thing that does not fit.
+type decoder struct {
+	text string
+	at   int
+	err  error
+}
+
+func (d *decoder) uvarint() uint64 {
+	x, n := binary.Uvarint([]byte(d.text[d.at:min(len(d.text), d.at+binary.MaxVarintLen64)]))
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.at += n
+	return x
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = fmt.Errorf("record damaged at byte %d", d.at)
+	}
+	d.at = len(d.text)
+}
+
+// value sets v, which must be settable, from the record.
+func (d *decoder) value(v reflect.Value) {
+	if d.err != nil {
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		n := d.uvarint()
+		if n > uint64(len(d.text)-d.at) {
+			d.fail()
+			return
+		}
+		v.SetString(d.text[d.at : d.at+int(n)])
+		d.at += int(n)
+	case reflect.Bool:
+		if d.at >= len(d.text) || d.text[d.at] > 1 {
+			d.fail()
+			return
+		}
+		v.SetBool(d.text[d.at] == 1)
+		d.at++
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, n := binary.Varint([]byte(d.text[d.at:min(len(d.text), d.at+binary.MaxVarintLen64)]))
+		if n <= 0 {
+			d.fail()
+			return
+		}
+		d.at += n
+		v.SetInt(x)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(d.uvarint())
+	case reflect.Float32, reflect.Float64:
+		if len(d.text)-d.at < 8 {
+			d.fail()
+			return
+		}
+		v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64([]byte(d.text[d.at : d.at+8]))))
+		d.at += 8
+	case reflect.Slice:
+		n := d.uvarint()
+		if n > uint64(len(d.text)-d.at) { // every element takes a byte at least
+			d.fail()
+			return
+		}
+		if n == 0 {
+			return // nil, as a slice with nothing in it reads
+		}
+		s := reflect.MakeSlice(v.Type(), int(n), int(n))
+		for i := range int(n) {
+			d.value(s.Index(i))
+		}
+		v.Set(s)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				d.value(v.Field(i))
+			}
+		}
+	default:
+		d.err = fmt.Errorf("cannot read a %s", v.Type())
+	}
+}

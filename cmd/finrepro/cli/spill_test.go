@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// filled returns a Detail with every field, and every field of each of
+// its verdicts, set to a value that differs from the zero value and
+// from n's neighbours, found by reflection: a field added to Detail or
+// Verdict is spilled and checked without a change to this test.
+func filled(n int) analysis.Detail {
+	var d analysis.Detail
+	fill(reflect.ValueOf(&d).Elem(), n)
+	return d
+}
+
+func fill(v reflect.Value, n int) {
+	switch v.Kind() {
+	case reflect.String:
+		// invalid UTF-8, a NUL and a newline must come back as they were
+		v.SetString(v.Type().Name() + "\xff\x00\n" + strings.Repeat("x", n))
+	case reflect.Bool:
+		v.SetBool(n%2 == 1)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(-n - 1))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(n + 300))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(n) + 0.25)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), n%3+1, n%3+1)
+		for i := range s.Len() {
+			fill(s.Index(i), n+i)
+		}
+		v.Set(s)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), n+i)
+			}
+		}
+	}
+}
+
+// TestDetailSpill checks that details come back from the spill as they
+// went in (every field, hostile bytes included), per benchmark and task,
+// a task's details in their order even when the task comes back later
+// in the list; that the result keeps only what the site lists; and
+// that a damaged record is an error, not a wrong page.
+func TestDetailSpill(t *testing.T) {
+	sp, err := newDetailSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	var ds []analysis.Detail
+	for i, task := range []string{"t1", "t1", "t2", "t1"} { // t1 comes back after t2
+		d := filled(i)
+		d.Task = task
+		ds = append(ds, d)
+	}
+	ds[1].Verdicts = nil // no verdicts reads as none
+	r := &analysis.Result{Benchmark: "b", Details: ds}
+	other := &analysis.Result{Benchmark: "c", Details: []analysis.Detail{{Task: "t1", System: "s"}}}
+	want := append([]analysis.Detail(nil), ds...)
+	for _, res := range []*analysis.Result{r, other} {
+		if err := sp.put(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, d := range r.Details {
+		if !reflect.DeepEqual(d, analysis.Detail{Task: want[i].Task, System: want[i].System, Question: want[i].Question, Score: want[i].Score}) {
+			t.Errorf("detail %d kept as %+v", i, d)
+		}
+	}
+	got, err := sp.load("b", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantT1 := []analysis.Detail{want[0], want[1], want[3]}; !reflect.DeepEqual(got, wantT1) {
+		t.Errorf("t1 loaded\n%+v\nwant\n%+v", got, wantT1)
+	}
+	if got, err := sp.load("c", "t1"); err != nil || !reflect.DeepEqual(got, []analysis.Detail{{Task: "t1", System: "s"}}) {
+		t.Errorf("c/t1 loaded %+v, %v", got, err)
+	}
+	if _, err := sp.load("b", "t9"); err == nil {
+		t.Error("a task never spilled loaded")
+	}
+	// damage the record of b/t2: a length that runs past its end
+	s := sp.at[[2]string{"b", "t2"}][0]
+	if _, err := sp.f.WriteAt([]byte{0xff, 0xff, 0xff, 0x0f}, s.off); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.load("b", "t2"); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("damaged record: err = %v", err)
+	}
+}
+
+// FuzzDetailRecord checks that reading any bytes as a spilled record
+// never panics and takes no more memory than the bytes allow, and that
+// what a record reads as is spilled back to the same bytes.
+func FuzzDetailRecord(f *testing.F) {
+	f.Add(string(appendValue(nil, reflect.ValueOf([]analysis.Detail{filled(1), filled(2)}))))
+	f.Add("")
+	f.Add("\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01")
+	f.Fuzz(func(t *testing.T, rec string) {
+		var ds []analysis.Detail
+		d := decoder{text: rec}
+		d.value(reflect.ValueOf(&ds).Elem())
+		if d.err != nil || d.at != len(rec) {
+			return
+		}
+		if back := string(appendValue(nil, reflect.ValueOf(ds))); back != rec {
+			// the same details, spilled again, give a record that reads back to them
+			var again []analysis.Detail
+			d2 := decoder{text: back}
+			d2.value(reflect.ValueOf(&again).Elem())
+			if d2.err != nil || !reflect.DeepEqual(again, ds) {
+				t.Fatalf("%q reads as %+v, which spills to %q", rec, ds, back)
+			}
+		}
+	})
+}
