@@ -360,6 +360,16 @@ type system struct {
 }
 
 func newSite(in Input) (*site, error) {
+	// results whose details are generated on demand are shown with all
+	// of them (reproduce hands the site listed details and a loader)
+	in.Results = slices.Clone(in.Results)
+	for i, r := range in.Results {
+		if r != nil && r.Details == nil && r.LazyDetails != nil {
+			c := *r
+			c.Details, c.LazyDetails = r.AllDetails(), nil
+			in.Results[i] = &c
+		}
+	}
 	s := &site{in: in, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
 		sysSlug: newSlugger(), taskSlug: map[string]*slugger{}}
 	for i, r := range in.Results {

@@ -47,22 +47,10 @@ func newDetailSpill(dir string) (*detailSpill, error) {
 	return sp, nil
 }
 
-// put writes the details of r to the spill, a record per run of details
-// of one task, and cuts r's details to what the site lists (see
-// detailSpill).
+// put writes the details of r (Details, or those LazyDetails yields) to
+// the spill, a record per run of details of one task, and cuts r's
+// details to what the site lists (see detailSpill).
 func (sp *detailSpill) put(r *analysis.Result) error {
-	var buf []byte
-	for start := 0; start < len(r.Details); {
-		end := start + 1
-		for end < len(r.Details) && r.Details[end].Task == r.Details[start].Task {
-			end++
-		}
-		buf = appendValue(buf[:0], reflect.ValueOf(r.Details[start:end]))
-		if err := sp.write(r.Benchmark, r.Details[start].Task, buf); err != nil {
-			return err
-		}
-		start = end
-	}
 	// the listed texts are copied, once per text, so that they keep
 	// nothing larger alive (a question cut from a file's text)
 	texts := map[string]string{}
@@ -74,11 +62,31 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 		}
 		return c
 	}
-	listed := make([]analysis.Detail, len(r.Details))
-	for i, d := range r.Details {
-		listed[i] = analysis.Detail{Task: own(d.Task), System: own(d.System), Question: own(d.Question), Score: own(d.Score)}
+	var listed []analysis.Detail
+	var run []analysis.Detail // details of one task, in a row
+	var buf []byte
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		buf = appendValue(buf[:0], reflect.ValueOf(run))
+		err := sp.write(r.Benchmark, run[0].Task, buf)
+		run = run[:0]
+		return err
 	}
-	r.Details = listed
+	for d := range r.EachDetail() {
+		if len(run) > 0 && run[0].Task != d.Task {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		run = append(run, d)
+		listed = append(listed, analysis.Detail{Task: own(d.Task), System: own(d.System), Question: own(d.Question), Score: own(d.Score)})
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	r.Details, r.LazyDetails = listed, nil
 	return nil
 }
 
