@@ -372,6 +372,12 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 				intCell(len(g)), {Text: q},
 			})
 		}
+		if rows < maxRows && len(tt.Rows) > rows {
+			// remade to fit MaxPage: tens of thousands of tasks do not
+			// fit one page, and each system's page lists its tasks
+			tt.Notes = append(tt.Notes, fmt.Sprintf("Only the first %d of %d tasks are listed; each system's page links every task it has.", rows, len(tt.Rows)))
+			tt.Rows = tt.Rows[:rows]
+		}
 		v.Tasks = tt
 	}
 	pg.Bench = v
