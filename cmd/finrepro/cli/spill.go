@@ -185,13 +185,21 @@ type decoder struct {
 }
 
 func (d *decoder) uvarint() uint64 {
-	x, n := binary.Uvarint([]byte(d.text[d.at:min(len(d.text), d.at+binary.MaxVarintLen64)]))
-	if n <= 0 {
-		d.fail()
-		return 0
+	// binary.Uvarint's rules, on the string itself
+	var x uint64
+	for i, shift := 0, uint(0); i < binary.MaxVarintLen64 && d.at+i < len(d.text); i, shift = i+1, shift+7 {
+		c := d.text[d.at+i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflow
+			}
+			d.at += i + 1
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
 	}
-	d.at += n
-	return x
+	d.fail()
+	return 0
 }
 
 func (d *decoder) fail() {
@@ -223,12 +231,11 @@ func (d *decoder) value(v reflect.Value) {
 		v.SetBool(d.text[d.at] == 1)
 		d.at++
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		x, n := binary.Varint([]byte(d.text[d.at:min(len(d.text), d.at+binary.MaxVarintLen64)]))
-		if n <= 0 {
-			d.fail()
-			return
+		ux := d.uvarint() // binary.Varint's zig-zag
+		x := int64(ux >> 1)
+		if ux&1 != 0 {
+			x = ^x
 		}
-		d.at += n
 		v.SetInt(x)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		v.SetUint(d.uvarint())

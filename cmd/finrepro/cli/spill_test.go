@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/binary"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -124,4 +126,31 @@ func FuzzDetailRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordVarints checks the record's integers against encoding/binary
+// at the edges of their ranges, and that an overlong or cut varint is
+// damage.
+func TestRecordVarints(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		b := binary.AppendUvarint(nil, x)
+		d := decoder{text: string(b)}
+		if got := d.uvarint(); got != x || d.err != nil || d.at != len(b) {
+			t.Errorf("uvarint %d read as %d (%v, at %d of %d)", x, got, d.err, d.at, len(b))
+		}
+	}
+	for _, x := range []int64{0, -1, 1, -64, 64, math.MinInt64, math.MaxInt64} {
+		var n int64
+		d := decoder{text: string(binary.AppendVarint(nil, x))}
+		d.value(reflect.ValueOf(&n).Elem())
+		if n != x || d.err != nil {
+			t.Errorf("varint %d read as %d (%v)", x, n, d.err)
+		}
+	}
+	for _, bad := range []string{"", "\x80", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"} {
+		d := decoder{text: bad}
+		if d.uvarint(); d.err == nil {
+			t.Errorf("%q read as a varint", bad)
+		}
+	}
 }
