@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -151,6 +153,37 @@ func TestRecordVarints(t *testing.T) {
 		d := decoder{text: bad}
 		if d.uvarint(); d.err == nil {
 			t.Errorf("%q read as a varint", bad)
+		}
+	}
+}
+
+// TestDetailsFileLeavesNothing checks that reproduce and site, whose
+// task pages are written from a details file in the output folder,
+// leave no such file there, and that the task pages hold the outputs
+// the file kept (a hostile system's script tag, escaped).
+func TestDetailsFileLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reproduces the built-in demo")
+	}
+	for _, cmd := range []string{"reproduce", "site"} {
+		out := filepath.Join(t.TempDir(), "out")
+		if code, stdout, stderr := run(t, cmd, "--out", out); code != 0 {
+			t.Fatalf("%s exit %d\nstdout:\n%s\nstderr:\n%s", cmd, code, stdout, stderr)
+		}
+		left, err := filepath.Glob(filepath.Join(out, ".finrepro-details-*"))
+		if err != nil || len(left) > 0 {
+			t.Errorf("%s left %v (%v)", cmd, left, err)
+		}
+		pages, err := filepath.Glob(filepath.Join(out, "site", "tasks", "findeepresearch", "*.html"))
+		if err != nil || len(pages) == 0 {
+			t.Fatalf("%s: no FinDeepResearch task pages (%v)", cmd, err)
+		}
+		b, err := os.ReadFile(pages[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "Output</h3>") || !strings.Contains(string(b), "structure check") {
+			t.Errorf("%s: %s lacks the outputs and verdicts", cmd, pages[0])
 		}
 	}
 }
