@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -27,6 +28,13 @@ type Result struct {
 	// Details are per-task drill-downs for the site, sorted by task and
 	// system.
 	Details []Detail
+	// LazyDetails, when not nil, yields the details in place of Details
+	// (which is then nil), in the same order, generated from the
+	// collection as they are asked for: a benchmark whose details are
+	// large (FinDeepResearch: every item's answer, truth and verdict for
+	// every report) sets it, so that a run can write them out one task
+	// at a time and a sweep's variants never make them. See AllDetails.
+	LazyDetails iter.Seq[Detail] `json:"-"`
 	// Problems are non-fatal findings (unparsable judge responses,
 	// inconsistent rubrics, late predictions), sorted.
 	Problems []string
@@ -38,6 +46,24 @@ type Result struct {
 	// benchmark lists them (see ItemLister); nil otherwise. Golden
 	// files of results leave them out: they are checked on their own.
 	Items *Items `json:"-"`
+}
+
+// EachDetail yields r's details: those of Details, or those LazyDetails
+// yields when Details is nil.
+func (r *Result) EachDetail() iter.Seq[Detail] {
+	if r.Details != nil || r.LazyDetails == nil {
+		return slices.Values(r.Details)
+	}
+	return r.LazyDetails
+}
+
+// AllDetails returns r's details: Details, or all that LazyDetails
+// yields when Details is nil.
+func (r *Result) AllDetails() []Detail {
+	if r.Details != nil || r.LazyDetails == nil {
+		return r.Details
+	}
+	return slices.Collect(r.LazyDetails)
 }
 
 // Table returns the named table, or nil.

@@ -219,3 +219,42 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestItemsFirst checks that the item records written on their own
+// (WriteItemsHashed) and then the other files (WriteTablesHashed) are
+// the files and bytes WriteAllHashed writes at once, and that the second
+// part does not read the records again: their rows may be gone by then.
+func TestItemsFirst(t *testing.T) {
+	tb := &analysis.Table{Benchmark: "b", Name: "t", Columns: []analysis.Column{{Name: "x"}}}
+	tb.AddRow(analysis.Text("v"))
+	res := func() []*analysis.Result {
+		return []*analysis.Result{{Benchmark: "b", Title: "B", Tables: []*analysis.Table{tb}, Items: testItems()}}
+	}
+	prov := Provenance{Synthetic: true}
+	want, err := WriteAllHashed(t.TempDir(), res(), prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	r := res()
+	items, err := WriteItemsHashed(out, r, prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Paths(items); !slices.Equal(got, []string{"csv/b/items.csv", "json/b/items.jsonl"}) {
+		t.Fatalf("items wrote %v", got)
+	}
+	r[0].Items = &analysis.Items{Fields: r[0].Items.Fields} // the rows are gone
+	rest, err := WriteTablesHashed(out, r, prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(items, rest...)
+	slices.SortFunc(got, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("in two parts:\n%v\nat once:\n%v", Paths(got), Paths(want))
+	}
+	if !slices.Equal(Files(r, prov), Paths(want)) {
+		t.Errorf("Files lists %v, want %v", Files(r, prov), Paths(want))
+	}
+}

@@ -61,6 +61,25 @@ func Paths(sums []FileSum) []string {
 // '.', '-', '_', not starting with '.'), unique, and no benchmark may be
 // called "all".
 func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]FileSum, error) {
+	return writeJobs(out, res, prov, func(job) bool { return true })
+}
+
+// WriteItemsHashed is WriteAllHashed for the item records alone
+// (json/BENCHMARK/items.jsonl and csv/BENCHMARK/items.csv): written
+// first, they let the caller drop what the records are generated from
+// before the other files are written.
+func WriteItemsHashed(out string, res []*analysis.Result, prov Provenance) ([]FileSum, error) {
+	return writeJobs(out, res, prov, func(j job) bool { return j.items })
+}
+
+// WriteTablesHashed is WriteAllHashed for every file but the item
+// records (see WriteItemsHashed); Files still lists them.
+func WriteTablesHashed(out string, res []*analysis.Result, prov Provenance) ([]FileSum, error) {
+	return writeJobs(out, res, prov, func(j job) bool { return !j.items })
+}
+
+// writeJobs writes the files of the jobs of res that keep selects.
+func writeJobs(out string, res []*analysis.Result, prov Provenance, keep func(job) bool) ([]FileSum, error) {
 	if err := checkNames(res); err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
@@ -72,7 +91,7 @@ func WriteAllHashed(out string, res []*analysis.Result, prov Provenance) ([]File
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
 	defer root.Close()
-	jobs := plan(res, prov)
+	jobs := slices.DeleteFunc(plan(res, prov), func(j job) bool { return !keep(j) })
 	// the combined workbook is the slowest job: start it first
 	slices.Reverse(jobs)
 	errs := make([]error, len(jobs))
@@ -132,6 +151,8 @@ type job struct {
 	// of in memory first: for the item records, tens of megabytes at full
 	// scale.
 	stream bool
+	// items is true for the item records' files.
+	items bool
 }
 
 // SyntheticNote is what every output of synthetic results says about
@@ -178,10 +199,10 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 		}
 		if r.Items != nil {
 			jobs = append(jobs,
-				job{rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), stream: true, write: func(w io.Writer) error {
+				job{rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), stream: true, items: true, write: func(w io.Writer) error {
 					return WriteItemsJSONL(w, r.Items, synth)
 				}},
-				job{rel: path.Join("csv", r.Benchmark, ItemsName+".csv"), stream: true, write: func(w io.Writer) error {
+				job{rel: path.Join("csv", r.Benchmark, ItemsName+".csv"), stream: true, items: true, write: func(w io.Writer) error {
 					return WriteItemsCSV(w, r.Items)
 				}})
 		}

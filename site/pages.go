@@ -159,10 +159,13 @@ type taskView struct {
 	Question  template.HTML // escaped (see escapeText)
 	QCut      bool          // the question is cut
 	details   []analysis.Detail
-	hrefs     []string // the system page of each detail, or ""
-	anchors   []string // the element ID of each detail's entry
-	limit     int      // escaped bytes each output and reasoning is cut to
-	lookup    ExchangeLookup
+	// load, when not nil, loads the full details, which details then
+	// only list (see Input.TaskDetails)
+	load    func() ([]analysis.Detail, error)
+	hrefs   []string // the system page of each detail, or ""
+	anchors []string // the element ID of each detail's entry
+	limit   int      // escaped bytes each output and reasoning is cut to
+	lookup  ExchangeLookup
 }
 
 // pages returns every page of the site, in a fixed order. Pages with
@@ -369,6 +372,12 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 				{Text: g[0].Task, Href: s.taskHref(r.Benchmark, g[0].Task, ""), Row: true},
 				intCell(len(g)), {Text: q},
 			})
+		}
+		if rows < maxRows && len(tt.Rows) > rows {
+			// remade to fit MaxPage: tens of thousands of tasks do not
+			// fit one page, and each system's page lists its tasks
+			tt.Notes = append(tt.Notes, fmt.Sprintf("Only the first %d of %d tasks are listed; each system's page links every task it has.", rows, len(tt.Rows)))
+			tt.Rows = tt.Rows[:rows]
 		}
 		v.Tasks = tt
 	}
@@ -636,25 +645,16 @@ func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
 func (s *site) taskPages(r *analysis.Result) []*page {
 	var out []*page
 	for _, g := range s.tasks[r.Benchmark] {
-		// the page's texts share a budget, so that many long outputs and
-		// reasonings still fit in MaxPage after escaping
-		texts := 1
-		for _, d := range g {
-			texts += 1 + len(d.Verdicts)
-		}
-		limit := min(maxText, max(minText, textBudget/texts))
-		truncate := func(text string) (template.HTML, bool) {
-			b, cut := appendEscapedCut(nil, text, limit)
-			return template.HTML(b), cut
-		}
 		task := g[0].Task
 		p := s.taskHref(r.Benchmark, task, "")
 		pg := s.newPage("task", p, task+" – "+title0(r))
-		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, limit: limit, lookup: s.in.Exchanges}
+		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, lookup: s.in.Exchanges}
+		if s.in.TaskDetails != nil {
+			// loaded when the page is written (see taskView.prepare)
+			bench := r.Benchmark
+			v.load = func() ([]analysis.Detail, error) { return s.loadTask(bench, g) }
+		}
 		for _, d := range g {
-			if v.Question == "" {
-				v.Question, v.QCut = truncate(d.Question)
-			}
 			href := ""
 			if sys := s.canonical(r.Benchmark, d.System); sys != nil {
 				href = "../../systems/" + sys.Slug + ".html"
@@ -670,6 +670,62 @@ func (s *site) taskPages(r *analysis.Result) []*page {
 		out = append(out, pg)
 	}
 	return out
+}
+
+// loadTask returns the full details of the task of the group g of
+// benchmark bench through Input.TaskDetails, in the order of g: sorted by
+// system, ties in the order loaded, as groupTasks sorts them.
+func (s *site) loadTask(bench string, g []analysis.Detail) ([]analysis.Detail, error) {
+	ds, err := s.in.TaskDetails(bench, g[0].Task)
+	if err != nil {
+		return nil, err
+	}
+	ds = slices.Clone(ds)
+	slices.SortStableFunc(ds, func(a, b analysis.Detail) int { return strings.Compare(a.System, b.System) })
+	if len(ds) != len(g) {
+		return nil, fmt.Errorf("task %s: %d details loaded, %d listed", g[0].Task, len(ds), len(g))
+	}
+	for i := range ds {
+		if ds[i].Task != g[i].Task || ds[i].System != g[i].System {
+			return nil, fmt.Errorf("task %s: loaded the details of %s/%s where %s/%s is listed", g[0].Task, ds[i].Task, ds[i].System, g[i].Task, g[i].System)
+		}
+	}
+	return ds, nil
+}
+
+// prepare sets what a task page shows that depends on its full
+// details: loading them first when the page has a loader, so that only
+// the pages being written hold them. The page's texts share a budget,
+// so that many long outputs and reasonings still fit in MaxPage after
+// escaping.
+func (v *taskView) prepare() error {
+	if v.load != nil {
+		ds, err := v.load()
+		if err != nil {
+			return err
+		}
+		v.details = ds
+	}
+	texts := 1
+	for _, d := range v.details {
+		texts += 1 + len(d.Verdicts)
+	}
+	v.limit = min(maxText, max(minText, textBudget/texts))
+	v.Question, v.QCut = "", false
+	for _, d := range v.details {
+		if v.Question == "" {
+			b, cut := appendEscapedCut(nil, d.Question, v.limit)
+			v.Question, v.QCut = template.HTML(b), cut
+		}
+	}
+	return nil
+}
+
+// release drops the details a loader gave; the listed ones stay.
+func (v *taskView) release() {
+	if v.load != nil {
+		v.details = nil
+	}
 }
 
 // Body writes the table's rows, escaped as html/template escapes text

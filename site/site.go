@@ -71,6 +71,14 @@ type Input struct {
 	// (analysis.Call), which task pages show as stored; nil shows only
 	// what the details say about them.
 	Exchanges ExchangeLookup
+	// TaskDetails, when not nil, returns the full details of one task of
+	// a benchmark (every system's output and verdicts, in any order).
+	// The Details of Results then need only their Task, System, Question
+	// and Score, which the pages other than task pages show; each task
+	// page loads its details when it is written and drops them after, so
+	// that the site's memory does not grow with the bundle. It must be
+	// safe for concurrent use.
+	TaskDetails func(benchmark, task string) ([]analysis.Detail, error)
 }
 
 //go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js
@@ -298,6 +306,10 @@ func frame(p *page, frames *sync.Map) ([3]string, error) {
 func (b *pageBuffer) render(p *page, frames *sync.Map) ([]byte, error) {
 	b.page = b.page[:0]
 	if p.Task != nil {
+		if err := p.Task.prepare(); err != nil {
+			return nil, err
+		}
+		defer p.Task.release()
 		f, err := frame(p, frames)
 		if err != nil {
 			return nil, err
@@ -352,6 +364,16 @@ type system struct {
 }
 
 func newSite(in Input) (*site, error) {
+	// results whose details are generated on demand are shown with all
+	// of them (reproduce hands the site listed details and a loader)
+	in.Results = slices.Clone(in.Results)
+	for i, r := range in.Results {
+		if r != nil && r.Details == nil && r.LazyDetails != nil {
+			c := *r
+			c.Details, c.LazyDetails = r.AllDetails(), nil
+			in.Results[i] = &c
+		}
+	}
 	s := &site{in: in, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
 		sysSlug: newSlugger(), taskSlug: map[string]*slugger{}}
 	for i, r := range in.Results {

@@ -407,12 +407,6 @@ var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
 
 func (r *collector) round2(ctx context.Context) {
 	in := r.in
-	type pending struct {
-		rep   *report
-		stage Stage
-		call  int
-		items []int // item indexes in the batch
-	}
 	// cells[ci][i] locates item i's cell for company ci.
 	type cell struct{ row, col, rowKey string }
 	cells := make([][]cell, len(in.Companies))
@@ -448,11 +442,13 @@ func (r *collector) round2(ctx context.Context) {
 				g.pred = quantityOf(g.answer.Text)
 			}
 		}
+		// every answer is extracted: the report's tables are not read
+		// again, and at full scale they are a tenth of what a run keeps
+		rep.check.Tables = nil
 	})
 	// parts[ci] are company ci's batch items, written but for their
 	// predictions, for companies with a report.
 	parts := make([][]itemJSON, len(in.Companies))
-	var calls []results.Call
 	var pend []pending
 	for _, rep := range r.reports {
 		if !rep.present {
@@ -486,34 +482,73 @@ func (r *collector) round2(ctx context.Context) {
 		}
 		for k, st := range gradingStages {
 			if len(idx[k]) > 0 {
-				pend = append(pend, pending{rep: rep, stage: st, call: len(calls), items: idx[k]})
-				calls = append(calls, results.Call{})
+				pend = append(pend, pending{rep: rep, stage: st, items: idx[k]})
 			}
 		}
 	}
+	// The calls are made gradeBatch at a time, in order, so that only
+	// one batch's prompts and replies are held at once: all of them are
+	// several times the reports, and grow with the bundle.
+	for lo := 0; lo < len(pend); lo += gradeBatch {
+		r.gradePending(ctx, pend[lo:min(len(pend), lo+gradeBatch)], parts)
+	}
+	for _, rep := range r.reports {
+		rep.complete = len(rep.why) == 0
+		if rep.complete {
+			for i := range rep.items {
+				if !rep.items[i].done {
+					rep.complete = false
+					rep.why = append(rep.why, "ungraded items")
+					break
+				}
+			}
+		}
+	}
+}
+
+// A pending is one grading call of round 2: a report's items of one
+// stage.
+type pending struct {
+	rep   *report
+	stage Stage
+	items []int // item indexes in the batch
+}
+
+// gradeBatch is how many grading calls round 2 makes at once: enough to
+// keep every core and the replay's workers busy, few enough that their
+// prompts and replies (tens of kilobytes each) stay small beside the
+// reports.
+const gradeBatch = 512
+
+// gradePending writes the prompts of pend, answers them and grades the
+// items of each reply. parts are the companies' batch items (see
+// itemParts).
+func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]itemJSON) {
+	in := r.in
+	calls := make([]results.Call, len(pend))
 	// The prompts, the bulk of the work, are written in parallel.
 	each(len(pend), func(k int) {
 		p := &pend[k]
 		c := p.rep.company
 		user := gradingPrompt(p.stage, c.Name, c.Language, parts[p.rep.ci], p.items, func(i int) string { return p.rep.items[i].answer.Text })
-		calls[p.call] = r.judgeCall(c.ID+" "+in.Config.Systems[p.rep.sys].Name, user)
+		calls[k] = r.judgeCall(c.ID+" "+in.Config.Systems[p.rep.sys].Name, user)
 	})
 	replies := r.answer.Answer(ctx, calls)
 	parsed := make([]*Reply, len(pend))
 	perrs := make([]error, len(pend))
 	each(len(pend), func(k int) {
-		if rep := replies[pend[k].call]; rep.Err == nil {
+		if rep := replies[k]; rep.Err == nil {
 			parsed[k], perrs[k] = ParseReply(rep.Text)
 		}
 	})
 	for k, p := range pend {
 		rep := p.rep
 		name := in.Config.Systems[rep.sys].Name
-		if !r.reply(replies[p.call]) {
+		if !r.reply(replies[k]) {
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
 		}
-		call := analysis.CallOf(replies[p.call], 0)
+		call := analysis.CallOf(replies[k], 0)
 		for _, i := range p.items {
 			rep.items[i].call = call
 		}
@@ -538,18 +573,6 @@ func (r *collector) round2(ctx context.Context) {
 				ri = byID[it.ID]
 			}
 			r.grade(rep, it, &rep.items[i], ri, p.stage)
-		}
-	}
-	for _, rep := range r.reports {
-		rep.complete = len(rep.why) == 0
-		if rep.complete {
-			for i := range rep.items {
-				if !rep.items[i].done {
-					rep.complete = false
-					rep.why = append(rep.why, "ungraded items")
-					break
-				}
-			}
 		}
 	}
 }

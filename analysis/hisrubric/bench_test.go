@@ -322,7 +322,12 @@ func TestFixtureScores(t *testing.T) {
 	if strings.Join(reasons, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Beta deductions:\n%s\nwant\n%s", strings.Join(reasons, "\n"), strings.Join(want, "\n"))
 	}
-	// Details: one per company and system, Beta on B missing.
+	// Details: one per company and system, Beta on B missing, generated
+	// as they are asked for.
+	if res.Details != nil || res.LazyDetails == nil {
+		t.Error("details made at once, not as they are asked for")
+	}
+	res.Details = res.AllDetails()
 	if len(res.Details) != 4 || res.Details[3].Task != "B" || res.Details[3].Score != "missing" {
 		t.Errorf("details %d, last %+v", len(res.Details), res.Details[len(res.Details)-1])
 	}
@@ -375,6 +380,7 @@ func TestKnobs(t *testing.T) {
 
 func TestShuffledInputsSameResult(t *testing.T) {
 	hash := func(res *analysis.Result) string {
+		res.Details = res.AllDetails() // they are part of the result
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
@@ -397,6 +403,7 @@ func TestScoreConcurrently(t *testing.T) {
 		{"structure": "fractional"}, {"weights": "1,1,1,1"}, {"overall": "markets"}, {"abs_tol": "2"},
 	}
 	hash := func(res *analysis.Result) string {
+		res.Details = res.AllDetails() // they are part of the result
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)

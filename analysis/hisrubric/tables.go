@@ -2,6 +2,7 @@ package hisrubric
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -346,7 +347,7 @@ func (r *run) result() *analysis.Result {
 		r.headline(accT, capT, secT), r.structureTable(), r.deductions()}
 	res.Tables = append(res.Tables, r.numericTables()...)
 	res.Tables = append(res.Tables, bd.RequestedTable(Name)...)
-	res.Details = r.details(sc)
+	res.LazyDetails = r.details(sc)
 	res.Problems = slices.Clone(r.problems)
 	return res
 }
@@ -615,10 +616,15 @@ func (r *run) numericTables() []*analysis.Table {
 	return []*analysis.Table{sum, dis}
 }
 
-// details are the per-report drill-downs: the report, the structure
-// deductions, and every item's answer, truth and verdict.
-func (r *run) details(sc map[*report]scores) []analysis.Detail {
-	var out []analysis.Detail
+// details yields the per-report drill-downs: the report, the structure
+// deductions, and every item's answer, truth and verdict, generated as
+// they are asked for (see analysis.Result.LazyDetails).
+func (r *run) details(sc map[*report]scores) iter.Seq[analysis.Detail] {
+	return func(yield func(analysis.Detail) bool) { r.eachDetail(sc, yield) }
+}
+
+// eachDetail yields the details until yield returns false.
+func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool) {
 	judge := r.in.Config.Judge.Name
 	// heads[i] starts item i's verdicts: "id [capability, protocol]: ".
 	heads := make([]string, len(r.in.Items))
@@ -633,7 +639,9 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 			Question: fmt.Sprintf("Research report on %s (%s, %s market, %s)", c.Name, c.Ticker, c.Market, languageNames[c.Language])}
 		if !rep.present {
 			d.Score = "missing"
-			out = append(out, d)
+			if !yield(d) {
+				return
+			}
 			continue
 		}
 		d.Output, d.Call = rep.text, rep.call
@@ -688,7 +696,8 @@ func (r *run) details(sc map[*report]scores) []analysis.Detail {
 			}
 			d.Verdicts = append(d.Verdicts, vd)
 		}
-		out = append(out, d)
+		if !yield(d) {
+			return
+		}
 	}
-	return out
 }

@@ -266,7 +266,7 @@ func bundleRequests(ctx context.Context, env *Env, dir, bench, name string) ([]r
 		return nil, err
 	}
 	defer s.close()
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, false, nil); err != nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, false, nil, nil); err != nil {
 		return nil, err
 	}
 	var out []replay.Request

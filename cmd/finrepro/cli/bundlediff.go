@@ -42,7 +42,7 @@ func runBundleDiff(ctx context.Context, env *Env, args []string) error {
 		}
 		defer s.close()
 		d := &diffSide{s: s, calls: &callLog{next: s.client}}
-		if _, d.res, err = collectAll(ctx, s.bundle, s.benches, d.calls, nil, true, nil); err != nil {
+		if _, d.res, err = collectAll(ctx, s.bundle, s.benches, d.calls, nil, true, nil, nil); err != nil {
 			return err
 		}
 		if d.comps, err = compareAll(s.bundle, d.res, -1); err != nil {

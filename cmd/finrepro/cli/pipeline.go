@@ -151,15 +151,48 @@ type analysisRun struct {
 	// cache (sweeps excluded); avoided is their recorded cost.
 	replayed int
 	avoided  float64
+	// spill holds the results' details (see detailSpill); the caller
+	// must call close.
+	spill *detailSpill
+}
+
+// dropItems drops the rows of the results' item records (keeping their
+// fields): generated from the benchmarks' collections, they are what
+// keeps those alive once the records are written.
+func (a *analysisRun) dropItems() {
+	for _, r := range a.res {
+		if r.Items != nil {
+			r.Items = &analysis.Items{Fields: r.Items.Fields}
+		}
+	}
+}
+
+// close removes the file of the run's details.
+func (a *analysisRun) close() { a.spill.close() }
+
+// taskDetails loads the details of one task for the site.
+func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error) {
+	return a.spill.load(bench, task)
 }
 
 // analyse runs every benchmark offline, fails with the list of misses
 // when a request is not stored, compares with the published tables and,
 // when sweep is true, runs the default sensitivity sweeps, whose tables
-// are also appended to their benchmark's result.
-func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool) (*analysisRun, error) {
+// are also appended to their benchmark's result. The results' details
+// are kept in a file in the output folder out (see detailSpill), not in
+// memory. On success the caller must call the run's close.
+func (s *session) analyse(ctx context.Context, env *Env, out string, tol float64, sweep bool) (_ *analysisRun, err error) {
+	a := &analysisRun{}
+	if a.spill, err = newDetailSpill(out); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
 	end := phase(s.progress, "replaying and scoring %d benchmarks from the cache", len(s.benches))
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, s.progress)
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, a.spill, s.progress)
 	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
 		return nil, cerr // whatever a benchmark made of it, the store is damaged
@@ -173,7 +206,7 @@ func (s *session) analyse(ctx context.Context, env *Env, tol float64, sweep bool
 	if err := reportFailures(env.Stderr, s.client.Failures(), "answered"); err != nil {
 		return nil, err
 	}
-	a := &analysisRun{res: res, replayed: s.client.Counts().Hits, avoided: s.client.AvoidedUSD()}
+	a.res, a.replayed, a.avoided = res, s.client.Counts().Hits, s.client.AvoidedUSD()
 	if err := itemsAll(s.benches, colls, res, s.settings); err != nil {
 		return nil, err
 	}
@@ -359,7 +392,10 @@ func present(b *results.Bundle) ([]analysis.Benchmark, error) {
 // scores each under its settings. Benchmarks run concurrently (each
 // spends part of its time waiting on its rounds of calls); the results
 // are in the order of benches.
-func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool, progress io.Writer) ([]analysis.Collection, []*analysis.Result, error) {
+//
+// When spill is not nil, each result's details go to it as soon as the
+// benchmark is scored (see detailSpill).
+func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, score bool, spill *detailSpill, progress io.Writer) ([]analysis.Collection, []*analysis.Result, error) {
 	colls := make([]analysis.Collection, len(benches))
 	res := make([]*analysis.Result, len(benches))
 	what := "replayed"
@@ -373,10 +409,13 @@ func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Bench
 			return err
 		}
 		colls[i] = c
-		if score {
-			res[i], err = bm.Score(ctx, c, in.Settings)
+		if !score {
+			return nil
 		}
-		return err
+		if res[i], err = bm.Score(ctx, c, in.Settings); err != nil || spill == nil {
+			return err
+		}
+		return spill.put(res[i])
 	})
 	if err != nil {
 		return nil, nil, err
@@ -592,19 +631,21 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory. The
 // site's task pages show the exchanges lookup gives.
-func writeOutputs(o *outputFolder, res []*analysis.Result, extra []*analysis.Result, sens []*analysis.Table, comps []*analysis.Table, published []analysis.Comparison, aliases []site.Alias, prov report.Provenance, lookup site.ExchangeLookup) ([]string, error) {
-	all := append(slices.Clone(res), extra...)
+func writeOutputs(o *outputFolder, a *analysisRun, extra []*analysis.Result, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance, lookup site.ExchangeLookup) ([]string, error) {
+	all := append(slices.Clone(a.res), extra...)
 	return writeTablesAndSite(o, all, site.Input{
-		Results: res, Sensitivity: sens, Comparisons: comps, Published: published, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
-		Exchanges: lookup,
-	}, prov)
+		Results: a.res, Sensitivity: a.sens, Comparisons: comps, Published: a.comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
+		TaskDetails: a.taskDetails, Exchanges: lookup,
+	}, prov, a.dropItems)
 }
 
 // writeTablesAndSite writes the workbooks, CSV, JSON and LaTeX of all and
 // the site of in into the output folder o, then SHA256SUMS, and returns
 // the files written (SHA256SUMS aside), sorted: what reproduce and
-// scores share.
-func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance) ([]string, error) {
+// scores share. When dropItems is not nil, the item records are written
+// first and dropItems is called before the rest is written, so that
+// what the records were generated from is freed by then.
+func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance, dropItems func()) ([]string, error) {
 	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
@@ -616,15 +657,25 @@ func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, 
 	// The workbooks and the site are written at once: the site links the
 	// files report.Files names, which WriteAll is writing meanwhile.
 	// Both hash what they write from memory, for SHA256SUMS.
-	var sums, siteSums []report.FileSum
+	var itemSums, sums, siteSums []report.FileSum
+	writeReport := report.WriteAllHashed
+	if dropItems != nil {
+		var err error
+		if itemSums, err = report.WriteItemsHashed(out, all, prov); err != nil {
+			return nil, err
+		}
+		dropItems()
+		writeReport = report.WriteTablesHashed
+	}
 	var reportErr, siteErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { sums, reportErr = report.WriteAllHashed(out, all, prov) })
+	wg.Go(func() { sums, reportErr = writeReport(out, all, prov) })
 	wg.Go(func() { siteSums, siteErr = site.WriteHashed(filepath.Join(out, "site"), in) })
 	wg.Wait()
 	if err := cmp.Or(reportErr, siteErr); err != nil {
 		return nil, err
 	}
+	sums = append(sums, itemSums...)
 	for _, s := range siteSums {
 		s.Path = "site/" + s.Path
 		sums = append(sums, s)

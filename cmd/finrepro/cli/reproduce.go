@@ -94,10 +94,11 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	a, err := s.analyse(ctx, env, *tol, !*noSweep)
+	a, err := s.analyse(ctx, env, folder.dir, *tol, !*noSweep)
 	if err != nil {
 		return err
 	}
+	defer a.close()
 	if err := checkPairs(s.settings, a.res); err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 	}
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
 	end := phase(progress, "writing outputs to %s", *out)
-	files, err := writeOutputs(folder, a.res, extra, a.sens, comps, a.comps, aliases, prov, exchangeLookup(s.store))
+	files, err := writeOutputs(folder, a, extra, comps, aliases, prov, exchangeLookup(s.store))
 	if err != nil {
 		return err
 	}
@@ -259,7 +260,7 @@ func worstCells(comps []analysis.Comparison, n int) (*analysis.Table, []string) 
 func recordMissing(ctx context.Context, env *Env, s *session, providers map[string]replay.ProviderConfig, yes bool, progress io.Writer, recorded *int) error {
 	dry := replay.New(s.store, replay.Config{Mode: replay.Offline, Providers: providers, Unknown: customProvider()})
 	asked := &callLog{next: dry}
-	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false, nil)
+	_, _, err := collectAll(ctx, s.bundle, s.benches, asked, s.settings, false, nil, nil)
 	if cerr := dry.Corrupt(); cerr != nil {
 		return cerr
 	}
@@ -307,7 +308,7 @@ func recordMissing(ctx context.Context, env *Env, s *session, providers map[stri
 	}
 	// The wall clock is what recorded_at must say for a real recording.
 	rec := replay.New(s.store, replay.Config{Mode: replay.Record, Providers: providers, Unknown: customProvider(), Getenv: env.Getenv, Progress: terminalOf(progress), Clock: env.clock()})
-	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false, nil); err != nil && ctx.Err() == nil {
+	if _, _, err := collectAll(ctx, s.bundle, s.benches, rec, s.settings, false, nil, nil); err != nil && ctx.Err() == nil {
 		return err
 	}
 	// Interrupted or not, what was recorded is merged and sealed below.

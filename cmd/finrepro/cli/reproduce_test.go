@@ -343,7 +343,7 @@ func TestResamplesKeepRankings(t *testing.T) {
 	}
 	defer s.close()
 	ctx := context.Background()
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, nil)
+	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func runScores(ctx context.Context, env *Env, args []string) error {
 			{"cluster-col", *clusterCol}, {"group-col", strings.Join(*groupCols, ",")}}}
 	all := []*analysis.Result{res}
 	// the same leaderboard as a site page, linking the files it writes
-	names, err := writeTablesAndSite(folder, all, site.Input{Results: all, Provenance: prov, Downloads: report.Files(all, prov)}, prov)
+	names, err := writeTablesAndSite(folder, all, site.Input{Results: all, Provenance: prov, Downloads: report.Files(all, prov)}, prov, nil)
 	if err != nil {
 		return err
 	}

@@ -51,10 +51,12 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
-	a, err := s.analyse(ctx, env, *tol, !*noSweep)
+	a, err := s.analyse(ctx, env, folder.dir, *tol, !*noSweep)
 	if err != nil {
 		return err
 	}
+	defer a.close()
+	a.dropItems() // the site does not show them
 	aliases, err := loadAliases(s.bundle)
 	if err != nil {
 		return err
@@ -67,7 +69,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
 	end := phase(progress, "writing the site to %s", dir)
 	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(), Published: a.comps,
-		Provenance: prov, Aliases: aliases, Downloads: downloads, Exchanges: exchangeLookup(s.store)})
+		Provenance: prov, Aliases: aliases, Downloads: downloads, TaskDetails: a.taskDetails, Exchanges: exchangeLookup(s.store)})
 	if err != nil {
 		return err
 	}
