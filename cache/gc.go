@@ -111,7 +111,7 @@ func (s *Store) GC() (*GCStats, error) {
 		}
 		for _, o := range in.ix.objs {
 			if live[o.digest] && keeper[o.digest] == in.p {
-				moves = append(moves, move{objLoc{in.p, o.off, o.clen, o.rawLen}, o.digest})
+				moves = append(moves, move{objLoc{in.p, o.where}, o.digest})
 			}
 		}
 		for _, r := range in.ix.recs {
