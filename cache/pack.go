@@ -345,9 +345,9 @@ func (pw *packWriter) abort() {
 // name, index and size.
 func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *packIndex, int64, error) {
 	var dd Digest
-	enc := plainEncoder()
+	enc, blkEnc := plainEncoder(), plainBlockEncoder()
 	if d != nil {
-		dd, enc = d.digest, d.enc
+		dd, enc, blkEnc = d.digest, d.enc, d.blkEnc
 	}
 	if err := s.upgradeFormat(); err != nil {
 		return "", nil, 0, err
@@ -381,7 +381,7 @@ func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *pack
 		name, ix, err := s.finishPack(pw)
 		return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
 	}
-	l := layoutPack2(dd, items, recs, func(b []byte) []byte { return enc.EncodeAll(b, nil) })
+	l := layoutPack2(dd, items, recs, func(b []byte) []byte { return blkEnc.EncodeAll(b, nil) })
 	for _, f := range l.frames {
 		if _, err := pw.h.Write(f); err != nil {
 			pw.abort()

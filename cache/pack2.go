@@ -63,48 +63,65 @@ type index2 struct {
 	reqAt, respAt []int  // per record: 1 + position of its objects, 0: elsewhere
 }
 
-// marshal2 encodes a format-2 index: blocks, objects (their entry length
-// and flags, the base and length of deltas, the digest of objects no
-// record names), records (key, response digest, request and response
-// object as 1 + position in the pack, 0 when elsewhere, meta).
+// marshal2 encodes a format-2 index, column by column so that like
+// values compress together: the blocks (compressed and decoded size); the
+// objects (entry length and flags, then the digests of the objects no
+// record names, then the base, as a distance back, and length of each
+// delta); the records (keys, response digests, request and response
+// objects as 1 + position in the pack or 0 when elsewhere, meta lengths,
+// metas).
 func (ix *packIndex) marshal2() []byte {
-	dict, blocks, objs, named, recs, reqAt, respAt := ix.dict, ix.v2.blocks, ix.objs, ix.v2.named, ix.recs, ix.v2.reqAt, ix.v2.respAt
+	v := ix.v2
 	b := []byte(indexHeader2)
-	b = append(b, dict[:]...)
-	b = binary.AppendUvarint(b, uint64(len(blocks)))
-	for _, bl := range blocks {
+	b = append(b, ix.dict[:]...)
+	b = binary.AppendUvarint(b, uint64(len(v.blocks)))
+	for _, bl := range v.blocks {
 		b = binary.AppendUvarint(b, uint64(bl.clen))
 		b = binary.AppendUvarint(b, uint64(bl.rawLen))
 	}
-	pos := make(map[*where]int, len(objs))
-	for i := range objs {
-		pos[&objs[i].where] = i
+	pos := make(map[*where]int, len(ix.objs))
+	for i := range ix.objs {
+		pos[&ix.objs[i].where] = i
 	}
-	b = binary.AppendUvarint(b, uint64(len(objs)))
-	for i, o := range objs {
-		v := uint64(o.slen) << entFlagBits
+	b = binary.AppendUvarint(b, uint64(len(ix.objs)))
+	for i, o := range ix.objs {
+		f := uint64(o.slen) << entFlagBits
 		if o.base != nil {
-			v |= entDelta
+			f |= entDelta
 		}
-		if !named[i] {
-			v |= entDigest
+		if !v.named[i] {
+			f |= entDigest
 		}
-		b = binary.AppendUvarint(b, v)
-		if !named[i] {
+		b = binary.AppendUvarint(b, f)
+	}
+	for i, o := range ix.objs {
+		if !v.named[i] {
 			b = append(b, o.digest[:]...)
 		}
+	}
+	for i, o := range ix.objs {
 		if o.base != nil {
-			b = binary.AppendUvarint(b, uint64(i-pos[o.base])) // distance back, at least 1
+			b = binary.AppendUvarint(b, uint64(i-pos[o.base]))
 			b = binary.AppendUvarint(b, uint64(o.rawLen))
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(recs)))
-	for i, r := range recs {
+	b = binary.AppendUvarint(b, uint64(len(ix.recs)))
+	for _, r := range ix.recs {
 		b = append(b, r.key[:]...)
+	}
+	for _, r := range ix.recs {
 		b = append(b, r.resp[:]...)
-		b = binary.AppendUvarint(b, uint64(reqAt[i]))
-		b = binary.AppendUvarint(b, uint64(respAt[i]))
+	}
+	for i := range ix.recs {
+		b = binary.AppendUvarint(b, uint64(v.reqAt[i]))
+	}
+	for i := range ix.recs {
+		b = binary.AppendUvarint(b, uint64(v.respAt[i]))
+	}
+	for _, r := range ix.recs {
 		b = binary.AppendUvarint(b, uint64(len(r.meta)))
+	}
+	for _, r := range ix.recs {
 		b = append(b, r.meta...)
 	}
 	return b
@@ -115,8 +132,9 @@ func (ix *packIndex) marshal2() []byte {
 // blocks in order, no entry across a block's end; a delta's base is an
 // earlier literal object; every object is named, by its own digest or by
 // the records that use it, with one digest, and no digest or key twice;
-// each meta at most MaxMetaBytes. Nothing is allocated beyond what the
-// index's own size allows.
+// each meta at most MaxMetaBytes. Every count is checked against the bytes
+// left before anything is allocated for it, so what is allocated is
+// bounded by the index's size.
 func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(indexHeader2))
 	if !ok || len(rest) < 32 {
@@ -164,8 +182,7 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 		return nil, errBadIndex
 	}
 	ix.objs = make([]objEntry, n)
-	named := make([]bool, n) // has a digest
-	explicit := make([]bool, n)
+	flags := make([]byte, n)
 	blk, at := 0, int64(0)
 	for i := range ix.objs {
 		v, ok := uv()
@@ -173,31 +190,10 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 			return nil, errBadIndex
 		}
 		o := &ix.objs[i]
-		o.v2 = true
-		o.slen = v >> entFlagBits
+		o.v2, o.slen, flags[i] = true, v>>entFlagBits, byte(v&(1<<entFlagBits-1))
+		o.rawLen = o.slen
 		if o.slen == 0 {
 			return nil, bad("object %d is empty", i)
-		}
-		if v&entDigest != 0 {
-			if len(rest) < 32 {
-				return nil, errBadIndex
-			}
-			copy(o.digest[:], rest)
-			rest = rest[32:]
-			named[i], explicit[i] = true, true
-		}
-		o.rawLen = o.slen
-		if v&entDelta != 0 {
-			back, ok1 := uv()
-			raw, ok2 := uv()
-			if !ok1 || !ok2 || back < 1 || back > int64(i) || raw == 0 {
-				return nil, bad("object %d: bad delta", i)
-			}
-			base := &ix.objs[int64(i)-back]
-			if base.base != nil {
-				return nil, bad("object %d: its base %d is a delta", i, int64(i)-back)
-			}
-			o.base, o.rawLen = &base.where, raw
 		}
 		if blk == len(blocks) {
 			return nil, bad("object %d lies past the last block", i)
@@ -215,17 +211,67 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if blk != len(blocks) {
 		return nil, bad("objects end inside block %d of %d", blk, len(blocks))
 	}
+	hasDigest := make([]bool, n)
+	for i := range ix.objs {
+		if flags[i]&entDigest != 0 {
+			if len(rest) < 32 {
+				return nil, errBadIndex
+			}
+			copy(ix.objs[i].digest[:], rest)
+			rest = rest[32:]
+			hasDigest[i] = true
+		}
+	}
+	for i := range ix.objs {
+		if flags[i]&entDelta == 0 {
+			continue
+		}
+		back, ok1 := uv()
+		raw, ok2 := uv()
+		if !ok1 || !ok2 || back < 1 || back > int64(i) || raw == 0 {
+			return nil, bad("object %d: bad delta", i)
+		}
+		j := int64(i) - back
+		if flags[j]&entDelta != 0 {
+			return nil, bad("object %d: its base %d is a delta", i, j)
+		}
+		ix.objs[i].base, ix.objs[i].rawLen = &ix.objs[j].where, raw
+	}
 	nr, ok := uv()
 	if !ok || nr > int64(len(rest))/67 {
 		return nil, errBadIndex
 	}
-	ix.recs = make([]recEntry, 0, nr)
-	nameObj := func(ref int64, d Digest) error {
+	ix.recs = make([]recEntry, nr)
+	for i := range ix.recs {
+		copy(ix.recs[i].key[:], rest[32*i:])
+	}
+	rest = rest[32*nr:]
+	for i := range ix.recs {
+		copy(ix.recs[i].resp[:], rest[32*i:])
+	}
+	rest = rest[32*nr:]
+	refs := func() ([]int, bool) {
+		at := make([]int, nr)
+		for i := range at {
+			v, ok := uv()
+			if !ok || v > n {
+				return nil, false
+			}
+			at[i] = int(v)
+		}
+		return at, true
+	}
+	var ok1, ok2 bool
+	ix.v2.reqAt, ok1 = refs()
+	ix.v2.respAt, ok2 = refs()
+	if !ok1 || !ok2 {
+		return nil, bad("a record names an object the pack does not have")
+	}
+	named := make([]bool, n) // has a digest, of its own or from a record
+	copy(named, hasDigest)
+	nameObj := func(ref int, d Digest) error {
 		if ref == 0 {
 			return nil
-		}
-		if ref > int64(len(ix.objs)) {
-			return bad("record names object %d of %d", ref-1, len(ix.objs))
 		}
 		o := &ix.objs[ref-1]
 		if named[ref-1] && o.digest != d {
@@ -234,39 +280,32 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 		o.digest, named[ref-1] = d, true
 		return nil
 	}
-	metaBytes := 0
-	for range nr {
-		if len(rest) < 64 {
-			return nil, errBadIndex
-		}
-		var r recEntry
-		copy(r.key[:], rest)
-		copy(r.resp[:], rest[32:])
-		rest = rest[64:]
-		qa, ok1 := uv()
-		ra, ok2 := uv()
-		m, ok3 := uv()
-		if !ok1 || !ok2 || !ok3 || m > int64(len(rest)) {
-			return nil, errBadIndex
-		}
-		if err := nameObj(qa, Digest(r.key)); err != nil {
+	metaBytes := int64(0)
+	lens := make([]int64, nr)
+	for i := range ix.recs {
+		r := &ix.recs[i]
+		if err := nameObj(ix.v2.reqAt[i], Digest(r.key)); err != nil {
 			return nil, err
 		}
-		if err := nameObj(ra, r.resp); err != nil {
+		if err := nameObj(ix.v2.respAt[i], r.resp); err != nil {
 			return nil, err
 		}
-		ix.v2.reqAt = append(ix.v2.reqAt, int(qa))
-		ix.v2.respAt = append(ix.v2.respAt, int(ra))
+		m, ok := uv()
+		if !ok {
+			return nil, errBadIndex
+		}
 		if m > MaxMetaBytes {
 			return nil, bad("meta of %s: %d bytes exceed the limit of %d", r.key.Str(), m, MaxMetaBytes)
 		}
-		r.meta = rest[:m:m]
-		metaBytes += int(m)
-		rest = rest[m:]
-		ix.recs = append(ix.recs, r)
+		lens[i] = m
+		metaBytes += m
 	}
-	if len(rest) != 0 {
+	if metaBytes != int64(len(rest)) {
 		return nil, errBadIndex
+	}
+	arena := bytes.Clone(rest) // one allocation for every meta, not sub-slices of b
+	for i := range ix.recs {
+		ix.recs[i].meta, arena = arena[:lens[i]:lens[i]], arena[lens[i]:]
 	}
 	if i := slices.Index(named, false); i >= 0 {
 		return nil, bad("object %d is named by no record and has no digest", i)
@@ -277,16 +316,10 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if k, ok := repeated(ix.recs, func(r recEntry) Digest { return Digest(r.key) }); ok {
 		return nil, bad("key %s recorded twice", k.Str())
 	}
-	for i := range explicit {
-		named[i] = !explicit[i]
+	for i := range hasDigest {
+		hasDigest[i] = !hasDigest[i]
 	}
-	ix.v2.blocks, ix.v2.named = blocks, named
-	arena := make([]byte, 0, metaBytes)
-	for i := range ix.recs {
-		r := &ix.recs[i]
-		arena = append(arena, r.meta...)
-		r.meta = arena[len(arena)-len(r.meta) : len(arena) : len(arena)]
-	}
+	ix.v2.blocks, ix.v2.named = blocks, hasDigest
 	return ix, nil
 }
 

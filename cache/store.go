@@ -182,7 +182,8 @@ type rec struct {
 type dict struct {
 	digest Digest
 	size   int
-	enc    *zstd.Encoder
+	enc    *zstd.Encoder // objects of format 1
+	blkEnc *zstd.Encoder // blocks of format 2
 	dec    *zstd.Decoder
 }
 
@@ -338,6 +339,7 @@ func (s *Store) Close() error {
 	s.retired = nil
 	for _, d := range s.dicts {
 		d.enc.Close()
+		d.blkEnc.Close()
 		d.dec.Close()
 	}
 	s.indexEnc.Close()
@@ -601,7 +603,11 @@ func (s *Store) newDict(d Digest, content []byte) (*dict, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dict{digest: d, size: len(content), enc: enc, dec: dec}, nil
+	blkEnc, err := zstd.NewWriter(nil, zstd.WithEncoderDictRaw(id, content), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(blockLevel))
+	if err != nil {
+		return nil, err
+	}
+	return &dict{digest: d, size: len(content), enc: enc, blkEnc: blkEnc, dec: dec}, nil
 }
 
 func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
@@ -613,6 +619,11 @@ func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 // the fastest level compressed realistic exchanges as well as the default
 // level (2.97 against 2.95 times) for 60% of the CPU.
 const encoderLevel = zstd.SpeedFastest
+
+// blockLevel is the zstd level of format-2 blocks: on 5,000 judge
+// exchanges the better level saved 1 % for 50 % more CPU on random
+// ones, the best 6 % for four times the CPU.
+var blockLevel = zstd.SpeedDefault
 
 // plainEncoder returns the shared dictionary-less encoder.
 var plainOnce sync.Once
@@ -856,4 +867,15 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	defer f.Close()
 	_, err = f.ReadAt(b, off)
 	return err
+}
+
+var plainBlockOnce sync.Once
+var plainBlockEnc *zstd.Encoder
+
+// plainBlockEncoder returns the shared dictionary-less encoder of blocks.
+func plainBlockEncoder() *zstd.Encoder {
+	plainBlockOnce.Do(func() {
+		plainBlockEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(blockLevel))
+	})
+	return plainBlockEnc
 }
