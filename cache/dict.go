@@ -27,8 +27,9 @@ const dictPiece = 64
 
 // buildDict returns the raw dictionary for a batch's objects: of the
 // first dictChunk bytes of each sampled object, the 64-byte pieces not
-// already in it.
-func buildDict(items []item) []byte {
+// already in it; with all (the rule of stores of pack format 1, kept so
+// that they stay byte-identical), every piece.
+func buildDict(items []item, all bool) []byte {
 	out := make([]byte, 0, dictSize)
 	seen := map[string]bool{}
 	// Visit the objects in a fixed stride that is coprime with any
@@ -43,7 +44,7 @@ func buildDict(items []item) []byte {
 		raw = raw[:min(len(raw), dictChunk)]
 		for p := 0; p < len(raw) && len(out) < dictSize; p += dictPiece {
 			piece := raw[p:min(len(raw), p+dictPiece)]
-			if seen[string(piece)] {
+			if !all && seen[string(piece)] {
 				continue
 			}
 			seen[string(piece)] = true

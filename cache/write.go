@@ -370,7 +370,7 @@ func (s *Store) trainDict(items []item) (*dict, error) {
 	if s.opt.ReadOnly {
 		return nil, errors.New("store opened read-only")
 	}
-	content := buildDict(items)
+	content := buildDict(items, s.packFormat == 1)
 	d := Digest(sha256.Sum256(content))
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
 	if _, err := os.Stat(path); err != nil {
