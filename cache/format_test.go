@@ -74,6 +74,23 @@ func TestFormat1Store(t *testing.T) {
 		t.Fatalf("a read-only open changed FORMAT to %q", got)
 	}
 
+	// gc rewrites a lone, clean format-1 pack for its format alone.
+	dir2 := t.TempDir()
+	if err := os.CopyFS(dir2, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	g := openTest(t, dir2, Options{NoCompact: true})
+	if _, err := g.GC(); err != nil {
+		t.Fatal(err)
+	}
+	if m := packMagics(t, dir2); m[packMagic] != 0 || m[packMagic2] != 1 {
+		t.Fatalf("packs %v after gc of one format-1 pack, want one of format 2", m)
+	}
+	if got := dumpOf(t, g); !bytes.Equal(got, want) {
+		t.Fatal("dump after gc of the copy differs")
+	}
+	g.Close()
+
 	w := openTest(t, dir, Options{NoCompact: true})
 	x := &Exchange{Request: []byte(`{"provider":"p","endpoint":"e","body":{"model":"m","n":1}}`), Response: []byte(`{"text":"new"}`), Meta: Meta{Source: SourceImport}}
 	k, err := w.Put(x)

@@ -87,6 +87,9 @@ func (s *Store) GC() (*GCStats, error) {
 		if small > 1 && in.p.size < smallPack {
 			rewrite[in.p] = true
 		}
+		if in.ix.v2 == nil && s.packFormat == 2 {
+			rewrite[in.p] = true // format 1: rewritten in format 2
+		}
 		for _, o := range in.ix.objs {
 			if !live[o.digest] || keeper[o.digest] != in.p {
 				rewrite[in.p] = true
