@@ -40,7 +40,7 @@ const blockTarget = 64 << 10
 const (
 	minDeltaObj = 512
 	fpWindow    = 32 // bytes hashed into one fingerprint
-	fpSample    = 6  // a position is sampled when its hash's top 6 bits are 0 (1 in 64)
+	fpSample    = 8  // a position is sampled when its hash's top 8 bits are 0 (1 in 256)
 	minMatch    = 16 // shortest copy a delta makes
 )
 
