@@ -333,8 +333,6 @@ func (pw *packWriter) addObject(d Digest, frame []byte, rawLen int) error {
 	return nil
 }
 
-func (pw *packWriter) addRecord(r recEntry) { pw.ix.recs = append(pw.ix.recs, r) }
-
 func (pw *packWriter) abort() {
 	pw.f.Close()
 	os.Remove(pw.f.Name()) // best effort: a leftover temp file is removed by gc
