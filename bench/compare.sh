@@ -4,9 +4,11 @@
 # trained dictionary, on the same synthetic exchanges: load time, dump time
 # and store size; the store's size against the JSONL compressed with
 # zstd -3 and zstd -19 --long; 1,000 random requests answered by key
-# (finrepro replay against the SQLite peer's lookups); and finrepro's
+# (finrepro replay against the SQLite peer's lookups); finrepro's
 # offline replay of every request of the corpus (which must answer all of
-# them). Not run by CI; needs /usr/bin/python3 with python3-sqlitedict and
+# them); and the dump against its libzstd floor (bench/zstd_floor.py: the
+# store's frames decoded by libzstd with the store's dictionary, one
+# thread, and format 2's deltas applied). Not run by CI; needs /usr/bin/python3 with python3-sqlitedict and
 # python3-zstandard, and the zstd command (apt-get install python3-sqlitedict
 # python3-zstandard zstd).
 #
@@ -48,15 +50,19 @@ for r in $(seq "$ROUNDS"); do
 	rm -f "$W/base.sqlite" "$W/peer.sqlite"
 	rm -rf "$W/c"
 	t0=$(now); "$W/finrepro" cache load --dir "$W/c" "$W/ex.jsonl" > /dev/null; t1=$(now)
-	"$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
+	/usr/bin/time -f "%U %S" -o "$W/dump.cpu" "$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
 	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t3=$(now)
 	"$W/finrepro" replay --requests "$W/req1000.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t4=$(now)
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" <<'PY'
+	FLOOR=$(/usr/bin/python3 bench/zstd_floor.py "$W/c")
+	DUMP_CPU=$(awk '{print $1 + $2}' "$W/dump.cpu")
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" "$FLOOR" "$DUMP_CPU" <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
+floor = json.loads(sys.argv[11])
+fl_s, fl_cpu, dump_cpu = floor["decode_s"], floor["cpu_s"], float(sys.argv[12])
 p, t4 = json.loads(sys.argv[9]), float(sys.argv[10])
 t0, t1, t2, fb, t3 = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 z3, z19 = int(sys.argv[7]), int(sys.argv[8])
@@ -67,6 +73,7 @@ print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['byt
 print(f"finrepro:   load {fl:.2f}s dump {fd:.2f}s size {fb}")
 print(f"sqlite+zstd+dict: load {p['load_s']:.2f}s dump {p['dump_s']:.2f}s 1000 lookups {p['lookup_s']:.2f}s size {p['bytes']}")
 print(f"finrepro 1000-request replay: {t4 - t3:.2f}s")
+print(f"libzstd floor (one thread): {fl_s:.2f}s, {fl_cpu:.2f} CPU-s; finrepro dump {fd / fl_s:.2f}x the floor in wall time (with opening the store and reading its files, which the floor does before its clock starts), {dump_cpu:.2f} CPU-s: {dump_cpu / fl_cpu:.2f}x the floor's CPU")
 print(f"against sqlite+zstd+dict: load {p['load_s']/fl:.2f}x faster, dump {p['dump_s']/fd:.2f}x faster, 1000 requests {p['lookup_s']/(t4 - t3):.2f}x faster, store {p['bytes']/fb:.2f}x smaller")
 print(f"ratios: load {b['load_s']/fl:.2f}x faster, dump {b['dump_s']/fd:.2f}x faster, store {b['bytes']/fb:.2f}x smaller (raw JSONL/finrepro {b['raw_bytes']/fb:.2f}x)")
 PY

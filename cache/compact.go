@@ -185,45 +185,34 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		}
 		return 0, nil
 	}
-	var dd Digest
-	if d := srcs[0].p.dict; d != nil {
-		dd = d.digest
-	}
-	pw, err := s.newPackWriter(dd)
-	if err != nil {
-		return 0, err
-	}
 	seen := map[Digest]bool{}
-	var buf []byte
+	var items []item
+	var recs []recEntry
 	for _, sc := range srcs {
-		dec := s.decoder(sc.p)
 		for _, o := range sc.ix.objs {
 			if seen[o.digest] {
 				continue
 			}
-			frame := sc.data[o.off : o.off+o.clen]
-			buf, err = dec.DecodeAll(frame, buf[:0])
-			if err != nil || int64(len(buf)) != o.rawLen || Digest(sha256.Sum256(buf)) != o.digest {
+			raw, err := s.objectIn(sc.p, sc.data, o)
+			if err != nil {
 				// Left for verify to report; nothing is removed.
-				pw.abort()
 				s.mu.Lock()
 				sc.p.noMerge = true
 				s.mu.Unlock()
 				return 0, nil
 			}
 			seen[o.digest] = true
-			if err := pw.addObject(o.digest, frame, int(o.rawLen)); err != nil {
-				pw.abort()
-				return 0, err
+			// A format-1 object keeps its frame when the merged pack is
+			// of format 1 too.
+			it := item{d: o.digest, raw: raw}
+			if !o.v2 {
+				it.frame, it.fdict = sc.data[o.off:o.off+o.clen], sc.p.dict
 			}
+			items = append(items, it)
 		}
+		recs = append(recs, sc.ix.recs...)
 	}
-	for _, sc := range srcs {
-		for _, r := range sc.ix.recs {
-			pw.addRecord(r)
-		}
-	}
-	name, ix, err := s.finishPack(pw)
+	name, ix, _, err := s.writePack(srcs[0].p.dict, items, recs)
 	if err != nil {
 		return 0, err
 	}
@@ -239,7 +228,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		np = &pack{name: name, path: s.packPath(name), dict: srcs[0].p.dict, size: st.Size(), recs: len(ix.recs)}
 		s.packs[name] = np
 		for _, o := range ix.objs {
-			s.objs[o.digest] = append(s.objs[o.digest], objLoc{np, o.off, o.clen, o.rawLen})
+			s.objs[o.digest] = append(s.objs[o.digest], objLoc{np, o.where})
 		}
 	}
 	for _, sc := range srcs {
@@ -294,6 +283,25 @@ func (s *Store) dropPack(p *pack, ix *packIndex) {
 			s.objs[o.digest] = locs
 		}
 	}
+}
+
+// objectIn decodes object o of pack p, whose whole file is data, and
+// checks it against its digest.
+func (s *Store) objectIn(p *pack, data []byte, o objEntry) ([]byte, error) {
+	var raw []byte
+	var err error
+	if o.v2 {
+		raw, err = s.readLoc(nil, objLoc{p, o.where}, o.digest, true)
+	} else {
+		raw, err = s.decoder(p).DecodeAll(data[o.off:o.off+o.clen], nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) != o.rawLen || Digest(sha256.Sum256(raw)) != o.digest {
+		return nil, ErrCorrupt
+	}
+	return raw, nil
 }
 
 // readWholePack reads a small pack and its index, checking the file

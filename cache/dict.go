@@ -20,9 +20,18 @@ const (
 	dictChunk = 2 << 10   // the start of an object holds its most shared structure
 )
 
-// buildDict returns the raw dictionary for a batch's objects.
-func buildDict(items []item) []byte {
+// dictPiece is the unit buildDict keeps once: the same 64 bytes twice
+// (the shared instructions at the start of every judge request) would
+// waste the dictionary's room.
+const dictPiece = 64
+
+// buildDict returns the raw dictionary for a batch's objects: of the
+// first dictChunk bytes of each sampled object, the 64-byte pieces not
+// already in it; with all (the rule of stores of pack format 1, kept so
+// that they stay byte-identical), every piece.
+func buildDict(items []item, all bool) []byte {
 	out := make([]byte, 0, dictSize)
+	seen := map[string]bool{}
 	// Visit the objects in a fixed stride that is coprime with any
 	// batch length that is not a multiple of 7, so that samples spread
 	// over the batch; stop at dictSize or after one pass.
@@ -32,7 +41,15 @@ func buildDict(items []item) []byte {
 		if n%7 == 0 {
 			raw = items[i].raw
 		}
-		out = append(out, raw[:min(len(raw), dictChunk, dictSize-len(out))]...)
+		raw = raw[:min(len(raw), dictChunk)]
+		for p := 0; p < len(raw) && len(out) < dictSize; p += dictPiece {
+			piece := raw[p:min(len(raw), p+dictPiece)]
+			if !all && seen[string(piece)] {
+				continue
+			}
+			seen[string(piece)] = true
+			out = append(out, piece[:min(len(piece), dictSize-len(out))]...)
+		}
 	}
 	return out
 }

@@ -87,6 +87,9 @@ func (s *Store) GC() (*GCStats, error) {
 		if small > 1 && in.p.size < smallPack {
 			rewrite[in.p] = true
 		}
+		if in.ix.v2 == nil && s.packFormat == 2 {
+			rewrite[in.p] = true // format 1: rewritten in format 2
+		}
 		for _, o := range in.ix.objs {
 			if !live[o.digest] || keeper[o.digest] != in.p {
 				rewrite[in.p] = true
@@ -111,7 +114,7 @@ func (s *Store) GC() (*GCStats, error) {
 		}
 		for _, o := range in.ix.objs {
 			if live[o.digest] && keeper[o.digest] == in.p {
-				moves = append(moves, move{objLoc{in.p, o.off, o.clen, o.rawLen}, o.digest})
+				moves = append(moves, move{objLoc{in.p, o.where}, o.digest})
 			}
 		}
 		for _, r := range in.ix.recs {

@@ -11,9 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/finrepro/finrepro/cache/internal/synth"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -129,11 +132,11 @@ func TestPackIndexBomb(t *testing.T) {
 	}
 }
 
-// TestPackIndexChecks builds pack indexes that lie about their pack: each
-// is refused, and the real pack's index is accepted.
+// TestPackIndexChecks builds pack indexes of format 1 that lie about their
+// pack: each is refused, and the real pack's index is accepted.
 func TestPackIndexChecks(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, Options{})
+	s := openTest(t, dir, Options{PackFormat: 1})
 	if _, err := s.Load(bytes.NewReader(synthLines(t, 5, 2)), LoadOptions{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +178,76 @@ func TestPackIndexChecks(t *testing.T) {
 	}
 }
 
+// TestPackIndex2Checks does the same for indexes of format 2.
+func TestPackIndex2Checks(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	var lines bytes.Buffer // judge traffic: requests stored as deltas
+	if err := synth.WriteJudge(&lines, 200, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(bytes.NewReader(lines.Bytes()), LoadOptions{Strict: true}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(packFiles(t, dir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexOff := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
+	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.v2 == nil || len(ix.v2.blocks) < 2 || len(ix.recs) < 2 {
+		t.Fatalf("format 2: %v, %d records", ix.v2 != nil, len(ix.recs))
+	}
+	clone := func(ix *packIndex) *packIndex {
+		c := *ix
+		c.objs = slices.Clone(ix.objs)
+		c.recs = slices.Clone(ix.recs)
+		v := *ix.v2
+		v.blocks, v.named, v.reqAt, v.respAt = slices.Clone(v.blocks), slices.Clone(v.named), slices.Clone(v.reqAt), slices.Clone(v.respAt)
+		c.v2 = &v
+		return &c
+	}
+	last := func(ix *packIndex) *blockEntry { return &ix.v2.blocks[len(ix.v2.blocks)-1] }
+	for _, tc := range []struct {
+		name string
+		edit func(ix *packIndex)
+	}{
+		{"block past the index", func(ix *packIndex) { last(ix).clen++ }},
+		{"blocks end early", func(ix *packIndex) { last(ix).clen-- }},
+		{"object across a block's end", func(ix *packIndex) { ix.objs[0].slen++ }},
+		{"block not filled", func(ix *packIndex) { ix.v2.blocks[0].rawLen++ }},
+		{"object missing", func(ix *packIndex) { ix.objs = ix.objs[:len(ix.objs)-1] }},
+		{"unnamed object", func(ix *packIndex) { ix.v2.reqAt[0] = 0 }},
+		{"object named twice", func(ix *packIndex) { ix.v2.respAt[0] = ix.v2.reqAt[0] }},
+		{"record past the objects", func(ix *packIndex) { ix.v2.respAt[0] = len(ix.objs) + 1 }},
+		{"key twice", func(ix *packIndex) { ix.recs[1].key = ix.recs[0].key }},
+		{"meta too large", func(ix *packIndex) { ix.recs[0].meta = bytes.Repeat([]byte(" "), MaxMetaBytes+1) }},
+		{"delta of a delta", func(ix *packIndex) {
+			for i := range ix.objs {
+				if ix.objs[i].base != nil {
+					ix.objs[i+1].base, ix.objs[i+1].rawLen = &ix.objs[i].where, 100
+					return
+				}
+			}
+			t.Fatal("no delta in the pack")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clone(ix)
+			tc.edit(c)
+			if _, err := parsePackIndex2(c.marshal(), indexOff); !errors.Is(err, errBadIndex) {
+				t.Errorf("parse: %v, want a malformed index", err)
+			}
+		})
+	}
+	if _, err := parsePackIndex2(ix.marshal(), indexOff); err != nil {
+		t.Errorf("the unchanged index: %v", err)
+	}
+}
+
 // FuzzReadPackIndex reads a pack's index from arbitrary bytes. Property: what
 // it allocates is bounded by a constant factor of the pack's size (plus a
 // constant for the decoder's first use), whatever the index claims.
@@ -188,6 +261,15 @@ func FuzzReadPackIndex(f *testing.F) {
 	if _, err := s.Load(bytes.NewReader(synthLines(f, 5, 3)), LoadOptions{Strict: true}); err != nil {
 		f.Fatal(err)
 	}
+	// and a pack of format 1
+	s1, err := Open(dir, Options{PackFormat: 1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := s1.Load(bytes.NewReader(synthLines(f, 5, 4)), LoadOptions{Strict: true}); err != nil {
+		f.Fatal(err)
+	}
+	s1.Close()
 	files, _ := filepath.Glob(filepath.Join(dir, packsDir, "*", "*.pack"))
 	for _, p := range files {
 		b, err := os.ReadFile(p)
@@ -208,7 +290,11 @@ func FuzzReadPackIndex(f *testing.F) {
 		if ix != nil {
 			// What is accepted round-trips.
 			off := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
-			again, err := parsePackIndex(ix.marshal(), off)
+			parse := parsePackIndex
+			if ix.v2 != nil {
+				parse = parsePackIndex2
+			}
+			again, err := parse(ix.marshal(), off)
 			if err != nil || !bytes.Equal(again.marshal(), ix.marshal()) {
 				t.Errorf("accepted index does not round-trip: %v", err)
 			}
@@ -297,7 +383,7 @@ func TestBogusRecordsPack(t *testing.T) {
 // objects' real size, and the claim is reported as corruption.
 func TestObjectLengthClaim(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, Options{})
+	s := openTest(t, dir, Options{PackFormat: 1})
 	x := &Exchange{Request: []byte(`{"provider":"p","endpoint":"e","body":{"model":"m"}}`), Response: []byte(`{"text":"hello"}`), Meta: Meta{Source: SourceImport}}
 	k, err := s.Put(x)
 	if err != nil {

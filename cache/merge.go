@@ -68,10 +68,10 @@ func Merge(src, dst string) (moved, same int, err error) {
 }
 
 // IsStore reports whether dir is a cache: a folder whose FORMAT file names
-// this store format.
+// a store format this package reads.
 func IsStore(dir string) bool {
 	b, err := regular.Read(filepath.Join(dir, formatFile), maxFormatBytes)
-	return err == nil && string(b) == StoreFormat
+	return err == nil && (string(b) == StoreFormat || string(b) == StoreFormat1)
 }
 
 // IsTmpDir reports whether dir is the folder of temporary files of a

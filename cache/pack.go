@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/finrepro/finrepro/internal/regular"
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/errgroup"
 )
 
 // Pack file layout (see docs/cache.md):
@@ -55,9 +57,23 @@ func maxIndexFor(size int64) int64 { return min(maxIndexBytes, 1<<20+16*size) }
 // objEntry locates one object inside a pack.
 type objEntry struct {
 	digest Digest
+	where
+}
+
+// where locates an object's content inside its pack. In a pack of format
+// 1 it is a frame of its own (off, clen); in a pack of format 2 it is an
+// entry of a block (the block's frame at off, clen, decoding to blockRaw
+// bytes, of which the entry is slen bytes at at), holding either the
+// object itself or, when base is set, its delta against base.
+type where struct {
 	off    int64
 	clen   int64
 	rawLen int64
+	v2     bool
+	// format 2 only
+	blockRaw int64
+	at, slen int64
+	base     *where // a literal object of the same pack; nil: literal
 }
 
 // recEntry is one exchange record: the request object has digest key.
@@ -72,9 +88,14 @@ type packIndex struct {
 	dict Digest // zero: no dictionary
 	objs []objEntry
 	recs []recEntry
+	v2   *index2 // format 2 only
 }
 
+// marshal encodes the index in its pack's format.
 func (ix *packIndex) marshal() []byte {
+	if ix.v2 != nil {
+		return ix.marshal2()
+	}
 	b := []byte(indexHeader)
 	b = append(b, ix.dict[:]...)
 	b = binary.AppendUvarint(b, uint64(len(ix.objs)))
@@ -233,7 +254,7 @@ func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
 	if _, err := f.ReadAt(magic[:], 0); err != nil {
 		return nil, err
 	}
-	if string(magic[:]) != packMagic {
+	if string(magic[:]) != packMagic && string(magic[:]) != packMagic2 {
 		return nil, errors.New("not a pack file")
 	}
 	limit := maxIndexFor(size)
@@ -262,17 +283,21 @@ func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}
+	if string(magic[:]) == packMagic2 {
+		return parsePackIndex2(raw, off)
+	}
 	return parsePackIndex(raw, off)
 }
 
 // packWriter builds one pack in a temporary file.
 type packWriter struct {
-	f   *os.File
-	bw  *bufio.Writer
-	h   io.Writer // hashes what is written
-	sum interface{ Sum([]byte) []byte }
-	off int64
-	ix  packIndex
+	f    *os.File
+	bw   *bufio.Writer
+	h    io.Writer // hashes what is written
+	sum  interface{ Sum([]byte) []byte }
+	off  int64
+	ix   packIndex
+	tail []byte // the index frame, once written
 }
 
 func (s *Store) newPackWriter(dict Digest) (*packWriter, error) {
@@ -287,11 +312,15 @@ func (s *Store) newPackWriter(dict Digest) (*packWriter, error) {
 	bw := bufio.NewWriterSize(f, 1<<20)
 	pw := &packWriter{f: f, bw: bw, h: io.MultiWriter(bw, h), sum: h}
 	pw.ix.dict = dict
-	if _, err := pw.h.Write([]byte(packMagic)); err != nil {
+	magic := packMagic2
+	if s.packFormat == 1 {
+		magic = packMagic
+	}
+	if _, err := pw.h.Write([]byte(magic)); err != nil {
 		pw.abort()
 		return nil, err
 	}
-	pw.off = int64(len(packMagic))
+	pw.off = int64(len(magic))
 	return pw, nil
 }
 
@@ -299,22 +328,77 @@ func (pw *packWriter) addObject(d Digest, frame []byte, rawLen int) error {
 	if _, err := pw.h.Write(frame); err != nil {
 		return err
 	}
-	pw.ix.objs = append(pw.ix.objs, objEntry{d, pw.off, int64(len(frame)), int64(rawLen)})
+	pw.ix.objs = append(pw.ix.objs, objEntry{d, where{off: pw.off, clen: int64(len(frame)), rawLen: int64(rawLen)}})
 	pw.off += int64(len(frame))
 	return nil
 }
-
-func (pw *packWriter) addRecord(r recEntry) { pw.ix.recs = append(pw.ix.recs, r) }
 
 func (pw *packWriter) abort() {
 	pw.f.Close()
 	os.Remove(pw.f.Name()) // best effort: a leftover temp file is removed by gc
 }
 
+// writePack writes items (objects) and recs as one pack in the store's
+// pack format, compressed with d (nil: no dictionary), and returns its
+// name, index and size.
+func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *packIndex, int64, error) {
+	var dd Digest
+	enc, blkEnc := plainEncoder(), plainBlockEncoder()
+	if d != nil {
+		dd, enc, blkEnc = d.digest, d.enc, d.blkEnc
+	}
+	if err := s.upgradeFormat(); err != nil {
+		return "", nil, 0, err
+	}
+	pw, err := s.newPackWriter(dd)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	if s.packFormat == 1 {
+		frames := make([][]byte, len(items))
+		var g errgroup.Group
+		g.SetLimit(compressWorkers())
+		for i, it := range items {
+			g.Go(func() error {
+				if it.frame != nil && it.fdict == d {
+					frames[i] = it.frame
+				} else {
+					frames[i] = enc.EncodeAll(it.raw, nil)
+				}
+				return nil
+			})
+		}
+		g.Wait() // the workers return no errors
+		for i, it := range items {
+			if err := pw.addObject(it.d, frames[i], len(it.raw)); err != nil {
+				pw.abort()
+				return "", nil, 0, err
+			}
+		}
+		pw.ix.recs = recs
+		name, ix, err := s.finishPack(pw)
+		return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
+	}
+	l := layoutPack2(dd, items, recs, func(b []byte) []byte { return blkEnc.EncodeAll(b, nil) })
+	for _, f := range l.frames {
+		if _, err := pw.h.Write(f); err != nil {
+			pw.abort()
+			return "", nil, 0, err
+		}
+		pw.off += int64(len(f))
+	}
+	pw.ix = *l.ix
+	name, ix, err := s.finishPack(pw)
+	return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
+}
+
+func compressWorkers() int { return runtime.GOMAXPROCS(0) }
+
 // finish writes index and trailer, syncs the file and renames it into
 // place, then syncs its folder. It returns the pack's name.
 func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
 	frame := s.indexEnc.EncodeAll(pw.ix.marshal(), nil)
+	pw.tail = frame
 	var tr [trailerLen]byte
 	binary.LittleEndian.PutUint64(tr[:8], uint64(pw.off))
 	copy(tr[8:], packEndMagic)

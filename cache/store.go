@@ -21,9 +21,14 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// StoreFormat is the content of a store's format file; a store of another
-// format is refused.
-const StoreFormat = "finrepro-cache/1\n"
+// StoreFormat is the content of the format file of a store written in
+// pack format 2 (which may also hold packs of format 1); StoreFormat1 is
+// that of a store of format-1 packs only. A store of another format is
+// refused.
+const (
+	StoreFormat  = "finrepro-cache/2\n"
+	StoreFormat1 = "finrepro-cache/1\n"
+)
 
 // Store layout.
 const (
@@ -98,6 +103,12 @@ type Options struct {
 	// NoCompact turns off the automatic merging of small packs after
 	// writes (compact.go); Compact still merges them when called.
 	NoCompact bool
+	// PackFormat is the format of the packs this store writes: 2 (the
+	// default, when 0) or 1, for output that must stay byte-identical
+	// with stores written before format 2 (the embedded demo bundle). A
+	// store of format 1 that gets a pack of format 2 has its FORMAT file
+	// changed to StoreFormat first.
+	PackFormat int
 }
 
 // A Store is an opened cache folder. Its methods are safe for concurrent
@@ -105,6 +116,10 @@ type Options struct {
 type Store struct {
 	dir string
 	opt Options
+	// packFormat is the format of the packs written (1 or 2); format is
+	// the store's FORMAT (1 or 2).
+	packFormat, format int
+	blocks             blockCache
 
 	indexEnc *zstd.Encoder
 	indexDec *zstd.Decoder
@@ -151,10 +166,8 @@ type pack struct {
 }
 
 type objLoc struct {
-	p      *pack
-	off    int64
-	clen   int64
-	rawLen int64
+	p *pack
+	where
 }
 
 type rec struct {
@@ -169,7 +182,8 @@ type rec struct {
 type dict struct {
 	digest Digest
 	size   int
-	enc    *zstd.Encoder
+	enc    *zstd.Encoder // objects of format 1
+	blkEnc *zstd.Encoder // blocks of format 2
 	dec    *zstd.Decoder
 }
 
@@ -199,6 +213,13 @@ func Open(dir string, opt Options) (*Store, error) {
 	if os.Getenv(VerifyEnv) == "1" {
 		opt.Verify = true
 	}
+	switch opt.PackFormat {
+	case 0:
+		opt.PackFormat = 2
+	case 1, 2:
+	default:
+		return nil, fmt.Errorf("cache: open: no pack format %d", opt.PackFormat)
+	}
 	for _, d := range []string{dir, filepath.Join(dir, packsDir), filepath.Join(dir, dictsDir), filepath.Join(dir, tmpDir)} {
 		if opt.ReadOnly {
 			if _, err := os.Stat(d); err != nil && (d == dir || !os.IsNotExist(err)) {
@@ -218,6 +239,8 @@ func Open(dir string, opt Options) (*Store, error) {
 		recs:    map[Key]*rec{},
 		objs:    map[Digest][]objLoc{},
 		dicts:   map[Digest]*dict{},
+
+		packFormat: opt.PackFormat,
 	}
 	if err := s.checkFormat(); err != nil {
 		return nil, err
@@ -245,9 +268,14 @@ func (s *Store) checkFormat() error {
 	p := filepath.Join(s.dir, formatFile)
 	b, err := regular.Read(p, maxFormatBytes)
 	if os.IsNotExist(err) && !s.opt.ReadOnly {
-		if err := s.writeFileAtomic(p, []byte(StoreFormat)); err != nil {
+		f := StoreFormat
+		if s.packFormat == 1 {
+			f = StoreFormat1
+		}
+		if err := s.writeFileAtomic(p, []byte(f)); err != nil {
 			return fmt.Errorf("cache: open: %w", err)
 		}
+		s.format = s.packFormat
 		return nil
 	}
 	if os.IsNotExist(err) {
@@ -256,9 +284,30 @@ func (s *Store) checkFormat() error {
 	if err != nil {
 		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: err.Error()}
 	}
-	if string(b) != StoreFormat {
-		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: fmt.Sprintf("got format %q, want %q", strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat))}
+	switch string(b) {
+	case StoreFormat:
+		s.format = 2
+	case StoreFormat1:
+		s.format = 1
+	default:
+		return &CorruptError{Dir: s.dir, Path: formatFile, Msg: fmt.Sprintf("got format %q, want %q or %q", strings.TrimSpace(string(b)), strings.TrimSpace(StoreFormat), strings.TrimSpace(StoreFormat1))}
 	}
+	return nil
+}
+
+// upgradeFormat changes the FORMAT of a store of format 1 to 2 before its
+// first pack of format 2 is written, so that a reader that knows only
+// format 1 refuses the store instead of finding a pack it cannot read.
+func (s *Store) upgradeFormat() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.packFormat == 1 || s.format == 2 {
+		return nil
+	}
+	if err := s.writeFileAtomic(filepath.Join(s.dir, formatFile), []byte(StoreFormat)); err != nil {
+		return err
+	}
+	s.format = 2
 	return nil
 }
 
@@ -290,6 +339,7 @@ func (s *Store) Close() error {
 	s.retired = nil
 	for _, d := range s.dicts {
 		d.enc.Close()
+		d.blkEnc.Close()
 		d.dec.Close()
 	}
 	s.indexEnc.Close()
@@ -495,7 +545,7 @@ func (s *Store) addIndex(p *pack, ix *packIndex) error {
 		p.dict = d
 	}
 	for _, o := range ix.objs {
-		s.objs[o.digest] = append(s.objs[o.digest], objLoc{p, o.off, o.clen, o.rawLen})
+		s.objs[o.digest] = append(s.objs[o.digest], objLoc{p, o.where})
 	}
 	for _, r := range ix.recs {
 		p.recs++
@@ -553,7 +603,11 @@ func (s *Store) newDict(d Digest, content []byte) (*dict, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dict{digest: d, size: len(content), enc: enc, dec: dec}, nil
+	blkEnc, err := zstd.NewWriter(nil, zstd.WithEncoderDictRaw(id, content), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(blockLevel))
+	if err != nil {
+		return nil, err
+	}
+	return &dict{digest: d, size: len(content), enc: enc, blkEnc: blkEnc, dec: dec}, nil
 }
 
 func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
@@ -565,6 +619,11 @@ func (s *Store) newDecoder(opts ...zstd.DOption) (*zstd.Decoder, error) {
 // the fastest level compressed realistic exchanges as well as the default
 // level (2.97 against 2.95 times) for 60% of the CPU.
 const encoderLevel = zstd.SpeedFastest
+
+// blockLevel is the zstd level of format-2 blocks: on 5,000 judge
+// exchanges the better level saved 1 % for 50 % more CPU on random
+// ones, the best 6 % for four times the CPU.
+var blockLevel = zstd.SpeedDefault
 
 // plainEncoder returns the shared dictionary-less encoder.
 var plainOnce sync.Once
@@ -741,8 +800,23 @@ const largePack = 1 << 20
 
 // readAt appends the content of object d, stored at l, to dst.
 func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
+	return s.readLoc(dst, l, d, !l.p.trusted.Load() || s.opt.Verify)
+}
+
+// readLoc is readAt, re-hashing the content when rehash is set.
+func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, error) {
 	if l.rawLen > s.opt.MaxObjectBytes {
 		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
+	}
+	if l.v2 {
+		out, err := s.readEntry(dst, l.p, l.where)
+		if err != nil {
+			return nil, fmt.Errorf("object %s: %w", d.Str(), err)
+		}
+		if rehash && Digest(sha256.Sum256(out[len(dst):])) != d {
+			return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
+		}
+		return out, nil
 	}
 	frame := make([]byte, l.clen)
 	if err := s.preadPack(l.p, frame, l.off); err != nil {
@@ -757,7 +831,6 @@ func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
 	}
 	// A trusted pack's file matched its name: its content is what its
 	// writer hashed (and the frame's checksum has just been checked).
-	rehash := !l.p.trusted.Load() || s.opt.Verify
 	if raw := out[len(dst):]; int64(len(raw)) != l.rawLen || rehash && Digest(sha256.Sum256(raw)) != d {
 		return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 	}
@@ -794,4 +867,15 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	defer f.Close()
 	_, err = f.ReadAt(b, off)
 	return err
+}
+
+var plainBlockOnce sync.Once
+var plainBlockEnc *zstd.Encoder
+
+// plainBlockEncoder returns the shared dictionary-less encoder of blocks.
+func plainBlockEncoder() *zstd.Encoder {
+	plainBlockOnce.Do(func() {
+		plainBlockEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(blockLevel))
+	})
+	return plainBlockEnc
 }

@@ -431,7 +431,7 @@ func FuzzParseLine(f *testing.F) {
 }
 
 func FuzzParsePackIndex(f *testing.F) {
-	ix := &packIndex{objs: []objEntry{{Digest{1}, 8, 1<<20 - 8, 20}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
+	ix := &packIndex{objs: []objEntry{{Digest{1}, where{off: 8, clen: 1<<20 - 8, rawLen: 20}}}, recs: []recEntry{{Key{2}, Digest{1}, []byte(`{"source":"sim"}`)}}}
 	f.Add(ix.marshal())
 	f.Add([]byte(indexHeader))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -27,19 +27,7 @@ func mislabelledStore(t *testing.T, dir string) (Key, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw, err := s.newPackWriter(Digest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := plainEncoder()
-	if err := pw.addObject(Digest(k), enc.EncodeAll(c, nil), len(c)); err != nil {
-		t.Fatal(err)
-	}
-	if err := pw.addObject(label, enc.EncodeAll(resp, nil), len(resp)); err != nil {
-		t.Fatal(err)
-	}
-	pw.addRecord(recEntry{key: k, resp: label, meta: meta})
-	name, _, err := s.finishPack(pw)
+	name, _, _, err := s.writePack(nil, []item{{d: Digest(k), raw: c}, {d: label, raw: resp}}, []recEntry{{key: k, resp: label, meta: meta}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 				return n, ctx.Err()
 			}
 			present[o.digest] = true
-			_, err := s.readAt(nil, objLoc{p, o.off, o.clen, o.rawLen}, o.digest)
+			_, err := s.readAt(nil, objLoc{p, o.where}, o.digest)
 			if err != nil {
 				keys := needers[o.digest]
 				if len(keys) == 0 {

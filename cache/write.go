@@ -129,7 +129,7 @@ func (s *Store) prepare(x *Exchange, c []byte) *prepared {
 	haveReq := len(s.objs[Digest(p.key)]) > 0
 	haveResp := len(s.objs[p.resp]) > 0
 	s.mu.RUnlock()
-	if d == nil || stored {
+	if d == nil || stored || s.packFormat != 1 {
 		return p
 	}
 	p.dict = d
@@ -264,29 +264,16 @@ func (b *Batch) flushAny() error {
 		return err
 	}
 	b.g.Wait() // the workers return no errors
-	frames := slices.Concat(b.chunks...)
-	var dd Digest
-	if b.dict != nil {
-		dd = b.dict.digest
-	}
-	pw, err := s.newPackWriter(dd)
-	if err != nil {
-		return fmt.Errorf("cache: flush: %w", err)
-	}
-	for i, it := range b.items {
-		if err := pw.addObject(it.d, frames[i], len(it.raw)); err != nil {
-			pw.abort()
-			return fmt.Errorf("cache: flush: %w", err)
+	if frames := slices.Concat(b.chunks...); len(frames) == len(b.items) {
+		for i := range b.items {
+			b.items[i].frame, b.items[i].fdict = frames[i], b.dict
 		}
 	}
-	for _, r := range b.recs {
-		pw.addRecord(r)
-	}
-	name, ix, err := s.finishPack(pw)
+	name, ix, size, err := s.writePack(b.dict, b.items, b.recs)
 	if err != nil {
 		return fmt.Errorf("cache: flush: %w", err)
 	}
-	p := &pack{name: name, path: s.packPath(name), size: pw.off}
+	p := &pack{name: name, path: s.packPath(name), size: size}
 	if st, err := os.Stat(p.path); err == nil {
 		p.size = st.Size()
 	}
@@ -336,6 +323,9 @@ func (b *Batch) dispatch(all bool) error {
 		// memory anyway, bounded by packTarget.
 		b.g = new(errgroup.Group)
 	}
+	if s.packFormat != 1 {
+		return nil // format 2 compresses blocks, when the pack is written
+	}
 	enc := plainEncoder()
 	if b.dict != nil {
 		enc = b.dict.enc
@@ -380,7 +370,7 @@ func (s *Store) trainDict(items []item) (*dict, error) {
 	if s.opt.ReadOnly {
 		return nil, errors.New("store opened read-only")
 	}
-	content := buildDict(items)
+	content := buildDict(items, s.packFormat == 1)
 	d := Digest(sha256.Sum256(content))
 	path := filepath.Join(s.dir, dictsDir, d.String()+".dict")
 	if _, err := os.Stat(path); err != nil {

@@ -37,7 +37,8 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("demo: %s is not empty", dir)
 	}
-	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{})
+	// Pack format 1: the embedded small bundle stays byte-identical.
+	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{PackFormat: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,606 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Pack format 2 (see docs/cache.md): objects are entries of blocks, each
+// block one zstd frame (with the store's dictionary) of about blockTarget
+// bytes; an entry is an object's bytes or its delta against another
+// object of the same pack (its base). Records are sorted by key and each
+// exchange's request and response are laid out next to each other, so
+// that a walk in key order reads the blocks in order. Objects are named by
+// the records that use them (a request's digest is its key), so the index
+// spends no digest on them; only an object no record of the pack uses
+// carries its digest.
+//
+//	magic        8 bytes "FRPACK2\n"
+//	blocks       one zstd frame per block, back to back
+//	index        one zstd frame (no dictionary) holding the index
+//	trailer      8-byte little-endian offset of the index frame, then "FRPKEND\n"
+const (
+	packMagic2   = "FRPACK2\n"
+	indexHeader2 = "finrepro-pack-index/2\n"
+)
+
+// blockTarget is the decoded size at which a block is closed: a read
+// decodes one block (about 60 µs), and larger blocks gained little on
+// repetitive judge traffic (responses: 120 bytes each in 16 KiB blocks,
+// 110 in 64 KiB, 190 as frames of their own).
+const blockTarget = 64 << 10
+
+// Delta selection: an object of at least minDeltaObj bytes whose sampled
+// fingerprints are found in an earlier literal object is encoded against
+// it when the delta is at most half its size.
+const (
+	minDeltaObj = 512
+	fpWindow    = 32 // bytes hashed into one fingerprint
+	fpSample    = 8  // a position is sampled when its hash's top 8 bits are 0 (1 in 256)
+	minMatch    = 16 // shortest copy a delta makes
+)
+
+// entry flags of the index (low bits of the first uvarint of an object)
+const (
+	entDelta    = 1
+	entDigest   = 2
+	entFlagBits = 2
+)
+
+// blockEntry is one block of a format-2 pack.
+type blockEntry struct {
+	clen, rawLen int64
+}
+
+// index2 is what a format-2 index holds beyond the objects' locations.
+type index2 struct {
+	blocks        []blockEntry
+	named         []bool // objects named by a record (no digest of their own)
+	reqAt, respAt []int  // per record: 1 + position of its objects, 0: elsewhere
+}
+
+// marshal2 encodes a format-2 index, column by column so that like
+// values compress together: the blocks (compressed and decoded size); the
+// objects (entry length and flags, then the digests of the objects no
+// record names, then the base, as a distance back, and length of each
+// delta); the records (keys, response digests, request and response
+// objects as 1 + position in the pack or 0 when elsewhere, meta lengths,
+// metas).
+func (ix *packIndex) marshal2() []byte {
+	v := ix.v2
+	b := []byte(indexHeader2)
+	b = append(b, ix.dict[:]...)
+	b = binary.AppendUvarint(b, uint64(len(v.blocks)))
+	for _, bl := range v.blocks {
+		b = binary.AppendUvarint(b, uint64(bl.clen))
+		b = binary.AppendUvarint(b, uint64(bl.rawLen))
+	}
+	pos := make(map[*where]int, len(ix.objs))
+	for i := range ix.objs {
+		pos[&ix.objs[i].where] = i
+	}
+	b = binary.AppendUvarint(b, uint64(len(ix.objs)))
+	for i, o := range ix.objs {
+		f := uint64(o.slen) << entFlagBits
+		if o.base != nil {
+			f |= entDelta
+		}
+		if !v.named[i] {
+			f |= entDigest
+		}
+		b = binary.AppendUvarint(b, f)
+	}
+	for i, o := range ix.objs {
+		if !v.named[i] {
+			b = append(b, o.digest[:]...)
+		}
+	}
+	for i, o := range ix.objs {
+		if o.base != nil {
+			b = binary.AppendUvarint(b, uint64(i-pos[o.base]))
+			b = binary.AppendUvarint(b, uint64(o.rawLen))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(ix.recs)))
+	for _, r := range ix.recs {
+		b = append(b, r.key[:]...)
+	}
+	for _, r := range ix.recs {
+		b = append(b, r.resp[:]...)
+	}
+	for i := range ix.recs {
+		b = binary.AppendUvarint(b, uint64(v.reqAt[i]))
+	}
+	for i := range ix.recs {
+		b = binary.AppendUvarint(b, uint64(v.respAt[i]))
+	}
+	for _, r := range ix.recs {
+		b = binary.AppendUvarint(b, uint64(len(r.meta)))
+	}
+	for _, r := range ix.recs {
+		b = append(b, r.meta...)
+	}
+	return b
+}
+
+// parsePackIndex2 decodes a format-2 index and checks it against its pack:
+// the blocks tile the pack from byte 8 to indexOff; the objects tile the
+// blocks in order, no entry across a block's end; a delta's base is an
+// earlier literal object; every object is named, by its own digest or by
+// the records that use it, with one digest, and no digest or key twice;
+// each meta at most MaxMetaBytes. Every count is checked against the bytes
+// left before anything is allocated for it, so what is allocated is
+// bounded by the index's size.
+func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
+	rest, ok := bytes.CutPrefix(b, []byte(indexHeader2))
+	if !ok || len(rest) < 32 {
+		return nil, errBadIndex
+	}
+	ix := &packIndex{v2: &index2{}}
+	copy(ix.dict[:], rest)
+	rest = rest[32:]
+	uv := func() (int64, bool) {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 || v > 1<<62 || n != uvarintLen(v) { // only the shortest form
+			return 0, false
+		}
+		rest = rest[n:]
+		return int64(v), true
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", errBadIndex, fmt.Sprintf(format, args...))
+	}
+	nb, ok := uv()
+	if !ok || nb > int64(len(rest))/2 {
+		return nil, errBadIndex
+	}
+	blocks := make([]blockEntry, 0, nb)
+	offs := make([]int64, 0, nb)
+	next := int64(len(packMagic2))
+	for range nb {
+		c, ok1 := uv()
+		r, ok2 := uv()
+		if !ok1 || !ok2 || c == 0 || r == 0 {
+			return nil, errBadIndex
+		}
+		if c > indexOff-next {
+			return nil, bad("block at %d+%d runs past the pack's %d bytes of blocks", next, c, indexOff)
+		}
+		blocks = append(blocks, blockEntry{c, r})
+		offs = append(offs, next)
+		next += c
+	}
+	if next != indexOff {
+		return nil, bad("blocks end at %d, the index starts at %d", next, indexOff)
+	}
+	n, ok := uv()
+	if !ok || n > int64(len(rest)) {
+		return nil, errBadIndex
+	}
+	ix.objs = make([]objEntry, n)
+	flags := make([]byte, n)
+	blk, at := 0, int64(0)
+	for i := range ix.objs {
+		v, ok := uv()
+		if !ok {
+			return nil, errBadIndex
+		}
+		o := &ix.objs[i]
+		o.v2, o.slen, flags[i] = true, v>>entFlagBits, byte(v&(1<<entFlagBits-1))
+		o.rawLen = o.slen
+		if o.slen == 0 {
+			return nil, bad("object %d is empty", i)
+		}
+		if blk == len(blocks) {
+			return nil, bad("object %d lies past the last block", i)
+		}
+		bl := blocks[blk]
+		if o.slen > bl.rawLen-at {
+			return nil, bad("object %d (%d bytes at %d) runs past the end of block %d (%d bytes)", i, o.slen, at, blk, bl.rawLen)
+		}
+		o.off, o.clen, o.blockRaw, o.at = offs[blk], bl.clen, bl.rawLen, at
+		at += o.slen
+		if at == bl.rawLen {
+			blk, at = blk+1, 0
+		}
+	}
+	if blk != len(blocks) {
+		return nil, bad("objects end inside block %d of %d", blk, len(blocks))
+	}
+	hasDigest := make([]bool, n)
+	for i := range ix.objs {
+		if flags[i]&entDigest != 0 {
+			if len(rest) < 32 {
+				return nil, errBadIndex
+			}
+			copy(ix.objs[i].digest[:], rest)
+			rest = rest[32:]
+			hasDigest[i] = true
+		}
+	}
+	for i := range ix.objs {
+		if flags[i]&entDelta == 0 {
+			continue
+		}
+		back, ok1 := uv()
+		raw, ok2 := uv()
+		if !ok1 || !ok2 || back < 1 || back > int64(i) || raw == 0 {
+			return nil, bad("object %d: bad delta", i)
+		}
+		j := int64(i) - back
+		if flags[j]&entDelta != 0 {
+			return nil, bad("object %d: its base %d is a delta", i, j)
+		}
+		ix.objs[i].base, ix.objs[i].rawLen = &ix.objs[j].where, raw
+	}
+	nr, ok := uv()
+	if !ok || nr > int64(len(rest))/67 {
+		return nil, errBadIndex
+	}
+	ix.recs = make([]recEntry, nr)
+	for i := range ix.recs {
+		copy(ix.recs[i].key[:], rest[32*i:])
+	}
+	rest = rest[32*nr:]
+	for i := range ix.recs {
+		copy(ix.recs[i].resp[:], rest[32*i:])
+	}
+	rest = rest[32*nr:]
+	refs := func() ([]int, bool) {
+		at := make([]int, nr)
+		for i := range at {
+			v, ok := uv()
+			if !ok || v > n {
+				return nil, false
+			}
+			at[i] = int(v)
+		}
+		return at, true
+	}
+	var ok1, ok2 bool
+	ix.v2.reqAt, ok1 = refs()
+	ix.v2.respAt, ok2 = refs()
+	if !ok1 || !ok2 {
+		return nil, bad("a record names an object the pack does not have")
+	}
+	named := make([]bool, n) // has a digest, of its own or from a record
+	copy(named, hasDigest)
+	nameObj := func(ref int, d Digest) error {
+		if ref == 0 {
+			return nil
+		}
+		o := &ix.objs[ref-1]
+		if named[ref-1] && o.digest != d {
+			return bad("object %d named both %s and %s", ref-1, o.digest.Str(), d.Str())
+		}
+		o.digest, named[ref-1] = d, true
+		return nil
+	}
+	metaBytes := int64(0)
+	lens := make([]int64, nr)
+	for i := range ix.recs {
+		r := &ix.recs[i]
+		if err := nameObj(ix.v2.reqAt[i], Digest(r.key)); err != nil {
+			return nil, err
+		}
+		if err := nameObj(ix.v2.respAt[i], r.resp); err != nil {
+			return nil, err
+		}
+		m, ok := uv()
+		if !ok {
+			return nil, errBadIndex
+		}
+		if m > MaxMetaBytes {
+			return nil, bad("meta of %s: %d bytes exceed the limit of %d", r.key.Str(), m, MaxMetaBytes)
+		}
+		lens[i] = m
+		metaBytes += m
+	}
+	if metaBytes != int64(len(rest)) {
+		return nil, errBadIndex
+	}
+	arena := bytes.Clone(rest) // one allocation for every meta, not sub-slices of b
+	for i := range ix.recs {
+		ix.recs[i].meta, arena = arena[:lens[i]:lens[i]], arena[lens[i]:]
+	}
+	if i := slices.Index(named, false); i >= 0 {
+		return nil, bad("object %d is named by no record and has no digest", i)
+	}
+	if d, ok := repeated(ix.objs, func(o objEntry) Digest { return o.digest }); ok {
+		return nil, bad("object %s listed twice", d.Str())
+	}
+	if k, ok := repeated(ix.recs, func(r recEntry) Digest { return Digest(r.key) }); ok {
+		return nil, bad("key %s recorded twice", k.Str())
+	}
+	for i := range hasDigest {
+		hasDigest[i] = !hasDigest[i]
+	}
+	ix.v2.blocks, ix.v2.named = blocks, hasDigest
+	return ix, nil
+}
+
+// layout2 is a format-2 pack ready to be written.
+type layout2 struct {
+	frames [][]byte
+	ix     *packIndex // locations relative to the pack's start
+}
+
+// layoutPack2 orders, delta-encodes and compresses items and recs into a
+// format-2 pack: records by key, each record's request and response
+// objects in that order, then the objects no record uses, by digest.
+// compress is called in parallel for each block.
+func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byte) []byte) *layout2 {
+	recs = slices.Clone(recs)
+	slices.SortFunc(recs, func(a, b recEntry) int { return cmpDigest(Digest(a.key), Digest(b.key)) })
+	byDigest := make(map[Digest]int, len(items))
+	for i, it := range items {
+		byDigest[it.d] = i
+	}
+	order := make([]int, 0, len(items))
+	placed := make([]int, len(items)) // 1 + position, 0: not yet
+	place := func(d Digest) int {
+		i, ok := byDigest[d]
+		if !ok {
+			return 0
+		}
+		if placed[i] == 0 {
+			order = append(order, i)
+			placed[i] = len(order)
+		}
+		return placed[i]
+	}
+	reqAt, respAt := make([]int, len(recs)), make([]int, len(recs))
+	named := make([]bool, 0, len(items))
+	for i, r := range recs {
+		reqAt[i] = place(Digest(r.key))
+		respAt[i] = place(r.resp)
+	}
+	for len(named) < len(order) {
+		named = append(named, true)
+	}
+	var rest []int
+	for i := range items {
+		if placed[i] == 0 {
+			rest = append(rest, i)
+		}
+	}
+	slices.SortFunc(rest, func(a, b int) int { return cmpDigest(items[a].d, items[b].d) })
+	for _, i := range rest {
+		order = append(order, i)
+		placed[i] = len(order)
+		named = append(named, false)
+	}
+
+	// Entries: literal objects, or deltas against an earlier literal one.
+	ix := &packIndex{dict: dict, objs: make([]objEntry, len(order)), recs: recs}
+	ents := make([][]byte, len(order))
+	ds := newDeltaSearch()
+	for p, i := range order {
+		raw := items[i].raw
+		o := &ix.objs[p]
+		o.digest, o.v2, o.rawLen = items[i].d, true, int64(len(raw))
+		if base, delta := ds.find(raw); delta != nil {
+			o.base, ents[p] = &ix.objs[base].where, delta
+		} else {
+			ents[p] = raw
+			ds.add(p, raw)
+		}
+		o.slen = int64(len(ents[p]))
+	}
+
+	// Blocks of about blockTarget bytes, compressed in parallel.
+	var blocks []blockEntry
+	var spans [][2]int // objects [lo, hi) of each block
+	lo, size := 0, 0
+	for p := range ents {
+		if len(ents[p]) >= blockTarget && size > 0 {
+			// A large object starts a block of its own, so that a block
+			// is at most twice blockTarget or one object.
+			spans = append(spans, [2]int{lo, p})
+			blocks = append(blocks, blockEntry{rawLen: int64(size)})
+			lo, size = p, 0
+		}
+		size += len(ents[p])
+		if size >= blockTarget || p == len(ents)-1 {
+			spans = append(spans, [2]int{lo, p + 1})
+			blocks = append(blocks, blockEntry{rawLen: int64(size)})
+			lo, size = p+1, 0
+		}
+	}
+	frames := make([][]byte, len(spans))
+	var g errgroup.Group
+	g.SetLimit(max(1, compressWorkers()))
+	for bi, sp := range spans {
+		g.Go(func() error {
+			buf := make([]byte, 0, blocks[bi].rawLen)
+			for _, e := range ents[sp[0]:sp[1]] {
+				buf = append(buf, e...)
+			}
+			frames[bi] = compress(buf)
+			return nil
+		})
+	}
+	g.Wait() // compress returns no errors
+	off := int64(len(packMagic2))
+	for bi, sp := range spans {
+		blocks[bi].clen = int64(len(frames[bi]))
+		at := int64(0)
+		for p := sp[0]; p < sp[1]; p++ {
+			o := &ix.objs[p]
+			o.off, o.clen, o.blockRaw, o.at = off, blocks[bi].clen, blocks[bi].rawLen, at
+			at += o.slen
+		}
+		off += blocks[bi].clen
+	}
+	ix.v2 = &index2{blocks: blocks, named: named, reqAt: reqAt, respAt: respAt}
+	return &layout2{frames: frames, ix: ix}
+}
+
+// deltaSearch finds, for an object, an earlier literal object that shares
+// much of its content, by fingerprints of sampled windows.
+type deltaSearch struct {
+	fps    map[uint64]int // fingerprint -> first literal object that has it
+	lits   map[int][]byte
+	tables map[int][]int32 // hash tables of bases, a few at a time
+}
+
+func newDeltaSearch() *deltaSearch {
+	return &deltaSearch{fps: map[uint64]int{}, lits: map[int][]byte{}, tables: map[int][]int32{}}
+}
+
+const hashMul = 0x9E3779B97F4A7C15
+
+func hash8(b []byte) uint64 { return binary.LittleEndian.Uint64(b) * hashMul }
+
+// fingerprints calls fn with the fingerprint of each sampled window of b:
+// a position is sampled by the hash of its 8 bytes, so the same content
+// gives the same samples wherever it lies.
+func fingerprints(b []byte, fn func(uint64)) {
+	for i := 0; i+fpWindow <= len(b); i++ {
+		if hash8(b[i:])>>(64-fpSample) != 0 {
+			continue
+		}
+		h := uint64(0)
+		for j := i; j < i+fpWindow; j += 8 {
+			h = (h ^ hash8(b[j:])) * hashMul
+		}
+		fn(h)
+	}
+}
+
+func (ds *deltaSearch) add(p int, raw []byte) {
+	if len(raw) < minDeltaObj {
+		return
+	}
+	ds.lits[p] = raw
+	fingerprints(raw, func(h uint64) {
+		if _, ok := ds.fps[h]; !ok {
+			ds.fps[h] = p
+		}
+	})
+}
+
+// find returns a base and raw's delta against it, or nil.
+func (ds *deltaSearch) find(raw []byte) (int, []byte) {
+	if len(raw) < minDeltaObj || len(ds.fps) == 0 {
+		return 0, nil
+	}
+	votes := map[int]int{}
+	total := 0
+	fingerprints(raw, func(h uint64) {
+		total++
+		if p, ok := ds.fps[h]; ok {
+			votes[p]++
+		}
+	})
+	best, bv := -1, 0
+	for p, v := range votes {
+		if v > bv || v == bv && p < best {
+			best, bv = p, v
+		}
+	}
+	if best < 0 || bv < 2 || 4*bv < total {
+		return 0, nil
+	}
+	base := ds.lits[best]
+	t, ok := ds.tables[best]
+	if !ok {
+		if len(ds.tables) >= 16 {
+			clear(ds.tables)
+		}
+		t = baseTable(base)
+		ds.tables[best] = t
+	}
+	d := encodeDelta(base, t, raw)
+	if 2*len(d) > len(raw) {
+		return 0, nil
+	}
+	return best, d
+}
+
+// baseTable maps the hash of each 8-byte window of base to its last
+// position (+1; 0 is empty).
+func baseTable(base []byte) []int32 {
+	size := 1
+	for size < 2*len(base) {
+		size <<= 1
+	}
+	t := make([]int32, size)
+	for i := 0; i+8 <= len(base); i++ {
+		t[hash8(base[i:])&uint64(size-1)] = int32(i + 1)
+	}
+	return t
+}
+
+// encodeDelta encodes target as copies from base and literals:
+// repeatedly uvarint L, L literal bytes, then either the end or uvarint C
+// (at least 1) and uvarint O: copy C bytes of base from O.
+func encodeDelta(base []byte, t []int32, target []byte) []byte {
+	var out []byte
+	mask := uint64(len(t) - 1)
+	lit, i := 0, 0
+	for i+8 <= len(target) {
+		c := int(t[hash8(target[i:])&mask]) - 1
+		if c < 0 || !bytes.Equal(base[c:c+8], target[i:i+8]) {
+			i++
+			continue
+		}
+		n := 8
+		for i+n < len(target) && c+n < len(base) && target[i+n] == base[c+n] {
+			n++
+		}
+		b := 0 // bytes the match extends backwards
+		for i-b > lit && c-b > 0 && target[i-b-1] == base[c-b-1] {
+			b++
+		}
+		if n+b < minMatch {
+			i++
+			continue
+		}
+		i, c, n = i-b, c-b, n+b
+		out = binary.AppendUvarint(out, uint64(i-lit))
+		out = append(out, target[lit:i]...)
+		out = binary.AppendUvarint(out, uint64(n))
+		out = binary.AppendUvarint(out, uint64(c))
+		i += n
+		lit = i
+	}
+	out = binary.AppendUvarint(out, uint64(len(target)-lit))
+	return append(out, target[lit:]...)
+}
+
+// applyDelta appends to dst the object that delta encodes against base;
+// the result must be exactly rawLen bytes, and no step may pass that.
+func applyDelta(dst, base, delta []byte, rawLen int64) ([]byte, error) {
+	start := len(dst)
+	grown := func(n uint64) bool { return uint64(len(dst)-start)+n <= uint64(rawLen) }
+	for {
+		l, k := binary.Uvarint(delta)
+		if k <= 0 || l > uint64(len(delta)-k) || !grown(l) {
+			return nil, fmt.Errorf("bad delta literal")
+		}
+		dst = append(dst, delta[k:k+int(l)]...)
+		delta = delta[k+int(l):]
+		if len(delta) == 0 {
+			break
+		}
+		c, k1 := binary.Uvarint(delta)
+		if k1 <= 0 {
+			return nil, fmt.Errorf("bad delta copy")
+		}
+		o, k2 := binary.Uvarint(delta[k1:])
+		if k2 <= 0 || c == 0 || o > uint64(len(base)) || c > uint64(len(base))-o || !grown(c) {
+			return nil, fmt.Errorf("bad delta copy")
+		}
+		dst = append(dst, base[o:o+c]...)
+		delta = delta[k1+k2:]
+	}
+	if int64(len(dst)-start) != rawLen {
+		return nil, fmt.Errorf("delta gives %d bytes, the index says %d", len(dst)-start, rawLen)
+	}
+	return dst, nil
+}
