@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -126,26 +125,7 @@ func renderRubrics(rs []Rubric) string {
 }
 
 // oneLine joins the words of s with single spaces.
-func oneLine(s string) string {
-	if isOneLine(s) {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// isOneLine reports whether s is ASCII words joined by single spaces, so
-// that oneLine would return it unchanged.
-func isOneLine(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
-			return false
-		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
-			return false
-		}
-	}
-	return true
-}
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // placeholders are the template's placeholders, in the order of the
 // values template.fill takes.

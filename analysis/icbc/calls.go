@@ -42,12 +42,6 @@ const (
 // objective judge.
 func ToolkitJudgeParams() map[string]any { return map[string]any{"max_completion_tokens": 4096} }
 
-// JudgePrompt is the authors' judge prompt for one response, with the
-// correct answer formatted as the toolkit does.
-func JudgePrompt(o *Objective, p *Prompts, response string) string {
-	return judgeTemplate(p.Judge[o.Language]).fill(judgeVars(o, response, true))
-}
-
 // JudgeCall is the objective judge's call for one response under cfg.
 func JudgeCall(cfg *Config, o *Objective, p *Prompts, response, task string) results.Call {
 	return judgeCall(cfg, judgeTemplate(p.Judge[o.Language]), o, response, task)
@@ -124,12 +118,6 @@ func pyList(ss []string) string {
 
 // ReportPrompt is the user message of a subjective task.
 func ReportPrompt(s *Subjective) string { return s.Question + citeSuffix[s.Language] }
-
-// RubricPrompt asks a judge to score report against rubric r, one score
-// per sub-dimension with a justification.
-func RubricPrompt(s *Subjective, r *Rubric, report string) string {
-	return rubricPrompt(rubricHead(s, r), report)
-}
 
 // rubricHead is the part of a rubric prompt before the report: the same
 // for every report of a task.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -602,10 +603,10 @@ func importOutputs(b *results.Bundle, dir string, calls []results.Call, outs map
 	for _, c := range calls {
 		byTask[c.Label.Task] = c
 	}
-	ids := sortedKeys(outs)
+	ids := slices.Sorted(maps.Keys(outs))
 	for _, id := range ids {
 		if _, ok := byTask[id]; !ok {
-			return fmt.Errorf("--outputs: %s: no task %q asks %s (tasks: %s)", dir, id, rec.System, strings.Join(firstN(sortedKeys(byTask), 8), ", "))
+			return fmt.Errorf("--outputs: %s: no task %q asks %s (tasks: %s)", dir, id, rec.System, strings.Join(firstN(slices.Sorted(maps.Keys(byTask)), 8), ", "))
 		}
 	}
 	store, err := cache.Open(b.CachePath(), cache.Options{})
@@ -644,7 +645,7 @@ func appendReports(snap snapshot, b *results.Bundle, name string, outs map[strin
 	if len(old) > 0 && old[len(old)-1] != '\n' {
 		buf.WriteByte('\n')
 	}
-	for _, id := range sortedKeys(outs) {
+	for _, id := range slices.Sorted(maps.Keys(outs)) {
 		line, err := json.Marshal(struct {
 			Query   string `json:"query"`
 			Product string `json:"product"`
