@@ -269,12 +269,7 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(vals) == 0 {
-		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
-	}
-	slices.Sort(vals)
-	a := (1 - level) / 2
-	return stats.Quantile(vals, a), stats.Quantile(vals, 1-a), nil
+	return stats.Percentiles(vals, level)
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each

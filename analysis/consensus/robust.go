@@ -616,14 +616,11 @@ func (a *analyzer) details() []analysis.Detail {
 	return out
 }
 
+// labelName is a label's name on the drill-down pages: itemLabel's, with
+// a missing label as "no reply".
 func labelName(l int8) string {
-	switch l {
-	case yes:
-		return "yes"
-	case no:
-		return "no"
-	case invalid:
-		return "invalid"
+	if l == missing {
+		return "no reply"
 	}
-	return "no reply"
+	return itemLabel(l)
 }
