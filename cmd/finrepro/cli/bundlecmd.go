@@ -117,11 +117,7 @@ func runBundleCreate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := checkCache(ctx, env, *out, &results.Bundle{Dir: *out, Manifest: sealed})
-	if err != nil {
-		return &results.IntegrityError{Err: err}
-	}
-	if n > 0 {
+	if n := checkCache(ctx, env, *out, &results.Bundle{Dir: *out, Manifest: sealed}); n > 0 {
 		return &results.IntegrityError{Err: fmt.Errorf("%s: %d problems", *out, n)}
 	}
 	fmt.Fprintf(env.Stdout, "created bundle %s (%s): %d files, benchmarks %s; sealed and verified\n",
