@@ -106,12 +106,7 @@ func stabilityJudges(in *Inputs, judges []int) []int {
 
 // renderRubrics lists rubrics one a line as "[ID] (dimension) text".
 func renderRubrics(rs []Rubric) string {
-	n := 0 // at least the length: oneLine never lengthens
-	for _, r := range rs {
-		n += len(r.ID) + len(r.Dimension) + len(r.Text) + len("[] () \n")
-	}
 	var b strings.Builder
-	b.Grow(n)
 	for _, r := range rs {
 		b.WriteByte('[')
 		b.WriteString(r.ID)
@@ -167,13 +162,7 @@ func splitTemplate(s string) template {
 // text, category, report and rubric list.
 func (t template) fill(query, category, report, rubrics string) string {
 	vals := [len(placeholders)]string{query, category, report, rubrics}
-	n := 0
-	for i, h := range t.hole {
-		n += len(t.text[i]) + len(vals[h])
-	}
-	n += len(t.text[len(t.hole)])
 	var b strings.Builder
-	b.Grow(n)
 	for i, h := range t.hole {
 		b.WriteString(t.text[i])
 		b.WriteString(vals[h])

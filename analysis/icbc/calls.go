@@ -138,14 +138,7 @@ func rubricHead(s *Subjective, r *Rubric) string {
 const rubricTail = "\n\n" + `Output only valid JSON: {"scores": [{"id": "1.1", "score": <number>, "justification": "<string>"}, ...]} with one entry per sub-dimension.`
 
 // rubricPrompt is a rubric prompt from its head and the report.
-func rubricPrompt(head, report string) string {
-	var b strings.Builder
-	b.Grow(len(head) + len(report) + len(rubricTail))
-	b.WriteString(head)
-	b.WriteString(report)
-	b.WriteString(rubricTail)
-	return b.String()
-}
+func rubricPrompt(head, report string) string { return head + report + rubricTail }
 
 // CitationPrompt asks a judge whether each claim's cited source supports
 // it.
