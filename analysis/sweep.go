@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -101,9 +102,7 @@ func SweepFrom(ctx context.Context, b Benchmark, in Input, knobs []Knob, c Colle
 	errs := make([]error, len(jobs))
 	runOne := func(i int) {
 		s := Settings{}
-		for name, val := range in.Settings {
-			s[name] = val
-		}
+		maps.Copy(s, in.Settings)
 		for _, name := range resamples {
 			s[name] = "0" // a ranking needs no interval
 		}

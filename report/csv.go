@@ -16,15 +16,14 @@ func WriteCSV(w io.Writer, t *analysis.Table) error {
 	if err := check(t); err != nil {
 		return fmt.Errorf("report: csv: %w", err)
 	}
+	// A write error sticks in cw, which Error returns after the Flush.
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
 	rec := make([]string, len(t.Columns))
 	for j, c := range t.Columns {
 		rec[j] = CSVText(c.Name)
 	}
-	if err := cw.Write(rec); err != nil {
-		return fmt.Errorf("report: csv: table %s: %w", t.Name, err)
-	}
+	cw.Write(rec)
 	for _, r := range t.Rows {
 		for j, c := range r {
 			switch {
@@ -36,9 +35,7 @@ func WriteCSV(w io.Writer, t *analysis.Table) error {
 				rec[j] = CSVText(c.Text)
 			}
 		}
-		if err := cw.Write(rec); err != nil {
-			return fmt.Errorf("report: csv: table %s: %w", t.Name, err)
-		}
+		cw.Write(rec)
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

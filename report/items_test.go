@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,5 +257,33 @@ func TestItemsFirst(t *testing.T) {
 	}
 	if !slices.Equal(Files(r, prov), Paths(want)) {
 		t.Errorf("Files lists %v, want %v", Files(r, prov), Paths(want))
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		n := f.n
+		f.n = 0
+		return n, errDiskFull
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestCSVWriteError checks that a write error of the destination, at the
+// header or in the rows, is returned by both CSV writers, wrapped.
+func TestCSVWriteError(t *testing.T) {
+	for _, n := range []int{0, 10} {
+		if err := WriteCSV(&failAfter{n}, plain()); !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "report: csv: table ") {
+			t.Errorf("WriteCSV after %d bytes: %v, want the write error", n, err)
+		}
+		if err := WriteItemsCSV(&failAfter{n}, testItems()); !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "report: items csv: ") {
+			t.Errorf("WriteItemsCSV after %d bytes: %v, want the write error", n, err)
+		}
 	}
 }

@@ -532,11 +532,7 @@ func (z *sortedZip) AddFS(fs.FS) error { return errors.New("zip: AddFS not suppo
 
 // Close writes the entries in name order, without timestamps.
 func (z *sortedZip) Close() error {
-	names := make([]string, 0, len(z.files))
-	for n := range z.files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(z.files))
 	zw := zip.NewWriter(z.w)
 	for _, n := range names {
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})

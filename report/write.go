@@ -279,48 +279,28 @@ func fileName(s string) error {
 	return nil
 }
 
-// writeFile writes data to name (a slash path) under root through a
-// temporary file in the same folder, renamed into place, so that an
-// interrupted run never leaves a half-written output under the final
-// name, and a link planted under the name is replaced, not followed. The
-// root keeps every write inside the output folder. A file that already
-// holds data is left alone.
+// writeFile writes data to name (a slash path) under root as writeStream
+// does; a file that already holds data is left alone without writing a
+// temporary file.
 func writeFile(root *os.Root, name string, data []byte) error {
-	name = filepath.FromSlash(name)
-	if Unchanged(root, name, data) {
+	if Unchanged(root, filepath.FromSlash(name), data) {
 		return nil
 	}
-	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	_, err := writeStream(root, name, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	var rnd [8]byte
-	rand.Read(rnd[:]) // never fails
-	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-"+hex.EncodeToString(rnd[:]))
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmpName, name)
-	}
-	if err != nil {
-		root.Remove(tmpName) // best effort: the error that matters is err
-		return err
-	}
-	return nil
+	})
+	return err
 }
 
 // writeStream writes what write renders to name (a slash path) under
 // root, hashing the bytes on the way, so that a large file is never held
 // in memory. The bytes go to a temporary file in the same folder; a file
-// already at name that holds the same bytes is left alone (as writeFile
-// leaves it), otherwise the temporary file is renamed into place, so that
-// an interrupted run never leaves a half-written file under the final
-// name. It returns the SHA-256 of the bytes.
+// already at name that holds the same bytes is left alone, otherwise the
+// temporary file is renamed into place, so that an interrupted run never
+// leaves a half-written file under the final name, and a link planted
+// under the name is replaced, not followed. The root keeps every write
+// inside the output folder. It returns the SHA-256 of the bytes.
 func writeStream(root *os.Root, name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
 	name = filepath.FromSlash(name)
 	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {

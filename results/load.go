@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -160,11 +161,4 @@ func ReadCSV(r io.Reader, file string) (*CSVTable, error) {
 }
 
 // Col returns the index of the named header column, or -1.
-func (t *CSVTable) Col(name string) int {
-	for i, h := range t.Header {
-		if h == name {
-			return i
-		}
-	}
-	return -1
-}
+func (t *CSVTable) Col(name string) int { return slices.Index(t.Header, name) }

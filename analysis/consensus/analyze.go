@@ -236,52 +236,23 @@ func (a *analyzer) bootRates(rs *rateSet, qs []int, ci bool) (itemCI, macroCI []
 	if !ok || !ci {
 		return itemCI, macroCI
 	}
-	// Per scored query: rubric count, and each product's passes and pass
-	// share, interleaved (row[2p] passes, row[2p+1] share) so that one
-	// loop adds a drawn query's row to the sums.
-	np := a.np
-	n := make([]float64, len(qs))
-	rows := make([]float64, len(qs)*2*np)
-	for i, q := range qs {
-		n[i] = float64(rs.n[q])
-		for p := range np {
-			rows[(i*np+p)*2] = float64(rs.pass[q*np+p])
-			if rs.n[q] > 0 {
-				rows[(i*np+p)*2+1] = float64(rs.pass[q*np+p]) / float64(rs.n[q])
-			}
-		}
-	}
-	itemVals, macroVals := make([][]float64, np), make([][]float64, np)
-	for p := range np {
-		itemVals[p] = make([]float64, 0, a.cfg.reps)
-		macroVals[p] = make([]float64, 0, a.cfg.reps)
-	}
-	sums := make([]float64, 2*np) // item and macro sums, interleaved as rows
+	itemVals, macroVals := make([][]float64, a.np), make([][]float64, a.np)
+	var drawn []int
 	_, _, err := stats.Bootstrap(len(qs), a.cfg.reps, a.cfg.seed, level, func(idx []int) float64 {
-		clear(sums)
-		var in, mn float64
+		drawn = drawn[:0]
 		for _, i := range idx {
-			if n[i] == 0 {
-				continue
-			}
-			in += n[i]
-			mn++
-			row := rows[i*2*np : (i+1)*2*np]
-			s := sums[:len(row)]
-			for k, x := range row {
-				s[k] += x
-			}
+			drawn = append(drawn, qs[i])
 		}
-		if in == 0 {
-			return 0 // NaN for every product: Bootstrap would skip it
-		}
-		for p := range np {
-			itemVals[p] = append(itemVals[p], 100*sums[2*p]/in)
-			macroVals[p] = append(macroVals[p], 100*sums[2*p+1]/mn)
+		// an empty draw is NaN for every product: Bootstrap would skip it
+		if item, mac, ok := rs.rates(drawn, a.np); ok {
+			for p := range a.np {
+				itemVals[p] = append(itemVals[p], item[p])
+				macroVals[p] = append(macroVals[p], mac[p])
+			}
 		}
 		return 0 // the intervals are taken from the values below
 	})
-	for p := range np {
+	for p := range a.np {
 		itemCI[p].lo, itemCI[p].hi, itemCI[p].err = interval(itemVals[p], err)
 		macroCI[p].lo, macroCI[p].hi, macroCI[p].err = interval(macroVals[p], err)
 	}
@@ -298,12 +269,7 @@ func interval(vals []float64, err error) (lo, hi float64, _ error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if len(vals) == 0 {
-		return 0, 0, &stats.UndefinedError{Reason: "statistic undefined in every resample"}
-	}
-	slices.Sort(vals)
-	a := (1 - level) / 2
-	return stats.Quantile(vals, a), stats.Quantile(vals, 1-a), nil
+	return stats.Percentiles(vals, level)
 }
 
 // parallel calls fn(0) .. fn(n-1) on up to GOMAXPROCS goroutines. Each

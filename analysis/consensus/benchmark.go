@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -107,12 +106,7 @@ func stabilityJudges(in *Inputs, judges []int) []int {
 
 // renderRubrics lists rubrics one a line as "[ID] (dimension) text".
 func renderRubrics(rs []Rubric) string {
-	n := 0 // at least the length: oneLine never lengthens
-	for _, r := range rs {
-		n += len(r.ID) + len(r.Dimension) + len(r.Text) + len("[] () \n")
-	}
 	var b strings.Builder
-	b.Grow(n)
 	for _, r := range rs {
 		b.WriteByte('[')
 		b.WriteString(r.ID)
@@ -126,26 +120,7 @@ func renderRubrics(rs []Rubric) string {
 }
 
 // oneLine joins the words of s with single spaces.
-func oneLine(s string) string {
-	if isOneLine(s) {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// isOneLine reports whether s is ASCII words joined by single spaces, so
-// that oneLine would return it unchanged.
-func isOneLine(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
-			return false
-		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
-			return false
-		}
-	}
-	return true
-}
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // placeholders are the template's placeholders, in the order of the
 // values template.fill takes.
@@ -187,13 +162,7 @@ func splitTemplate(s string) template {
 // text, category, report and rubric list.
 func (t template) fill(query, category, report, rubrics string) string {
 	vals := [len(placeholders)]string{query, category, report, rubrics}
-	n := 0
-	for i, h := range t.hole {
-		n += len(t.text[i]) + len(vals[h])
-	}
-	n += len(t.text[len(t.hole)])
 	var b strings.Builder
-	b.Grow(n)
 	for i, h := range t.hole {
 		b.WriteString(t.text[i])
 		b.WriteString(vals[h])

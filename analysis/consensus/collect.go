@@ -85,14 +85,7 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 // reasons returns "[ID] text" of every rubric, by query, as substrings
 // of one string.
 func reasons(rubrics [][]Rubric) [][]string {
-	n := 0
-	for _, rs := range rubrics {
-		for _, r := range rs {
-			n += len("[] ") + len(r.ID) + len(r.Text)
-		}
-	}
 	var b strings.Builder
-	b.Grow(n)
 	for _, rs := range rubrics {
 		for _, r := range rs {
 			b.WriteByte('[')

@@ -29,11 +29,7 @@ func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.It
 	if !ok {
 		return nil, fmt.Errorf("%s: items: not a %s collection: %T", Name, Name, c)
 	}
-	return col.items(), nil
-}
-
-func (c *collection) items() *analysis.Items {
-	return &analysis.Items{Fields: itemFields, Rows: c.itemRows}
+	return &analysis.Items{Fields: itemFields, Rows: col.itemRows}, nil
 }
 
 // itemRows yields the rows of items.

@@ -311,11 +311,6 @@ func (a *analyzer) moves(g *goldRanking) string {
 	return strings.Join(out, ", ")
 }
 
-// rankingText prints g's ranking, "A > B = C" when B and C share a rank.
-func (a *analyzer) rankingText(g *goldRanking) string {
-	return analysis.RankingText(namesOf(g.order, a.names), a.ranksInOrder(g.order, g.rank))
-}
-
 // addLeaveOneOut builds leave_one_judge_out and returns each dropped
 // judge's ranking by judge position.
 func (a *analyzer) addLeaveOneOut() []*goldRanking {
@@ -354,9 +349,9 @@ func (a *analyzer) addLeaveOneOut() []*goldRanking {
 		if rho.IsNum {
 			rhos = append(rhos, rho.Num)
 		}
-		ranking := "no gold rubrics"
-		if out[d] != nil {
-			ranking = a.rankingText(out[d])
+		ranking := "no gold rubrics" // else "A > B = C" when B and C share a rank
+		if g := out[d]; g != nil {
+			ranking = analysis.RankingText(namesOf(g.order, a.names), a.ranksInOrder(g.order, g.rank))
 		}
 		t.AddRow(analysis.Text(a.in.Panel.Judges[a.cfg.judges[d]].Name), analysis.Int(sel.nCons), analysis.Int(sel.gold.total()), rho, tau,
 			analysis.Text(a.moves(out[d])), analysis.Text(ranking))
@@ -617,14 +612,11 @@ func (a *analyzer) details() []analysis.Detail {
 	return out
 }
 
+// labelName is a label's name on the drill-down pages: itemLabel's, with
+// a missing label as "no reply".
 func labelName(l int8) string {
-	switch l {
-	case yes:
-		return "yes"
-	case no:
-		return "no"
-	case invalid:
-		return "invalid"
+	if l == missing {
+		return "no reply"
 	}
-	return "no reply"
+	return itemLabel(l)
 }

@@ -79,11 +79,13 @@ type LogEntry struct {
 // logKey indexes the prediction log.
 type logKey struct{ system, task string }
 
-// readLogInto reads a prediction log (JSONL of LogEntry) into out,
-// checking that every entry names a known system and task, has an RFC
-// 3339 time, and is not repeated.
-func readLogInto(out map[logKey]time.Time, r io.Reader, file string, systems map[string]bool, tasks map[string]bool) (map[logKey]time.Time, error) {
-	err := results.EachJSONL(r, file, func(line int, e *LogEntry) error {
+// readLog reads the prediction log b (JSONL of LogEntry; none when b is
+// nil), checking that every entry names a known system and task, has an
+// RFC 3339 time, and is not repeated.
+func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, error) {
+	out := map[logKey]time.Time{}
+	file := LogFile
+	err := results.EachJSONL(bytes.NewReader(b), file, func(line int, e *LogEntry) error {
 		if !systems[e.System] {
 			return results.Errorf(file, line, "system", "unknown system %q", e.System)
 		}
@@ -102,12 +104,4 @@ func readLogInto(out map[logKey]time.Time, r io.Reader, file string, systems map
 		return nil
 	})
 	return out, err
-}
-
-func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, error) {
-	if b == nil {
-		return map[logKey]time.Time{}, nil
-	}
-	out := make(map[logKey]time.Time, bytes.Count(b, []byte{'\n'})+1) // an entry a line
-	return readLogInto(out, bytes.NewReader(b), "prediction_log.jsonl", systems, tasks)
 }

@@ -38,11 +38,7 @@ func (Benchmark) Items(c analysis.Collection, s analysis.Settings) (*analysis.It
 	if err != nil {
 		return nil, err
 	}
-	return col.items(opt), nil
-}
-
-func (c *collection) items(opt Options) *analysis.Items {
-	return &analysis.Items{Fields: itemFields, Rows: func(yield func([]string) bool) { c.itemRows(opt, yield) }}
+	return &analysis.Items{Fields: itemFields, Rows: func(yield func([]string) bool) { col.itemRows(opt, yield) }}, nil
 }
 
 // itemRows yields the rows of items.

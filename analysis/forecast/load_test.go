@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/finrepro/finrepro/results"
 )
@@ -240,11 +239,11 @@ func FuzzReadLog(f *testing.F) {
 	}
 	systems, tasks := map[string]bool{"A": true, "B": true}, map[string]bool{"t1": true, "t2": true}
 	f.Fuzz(func(t *testing.T, s string) {
-		out, err := readLogInto(map[logKey]time.Time{}, strings.NewReader(s), "log.jsonl", systems, tasks)
+		out, err := readLog([]byte(s), systems, tasks)
 		if err != nil {
 			var ie *results.InputError
-			if !errors.As(err, &ie) || ie.File != "log.jsonl" || ie.Line < 0 || ie.Line > strings.Count(s, "\n")+2 {
-				t.Fatalf("readLogInto(%q) error %#v: not an InputError naming log.jsonl and a line", s, err)
+			if !errors.As(err, &ie) || ie.File != LogFile || ie.Line < 0 || ie.Line > strings.Count(s, "\n")+2 {
+				t.Fatalf("readLog(%q) error %#v: not an InputError naming the log and a line", s, err)
 			}
 			return
 		}
@@ -255,11 +254,11 @@ func FuzzReadLog(f *testing.F) {
 			}
 		}
 		if len(out) != n {
-			t.Fatalf("readLogInto(%q): %d entries from %d lines", s, len(out), n)
+			t.Fatalf("readLog(%q): %d entries from %d lines", s, len(out), n)
 		}
 		for k := range out {
 			if !systems[k.system] || !tasks[k.task] {
-				t.Fatalf("readLogInto(%q): entry %v of an unknown system or task", s, k)
+				t.Fatalf("readLog(%q): entry %v of an unknown system or task", s, k)
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -206,15 +207,11 @@ func ParseBinary(s string) (bool, error) {
 		t = t[:i]
 	}
 	t = strings.Trim(t, "*_`\"'")
-	for _, w := range yesWords {
-		if t == w {
-			return true, nil
-		}
+	if slices.Contains(yesWords, t) {
+		return true, nil
 	}
-	for _, w := range noWords {
-		if t == w {
-			return false, nil
-		}
+	if slices.Contains(noWords, t) {
+		return false, nil
 	}
 	return false, fmt.Errorf("not yes or no: %q", clip(s, 40))
 }

@@ -104,7 +104,7 @@ func ReadTasksJSONL(r io.Reader, file string, tol []Tolerance) ([]*Task, error) 
 // ReadTasksCSV reads tasks from a CSV file whose header names task fields
 // (id, question, t_generated, ...); absent optional columns are empty.
 func ReadTasksCSV(r io.Reader, file string, tol []Tolerance) ([]*Task, error) {
-	ct, err := readCSV(r, file)
+	ct, err := results.ReadCSV(r, file)
 	if err != nil {
 		return nil, err
 	}

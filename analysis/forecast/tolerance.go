@@ -44,7 +44,7 @@ func DefaultTolerances() []Tolerance {
 // kind,key,applies_to,epsilon. Keys are unique per kind; epsilon is a
 // finite positive number.
 func ReadTolerances(r io.Reader, file string) ([]Tolerance, error) {
-	ct, err := readCSV(r, file)
+	ct, err := results.ReadCSV(r, file)
 	if err != nil {
 		return nil, err
 	}

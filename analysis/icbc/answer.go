@@ -87,15 +87,7 @@ func parseTemplate(tmpl string, known func(string) bool) template {
 
 // fill writes the template with its fields replaced by vars.
 func (t template) fill(vars map[string]string) string {
-	n := 0
-	for _, s := range t.text {
-		n += len(s)
-	}
-	for _, f := range t.field {
-		n += len(vars[f])
-	}
 	var b strings.Builder
-	b.Grow(n)
 	for i, f := range t.field {
 		b.WriteString(t.text[i])
 		b.WriteString(vars[f])

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
@@ -136,14 +137,6 @@ func idLess(a, b string) int {
 		return cmp.Compare(x, y)
 	}
 	return strings.Compare(a, b)
-}
-
-// Analyze runs the benchmark over loaded inputs: Collect and Score in one.
-func Analyze(ctx context.Context, inputs *Inputs, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
-	if _, err := parseSettings(s, &inputs.Config); err != nil {
-		return nil, err
-	}
-	return score(collect(ctx, inputs, ans), s)
 }
 
 // collect selects the tasks, parses the rubrics, answers every call
@@ -531,13 +524,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	i := n
-	for i > 0 && !isRuneStart(s[i]) {
+	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
 	return s[:i] + "\n[... shortened from " + strconv.Itoa(len(s)) + " bytes]"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // privateTable adds the private_holdout table: the private hold-out
 // tasks scored with the same systems and judges, in the main_results

@@ -44,7 +44,7 @@ func TestScoreShared(t *testing.T) {
 	for i, s := range settings {
 		in := fixtureInputs()
 		in.PrivateObjectives, in.PrivateSubjectives = in.Objectives, in.Subjectives
-		want := encode(Analyze(context.Background(), in, privateAnswerer{fixtureAnswerer{new([]results.Call)}}, s))
+		want := encode(analyze(context.Background(), in, privateAnswerer{fixtureAnswerer{new([]results.Call)}}, s))
 		if got[i] != want {
 			t.Errorf("settings %v: the shared collection scores differently", s)
 		}

@@ -42,12 +42,6 @@ const (
 // objective judge.
 func ToolkitJudgeParams() map[string]any { return map[string]any{"max_completion_tokens": 4096} }
 
-// JudgePrompt is the authors' judge prompt for one response, with the
-// correct answer formatted as the toolkit does.
-func JudgePrompt(o *Objective, p *Prompts, response string) string {
-	return judgeTemplate(p.Judge[o.Language]).fill(judgeVars(o, response, true))
-}
-
 // JudgeCall is the objective judge's call for one response under cfg.
 func JudgeCall(cfg *Config, o *Objective, p *Prompts, response, task string) results.Call {
 	return judgeCall(cfg, judgeTemplate(p.Judge[o.Language]), o, response, task)
@@ -125,12 +119,6 @@ func pyList(ss []string) string {
 // ReportPrompt is the user message of a subjective task.
 func ReportPrompt(s *Subjective) string { return s.Question + citeSuffix[s.Language] }
 
-// RubricPrompt asks a judge to score report against rubric r, one score
-// per sub-dimension with a justification.
-func RubricPrompt(s *Subjective, r *Rubric, report string) string {
-	return rubricPrompt(rubricHead(s, r), report)
-}
-
 // rubricHead is the part of a rubric prompt before the report: the same
 // for every report of a task.
 func rubricHead(s *Subjective, r *Rubric) string {
@@ -150,14 +138,7 @@ func rubricHead(s *Subjective, r *Rubric) string {
 const rubricTail = "\n\n" + `Output only valid JSON: {"scores": [{"id": "1.1", "score": <number>, "justification": "<string>"}, ...]} with one entry per sub-dimension.`
 
 // rubricPrompt is a rubric prompt from its head and the report.
-func rubricPrompt(head, report string) string {
-	var b strings.Builder
-	b.Grow(len(head) + len(report) + len(rubricTail))
-	b.WriteString(head)
-	b.WriteString(report)
-	b.WriteString(rubricTail)
-	return b.String()
-}
+func rubricPrompt(head, report string) string { return head + report + rubricTail }
 
 // CitationPrompt asks a judge whether each claim's cited source supports
 // it.

@@ -177,7 +177,7 @@ func cellNum(t *testing.T, res *analysis.Result, table, row, col string) (float6
 
 func runFixture(t *testing.T, in *Inputs, s analysis.Settings) *analysis.Result {
 	t.Helper()
-	res, err := Analyze(context.Background(), in, fixtureAnswerer{}, s)
+	res, err := analyze(context.Background(), in, fixtureAnswerer{}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestKnobs(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Analyze(context.Background(), fixtureInputs(), fixtureAnswerer{}, analysis.Settings{KnobBeta: "0"}); err == nil {
+	if _, err := analyze(context.Background(), fixtureInputs(), fixtureAnswerer{}, analysis.Settings{KnobBeta: "0"}); err == nil {
 		t.Error("beta=0: want an error")
 	}
 }
@@ -338,10 +338,10 @@ func TestDeterminism(t *testing.T) {
 	}
 	// The requests themselves do not depend on input order either.
 	var a, b []results.Call
-	Analyze(context.Background(), fixtureInputs(), fixtureAnswerer{&a}, nil)
+	analyze(context.Background(), fixtureInputs(), fixtureAnswerer{&a}, nil)
 	in := fixtureInputs()
 	in.Objectives[0], in.Objectives[3] = in.Objectives[3], in.Objectives[0]
-	Analyze(context.Background(), in, fixtureAnswerer{&b}, nil)
+	analyze(context.Background(), in, fixtureAnswerer{&b}, nil)
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
@@ -358,7 +358,7 @@ func TestPrivateHoldout(t *testing.T) {
 	in.PrivateSubjectives = in.Subjectives
 	var calls []results.Call
 	ans := fixtureAnswerer{&calls}
-	res, err := Analyze(context.Background(), in, privateAnswerer{ans}, nil)
+	res, err := analyze(context.Background(), in, privateAnswerer{ans}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,4 +402,12 @@ func (p privateAnswerer) Answer(ctx context.Context, calls []results.Call) []res
 		(*p.a.calls)[len(*p.a.calls)-len(calls)+i] = calls[i]
 	}
 	return out
+}
+
+// analyze runs the benchmark over loaded inputs: Collect and Score in one.
+func analyze(ctx context.Context, inputs *Inputs, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
+	if _, err := parseSettings(s, &inputs.Config); err != nil {
+		return nil, err
+	}
+	return score(collect(ctx, inputs, ans), s)
 }

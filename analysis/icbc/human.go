@@ -2,6 +2,7 @@ package icbc
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -48,11 +49,7 @@ func (c *collection) humanGroups() {
 		}
 		byTask[h.Task][h.System][h.Expert] = h.Score
 	}
-	var tasks []string
-	for k := range byTask {
-		tasks = append(tasks, k)
-	}
-	slices.SortFunc(tasks, idLess)
+	tasks := slices.SortedFunc(maps.Keys(byTask), idLess)
 	for _, task := range tasks {
 		var systems []string
 		for s := range byTask[task] {

@@ -187,52 +187,17 @@ func nanDiv(a, b float64) float64 {
 // interval is a bootstrap percentile interval.
 type interval struct{ lo, hi float64 }
 
-// A bootCell is the part of one output in the sums the bootstrap needs
-// for an overall score: the expert and citation sums the settings
-// choose (see finish), and the source sums.
-type bootCell struct {
-	ex, exN, eN   float64 // expert sum and count as averaged, count scored
-	cit, citN, cN float64 // citation sum and count as averaged, count evaluated
-	src, sN       float64
-}
-
-// bootCells returns the bootstrap cells of the subjective tasks by
-// [task][system].
-func (r *run) bootCells() [][]bootCell {
-	out := make([][]bootCell, len(r.sub))
-	for ti := range out {
-		out[ti] = make([]bootCell, len(r.systems))
-		for si := range r.systems {
-			x, b := &r.subCells[si][ti], &out[ti][si]
-			b.ex, b.exN, b.eN = x.e, x.eN, x.eN
-			if r.o.positive {
-				b.ex, b.exN = x.p, x.pN
-			}
-			b.cit, b.citN, b.cN = x.share, x.cN, x.cN
-			if r.o.pooled {
-				b.cit, b.citN = x.sup, x.jud
-			}
-			b.src, b.sN = x.src, x.sN
-		}
-	}
-	return out
-}
-
-// overall is system si's overall score from bootstrap sums: finish's
-// overall over the same sums.
-func (r *run) overall(si int, o *objCell, b *bootCell) float64 {
-	s := subCell{eN: b.eN, cN: b.cN, src: b.src, sN: b.sN}
+// chosen returns the expert and citation sums of x that the settings
+// average (see finish): each as a sum and the count it is divided by.
+func (r *run) chosen(x *subCell) (ex, exN, cit, citN float64) {
+	ex, exN, cit, citN = x.e, x.eN, x.share, x.cN
 	if r.o.positive {
-		s.p, s.pN = b.ex, b.exN
-	} else {
-		s.e = b.ex
+		ex, exN = x.p, x.pN
 	}
 	if r.o.pooled {
-		s.sup, s.jud = b.cit, b.citN
-	} else {
-		s.share = b.cit
+		cit, citN = x.sup, x.jud
 	}
-	return r.finish(si, o, &s).overall
+	return ex, exN, cit, citN
 }
 
 // bootstrap resamples tasks: every replicate draws, with replacement, the
@@ -259,56 +224,16 @@ func (r *run) bootstrap() (delta, overall []interval) {
 		}
 		return buf
 	}
-	// Objective cells by [task][system]; sums run over the draw in order,
-	// system by system, as score's do.
-	objRows := make([][]objCell, len(r.obj))
-	for ti := range objRows {
-		objRows[ti] = make([]objCell, ns)
-		for si := range ns {
-			objRows[ti][si] = objCell{n: r.objCells[si][ti].n, c: r.objCells[si][ti].c}
-		}
-	}
-	subRows := r.bootCells()
-	os, ss := make([]objCell, ns), make([]bootCell, ns)
-	sums := func(obj, sub []int) {
-		clear(os)
-		clear(ss)
-		for _, i := range obj {
-			for si, x := range objRows[i] {
-				os[si].n += x.n
-				os[si].c += x.c
-			}
-		}
-		for _, i := range sub {
-			for si := range subRows[i] {
-				x, s := &subRows[i][si], &ss[si]
-				s.ex += x.ex
-				s.exN += x.exN
-				s.eN += x.eN
-				s.cit += x.cit
-				s.citN += x.citN
-				s.cN += x.cN
-				s.src += x.src
-				s.sN += x.sN
-			}
-		}
-	}
-	en := make([]float64, ns)
 	ds := make([][]float64, ns)
 	ms := make([][]float64, ns)
 	var b1, b2, b3, b4 []int
 	for range r.o.reps {
 		b1, b2, b3, b4 = draw(eo, b1), draw(es, b2), draw(zo, b3), draw(zs, b4)
-		sums(b1, b2)
 		for si := range ns {
-			en[si] = r.overall(si, &os[si], &ss[si])
-		}
-		sums(b3, b4)
-		for si := range ns {
-			zh := r.overall(si, &os[si], &ss[si])
-			if d := en[si] - zh; !math.IsNaN(d) {
+			en, zh := r.score(si, b1, b2).overall, r.score(si, b3, b4).overall
+			if d := en - zh; !math.IsNaN(d) {
 				ds[si] = append(ds[si], d)
-				ms[si] = append(ms[si], (en[si]+zh)/2)
+				ms[si] = append(ms[si], (en+zh)/2)
 			}
 		}
 	}

@@ -68,7 +68,6 @@ func (r *run) clusters() []int {
 // clusters. theta holds each ranked system's overall score.
 func (r *run) board(ranking []string, theta map[string]float64) *uncertainty.Board {
 	no, n := len(r.obj), len(r.obj)+len(r.sub)
-	boot := r.bootCells()
 	w := r.o.weights
 	scores := make([][]float64, len(ranking))
 	for k, name := range ranking {
@@ -89,9 +88,8 @@ func (r *run) board(ranking []string, theta map[string]float64) *uncertainty.Boa
 				if s.Language != l {
 					continue
 				}
-				x := &boot[i][si]
-				ex.a[no+i], ex.b[no+i] = x.ex, x.exN
-				cit.a[no+i], cit.b[no+i] = x.cit, x.citN
+				x := &r.subCells[si][i]
+				ex.a[no+i], ex.b[no+i], cit.a[no+i], cit.b[no+i] = r.chosen(x)
 				src.a[no+i], src.b[no+i] = x.src, x.sN
 			}
 			parts = append(parts, obj, ex)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -467,10 +468,7 @@ func (b *builder) jsonScore(line int, field string, v any) (float64, error) {
 // a system has none for a task.
 func (b *builder) matrix() (*Matrix, error) {
 	m := &Matrix{File: b.file, Tasks: b.tasks, Cluster: b.cluster}
-	for s := range b.sys {
-		m.Systems = append(m.Systems, s)
-	}
-	slices.Sort(m.Systems)
+	m.Systems = slices.Sorted(maps.Keys(b.sys))
 	if len(m.Systems) == 0 {
 		return nil, b.errf(1, "", "no system columns")
 	}

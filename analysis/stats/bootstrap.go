@@ -34,6 +34,12 @@ func Bootstrap(n, reps int, seed uint64, level float64, stat func(idx []int) flo
 			vals = append(vals, v)
 		}
 	}
+	return Percentiles(vals, level)
+}
+
+// Percentiles sorts resampled values vals and returns their percentile
+// interval [lo, hi] at the given confidence level, as Bootstrap does.
+func Percentiles(vals []float64, level float64) (lo, hi float64, err error) {
 	if len(vals) == 0 {
 		return 0, 0, undefined("statistic undefined in every resample")
 	}

@@ -358,14 +358,7 @@ func Cell(x float64, err error) analysis.Cell {
 }
 
 // Index returns the position of the named system in the ranking, or -1.
-func (b *Board) Index(name string) int {
-	for i, n := range b.Names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
-}
+func (b *Board) Index(name string) int { return slices.Index(b.Names, name) }
 
 // Cells returns the cells of Columns for the named system; undefined
 // cells for a system not in the ranking.

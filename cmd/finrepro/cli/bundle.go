@@ -85,22 +85,21 @@ func checkBundle(ctx context.Context, env *Env, arg bundleArg) (int, error) {
 		sayf(env.Stderr, "%s: %v", path, err)
 		n++
 	}
-	m, err := checkCache(ctx, env, path, b)
-	return n + m, err
+	return n + checkCache(ctx, env, path, b), nil
 }
 
 // checkCache prints every problem of the exchange cache of b, opened
 // from path, and returns how many there were.
-func checkCache(ctx context.Context, env *Env, path string, b *results.Bundle) (int, error) {
+func checkCache(ctx context.Context, env *Env, path string, b *results.Bundle) int {
 	cdir := b.CachePath()
 	if _, err := os.Stat(filepath.Join(cdir, "FORMAT")); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s: no exchange cache\n", path, results.CacheDir)
-		return 1, nil
+		return 1
 	}
 	s, err := cache.Open(cdir, cache.Options{ReadOnly: true, AllowCorrupt: true})
 	if err != nil {
 		sayf(env.Stderr, "%s: %v", path, err)
-		return 1, nil
+		return 1
 	}
 	defer s.Close()
 	m, err := verifyStore(ctx, env, s, path+": "+results.CacheDir+"/")
@@ -108,5 +107,5 @@ func checkCache(ctx context.Context, env *Env, path string, b *results.Bundle) (
 		sayf(env.Stderr, "%s: %v", path, err)
 		m++
 	}
-	return m, nil
+	return m
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/finrepro/finrepro/cache"
@@ -118,11 +117,7 @@ func runBundleCreate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := checkCache(ctx, env, *out, &results.Bundle{Dir: *out, Manifest: sealed})
-	if err != nil {
-		return &results.IntegrityError{Err: err}
-	}
-	if n > 0 {
+	if n := checkCache(ctx, env, *out, &results.Bundle{Dir: *out, Manifest: sealed}); n > 0 {
 		return &results.IntegrityError{Err: fmt.Errorf("%s: %d problems", *out, n)}
 	}
 	fmt.Fprintf(env.Stdout, "created bundle %s (%s): %d files, benchmarks %s; sealed and verified\n",
@@ -360,16 +355,6 @@ func runBundlePack(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s (%d bytes)\n", *out, st.Size())
 	return nil
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // bundleCommands are the bundle subcommands besides verify.

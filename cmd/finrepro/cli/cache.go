@@ -282,20 +282,18 @@ func runCacheDump(ctx context.Context, env *Env, fs *pflag.FlagSet, dir string, 
 	defer s.Close()
 	out, _ := fs.GetString("out")
 	if out == "" {
-		return dumpTo(s, env.Stdout)
+		return s.Dump(env.Stdout)
 	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
-	if err := dumpTo(s, f); err != nil {
+	if err := s.Dump(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
-
-func dumpTo(s *cache.Store, w io.Writer) error { return s.Dump(w) }
 
 // SecretEnvVars are the environment variables whose values cache export
 // treats as secrets.

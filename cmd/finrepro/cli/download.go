@@ -29,6 +29,11 @@ const maxDownload = 64 << 30
 // with the client of an httptest TLS server, which trusts its certificate.
 var downloadClient = func() *http.Client { return http.DefaultClient }
 
+// A bundleArg is a bundle to open: a folder, a .tar.zst archive or ""
+// for the built-in demo, with the SHA-256 the archive must have ("" for
+// none), checked as the archive is extracted.
+type bundleArg struct{ path, sha256 string }
+
 // resolveBundle returns the local path of a bundle argument. An https://
 // URL of a .tar.zst needs sha (its SHA-256 in hex): the archive is
 // downloaded once into the downloads folder, named by its hash, checked,
@@ -37,75 +42,63 @@ var downloadClient = func() *http.Client { return http.DefaultClient }
 // openBundle extracts it, so that it is read once. Anything else is
 // returned as it is.
 func resolveBundle(ctx context.Context, env *Env, arg, sha string) (bundleArg, error) {
-	path, check, err := resolveBundlePath(ctx, env, arg, sha)
-	return bundleArg{path: path, sha256: check}, err
-}
-
-// A bundleArg is a bundle to open: a folder, a .tar.zst archive or ""
-// for the built-in demo, with the SHA-256 the archive must have ("" for
-// none), checked as the archive is extracted.
-type bundleArg struct{ path, sha256 string }
-
-// resolveBundlePath is resolveBundle's path, and the SHA-256 left to
-// check while extracting.
-func resolveBundlePath(ctx context.Context, env *Env, arg, sha string) (string, string, error) {
 	isURL := strings.Contains(arg, "://")
 	if sha != "" {
 		b, err := hex.DecodeString(sha)
 		if err != nil || len(b) != sha256.Size {
-			return "", "", usageErr("--sha256 %q: want 64 hex digits", sha)
+			return bundleArg{}, usageErr("--sha256 %q: want 64 hex digits", sha)
 		}
 		sha = strings.ToLower(sha)
 	}
 	if !isURL {
 		if sha == "" {
-			return arg, "", nil
+			return bundleArg{path: arg}, nil
 		}
 		if !strings.HasSuffix(arg, ".tar.zst") {
-			return "", "", usageErr("--sha256 checks a .tar.zst archive or an https:// URL of one, not %q", arg)
+			return bundleArg{}, usageErr("--sha256 checks a .tar.zst archive or an https:// URL of one, not %q", arg)
 		}
-		return arg, sha, nil // checked as it is extracted
+		return bundleArg{path: arg, sha256: sha}, nil // checked as it is extracted
 	}
 	u, err := url.Parse(arg)
 	switch {
 	case err != nil:
-		return "", "", usageErr("bundle URL %q: %v", arg, err)
+		return bundleArg{}, usageErr("bundle URL %q: %v", arg, err)
 	case u.Scheme != "https":
-		return "", "", usageErr("bundle URL %q: only https:// is accepted", arg)
+		return bundleArg{}, usageErr("bundle URL %q: only https:// is accepted", arg)
 	case u.Host == "" || !strings.HasSuffix(u.Path, ".tar.zst"):
-		return "", "", usageErr("bundle URL %q: want https://HOST/.../NAME.tar.zst", arg)
+		return bundleArg{}, usageErr("bundle URL %q: want https://HOST/.../NAME.tar.zst", arg)
 	case u.User != nil:
-		return "", "", usageErr("bundle URL: credentials in a URL are refused")
+		return bundleArg{}, usageErr("bundle URL: credentials in a URL are refused")
 	case sha == "":
-		return "", "", usageErr("a bundle URL needs --sha256 HEX, the archive's SHA-256")
+		return bundleArg{}, usageErr("a bundle URL needs --sha256 HEX, the archive's SHA-256")
 	}
 	dir := env.Getenv(DownloadsEnv)
 	if dir == "" {
 		c, err := os.UserCacheDir()
 		if err != nil {
-			return "", "", fmt.Errorf("download: no user cache folder (set %s): %w", DownloadsEnv, err)
+			return bundleArg{}, fmt.Errorf("download: no user cache folder (set %s): %w", DownloadsEnv, err)
 		}
 		dir = filepath.Join(c, "finrepro", "bundles")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("download: %w", err)
+		return bundleArg{}, fmt.Errorf("download: %w", err)
 	}
 	dst := filepath.Join(dir, sha+".tar.zst")
 	if _, err := os.Lstat(dst); err == nil {
 		if err := checkSHA256(dst, sha); err == nil {
 			fmt.Fprintf(env.Stderr, "using %s, downloaded before from %s\n", dst, u.Redacted())
-			return dst, "", nil
+			return bundleArg{path: dst}, nil
 		}
 		// A damaged earlier download is replaced.
 		if err := os.Remove(dst); err != nil {
-			return "", "", fmt.Errorf("download: %w", err)
+			return bundleArg{}, fmt.Errorf("download: %w", err)
 		}
 	}
 	fmt.Fprintf(env.Stderr, "downloading %s to %s\n", u.Redacted(), dst)
 	if err := download(ctx, u.String(), dir, dst, sha); err != nil {
-		return "", "", err
+		return bundleArg{}, err
 	}
-	return dst, "", nil
+	return bundleArg{path: dst}, nil
 }
 
 // download fetches url into a temporary file of dir, checks its length

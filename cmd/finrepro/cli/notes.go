@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/replay"
@@ -22,39 +24,27 @@ func explainSimulated(w io.Writer, calls []results.Call, misses []replay.Miss) e
 			set[c.Label.Benchmark+": "+c.Label.Name] = true
 		}
 	}
-	simMisses := slices.IndexFunc(misses, func(m replay.Miss) bool { return m.Provider == "sim" }) >= 0
-	if len(set) == 0 && !simMisses {
-		return nil
-	}
 	n := 0
 	for _, m := range misses {
 		if m.Provider == "sim" {
 			n++
 		}
 	}
-	judges := sortedKeys(set)
-	fmt.Fprintf(w, "This bundle's judges are simulated (provider sim): %s.\n", joinFirst(judges, 6))
+	if len(set) == 0 && n == 0 {
+		return nil
+	}
+	judges := slices.Sorted(maps.Keys(set))
+	fmt.Fprintf(w, "This bundle's judges are simulated (provider sim): %s.\n", strings.Join(firstN(judges, 6), "; "))
 	fmt.Fprintln(w, "The simulator answers only while \"finrepro demo\" builds a bundle, so a simulated judge cannot grade")
 	fmt.Fprintln(w, "new outputs, and a request to sim cannot be recorded. To grow a leaderboard with real judges, make a")
 	fmt.Fprintln(w, "bundle of your own whose configurations name real providers:")
 	fmt.Fprintln(w, "  finrepro bundle create --out mine --from @demo --inputs BENCHMARK=DIR   (DIR: inputs naming real judges)")
 	fmt.Fprintln(w, "  finrepro system add mine --benchmark BENCHMARK --name SYSTEM --provider P --model M")
 	fmt.Fprintln(w, "FinDeepForecast has no judges: a system added there records with no simulated call (README, \"Adding your own agent\").")
-	if simMisses {
+	if n > 0 {
 		return fmt.Errorf("%d of the %d missing requests go to the simulated provider sim; nothing was recorded", n, len(misses))
 	}
 	return nil
-}
-
-func joinFirst(s []string, n int) string {
-	out := ""
-	for i, x := range firstN(s, n) {
-		if i > 0 {
-			out += "; "
-		}
-		out += x
-	}
-	return out
 }
 
 // printLateSystems warns about every system whose predictions were all

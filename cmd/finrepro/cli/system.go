@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -429,22 +430,10 @@ func addAlias(snap snapshot, b *results.Bundle, display, bench, name string) err
 	return os.WriteFile(p, buf.Bytes(), 0o644)
 }
 
-// readRecords reads the bundle's systems.jsonl; none when absent.
-func readRecords(b *results.Bundle) ([]systemRecord, error) {
-	return readRecordsFor(nil, b)
-}
-
-// readRecordsFor reads the bundle's systems.jsonl for a change: snap
-// keeps its bytes.
-func readRecordsFor(snap snapshot, b *results.Bundle) ([]systemRecord, error) {
-	p := filepath.Join(b.Dir, SystemsName)
-	var raw []byte
-	var err error
-	if snap != nil {
-		raw, err = snap.read(p)
-	} else {
-		raw, err = os.ReadFile(p)
-	}
+// readRecords reads the bundle's systems.jsonl, none when absent; snap
+// keeps its bytes for a change.
+func readRecords(snap snapshot, b *results.Bundle) ([]systemRecord, error) {
+	raw, err := snap.read(filepath.Join(b.Dir, SystemsName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -454,7 +443,7 @@ func readRecordsFor(snap snapshot, b *results.Bundle) ([]systemRecord, error) {
 	return results.ReadJSONL[systemRecord](bytes.NewReader(raw), SystemsName)
 }
 
-// writeRecords replaces systems.jsonl, which readRecordsFor(snap, b)
+// writeRecords replaces systems.jsonl, which readRecords(snap, b)
 // has read.
 func writeRecords(b *results.Bundle, recs []systemRecord) error {
 	p := filepath.Join(b.Dir, SystemsName)
@@ -466,19 +455,17 @@ func writeRecords(b *results.Bundle, recs []systemRecord) error {
 		return err
 	}
 	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	for _, r := range recs {
-		line, err := json.Marshal(r)
-		if err != nil {
+		if err := enc.Encode(r); err != nil {
 			return err
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
 	}
 	return os.WriteFile(p, buf.Bytes(), 0o644)
 }
 
 func addRecord(snap snapshot, b *results.Bundle, r systemRecord) error {
-	recs, err := readRecordsFor(snap, b)
+	recs, err := readRecords(snap, b)
 	if err != nil {
 		return err
 	}
@@ -602,10 +589,10 @@ func importOutputs(b *results.Bundle, dir string, calls []results.Call, outs map
 	for _, c := range calls {
 		byTask[c.Label.Task] = c
 	}
-	ids := sortedKeys(outs)
+	ids := slices.Sorted(maps.Keys(outs))
 	for _, id := range ids {
 		if _, ok := byTask[id]; !ok {
-			return fmt.Errorf("--outputs: %s: no task %q asks %s (tasks: %s)", dir, id, rec.System, strings.Join(firstN(sortedKeys(byTask), 8), ", "))
+			return fmt.Errorf("--outputs: %s: no task %q asks %s (tasks: %s)", dir, id, rec.System, strings.Join(firstN(slices.Sorted(maps.Keys(byTask)), 8), ", "))
 		}
 	}
 	store, err := cache.Open(b.CachePath(), cache.Options{})
@@ -644,17 +631,15 @@ func appendReports(snap snapshot, b *results.Bundle, name string, outs map[strin
 	if len(old) > 0 && old[len(old)-1] != '\n' {
 		buf.WriteByte('\n')
 	}
-	for _, id := range sortedKeys(outs) {
-		line, err := json.Marshal(struct {
+	enc := json.NewEncoder(&buf)
+	for _, id := range slices.Sorted(maps.Keys(outs)) {
+		if err := enc.Encode(struct {
 			Query   string `json:"query"`
 			Product string `json:"product"`
 			Text    string `json:"text"`
-		}{id, name, outs[id]})
-		if err != nil {
+		}{id, name, outs[id]}); err != nil {
 			return err
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
 	}
 	return os.WriteFile(p, buf.Bytes(), 0o644)
 }
@@ -672,7 +657,7 @@ func runSystemList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return &results.IntegrityError{Err: err}
 	}
-	recs, err := readRecords(b)
+	recs, err := readRecords(snapshot{}, b)
 	if err != nil {
 		return err
 	}
@@ -788,7 +773,7 @@ func runSystemRemove(ctx context.Context, env *Env, args []string) error {
 	if err := removeAlias(snap, b, *bench, *name); err != nil {
 		return fail(err)
 	}
-	recs, err := readRecordsFor(snap, b)
+	recs, err := readRecords(snap, b)
 	if err != nil {
 		return fail(err)
 	}
@@ -852,7 +837,7 @@ func removeAlias(snap snapshot, b *results.Bundle, bench, name string) error {
 // systemProvenance returns, for the provenance of every output, one
 // "system.BENCHMARK.NAME" entry per system that systems.jsonl describes.
 func systemProvenance(b *results.Bundle) [][2]string {
-	recs, err := readRecords(b)
+	recs, err := readRecords(snapshot{}, b)
 	if err != nil {
 		// The file is covered by the manifest; a bad one is shown, not hidden.
 		return [][2]string{{"system provenance", "systems.jsonl unreadable: " + err.Error()}}
