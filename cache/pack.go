@@ -122,6 +122,22 @@ func uvarintLen(v uint64) int {
 	return binary.PutUvarint(b[:], v)
 }
 
+// cutUvarint reads a uvarint in its shortest form, at most 2^62, from
+// the start of *b and cuts it off.
+func cutUvarint(b *[]byte) (int64, bool) {
+	v, n := binary.Uvarint(*b)
+	if n <= 0 || v > 1<<62 || n != uvarintLen(v) {
+		return 0, false
+	}
+	*b = (*b)[n:]
+	return int64(v), true
+}
+
+// badIndex is errBadIndex with what broke the rule.
+func badIndex(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errBadIndex, fmt.Sprintf(format, args...))
+}
+
 // parsePackIndex decodes an index and checks it against its pack: the
 // objects must tile the pack from byte 8 to indexOff, in order, each
 // digest once; keys must be distinct and each meta at most MaxMetaBytes.
@@ -134,17 +150,8 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	ix := &packIndex{}
 	copy(ix.dict[:], rest)
 	rest = rest[32:]
-	uv := func() (int64, bool) {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 || v > 1<<62 || n != uvarintLen(v) { // only the shortest form
-			return 0, false
-		}
-		rest = rest[n:]
-		return int64(v), true
-	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", errBadIndex, fmt.Sprintf(format, args...))
-	}
+	uv := func() (int64, bool) { return cutUvarint(&rest) }
+	bad := badIndex
 	n, ok := uv()
 	if !ok || n > int64(len(rest))/35 {
 		return nil, errBadIndex

@@ -143,17 +143,8 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	ix := &packIndex{v2: &index2{}}
 	copy(ix.dict[:], rest)
 	rest = rest[32:]
-	uv := func() (int64, bool) {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 || v > 1<<62 || n != uvarintLen(v) { // only the shortest form
-			return 0, false
-		}
-		rest = rest[n:]
-		return int64(v), true
-	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", errBadIndex, fmt.Sprintf(format, args...))
-	}
+	uv := func() (int64, bool) { return cutUvarint(&rest) }
+	bad := badIndex
 	nb, ok := uv()
 	if !ok || nb > int64(len(rest))/2 {
 		return nil, errBadIndex
