@@ -180,17 +180,7 @@ func TestFormat2JudgeSize(t *testing.T) {
 	if _, err := s.Load(bytes.NewReader(data), LoadOptions{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
-	for i, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		x, err := ParseLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, _ := reqkey.Of(x.Request)
-		got, err := s.Get(k)
-		if err != nil || !bytes.Equal(got.Response, x.Response) {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-	}
+	checkReadsBack(t, s, data)
 }
 
 // FuzzDelta: a delta of target against base applies back to target, and

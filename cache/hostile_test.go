@@ -132,6 +132,21 @@ func TestPackIndexBomb(t *testing.T) {
 	}
 }
 
+// firstPackIndex returns the index of the first pack of the store s in
+// dir, and where it starts.
+func firstPackIndex(t *testing.T, s *Store, dir string) (int64, *packIndex) {
+	t.Helper()
+	b, err := os.ReadFile(packFiles(t, dir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:])), ix
+}
+
 // TestPackIndexChecks builds pack indexes of format 1 that lie about their
 // pack: each is refused, and the real pack's index is accepted.
 func TestPackIndexChecks(t *testing.T) {
@@ -140,15 +155,7 @@ func TestPackIndexChecks(t *testing.T) {
 	if _, err := s.Load(bytes.NewReader(synthLines(t, 5, 2)), LoadOptions{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(packFiles(t, dir)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	indexOff := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
-	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	indexOff, ix := firstPackIndex(t, s, dir)
 	if len(ix.objs) < 2 || len(ix.recs) < 2 {
 		t.Fatalf("%d objects, %d records", len(ix.objs), len(ix.recs))
 	}
@@ -189,15 +196,7 @@ func TestPackIndex2Checks(t *testing.T) {
 	if _, err := s.Load(bytes.NewReader(lines.Bytes()), LoadOptions{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(packFiles(t, dir)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	indexOff := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
-	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	indexOff, ix := firstPackIndex(t, s, dir)
 	if ix.v2 == nil || len(ix.v2.blocks) < 2 || len(ix.recs) < 2 {
 		t.Fatalf("format 2: %v, %d records", ix.v2 != nil, len(ix.recs))
 	}

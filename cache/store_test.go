@@ -142,21 +142,10 @@ func synthLines(t testing.TB, n int, seed uint64) []byte {
 	return b.Bytes()
 }
 
-func TestLoadDump(t *testing.T) {
-	data := synthLines(t, 300, 1) // enough to train a dictionary
-	s := openTest(t, t.TempDir(), Options{})
-	st, err := s.Load(bytes.NewReader(data), LoadOptions{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Added+st.Present != 300 || st.Bad != 0 {
-		t.Fatalf("load stats %+v", st)
-	}
-	var d1 bytes.Buffer
-	if err := s.Dump(&d1); err != nil {
-		t.Fatal(err)
-	}
-	// Every input exchange comes back with the same response and meta.
+// checkReadsBack checks that every exchange of the JSONL data reads back
+// from s under its request's key, with the same response.
+func checkReadsBack(t *testing.T, s *Store, data []byte) {
+	t.Helper()
 	for i, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		x, err := ParseLine(l)
 		if err != nil {
@@ -171,6 +160,23 @@ func TestLoadDump(t *testing.T) {
 			t.Fatalf("line %d: response differs", i+1)
 		}
 	}
+}
+
+func TestLoadDump(t *testing.T) {
+	data := synthLines(t, 300, 1) // enough to train a dictionary
+	s := openTest(t, t.TempDir(), Options{})
+	st, err := s.Load(bytes.NewReader(data), LoadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added+st.Present != 300 || st.Bad != 0 {
+		t.Fatalf("load stats %+v", st)
+	}
+	var d1 bytes.Buffer
+	if err := s.Dump(&d1); err != nil {
+		t.Fatal(err)
+	}
+	checkReadsBack(t, s, data)
 	// Loading the dump elsewhere and dumping again gives the same bytes.
 	s2 := openTest(t, t.TempDir(), Options{})
 	if _, err := s2.Load(bytes.NewReader(d1.Bytes()), LoadOptions{Strict: true}); err != nil {
