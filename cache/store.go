@@ -665,21 +665,48 @@ func (s *Store) Has(k Key) (bool, error) {
 // Get returns the exchange stored under k, ErrNotFound when there is none
 // and an error wrapping ErrCorrupt when its data fails its hash.
 func (s *Store) Get(k Key) (*Exchange, error) {
+	r, err := s.record(k)
+	if err != nil {
+		return nil, err
+	}
+	return s.get(k, r)
+}
+
+// GetMeta returns the metadata recorded under k without reading its
+// request or response: for a caller that shows what an exchange was
+// (model, tokens, cost, source) but not its texts. Errors are those of
+// Get.
+func (s *Store) GetMeta(k Key) (*Meta, error) {
+	r, err := s.record(k)
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := decodeMeta(r.meta, &m); err != nil {
+		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	}
+	return &m, nil
+}
+
+// record returns the record of k, listing the packs again when it is
+// not known (another process may have written it), or ErrNotFound.
+func (s *Store) record(k Key) (*rec, error) {
 	s.mu.RLock()
 	r, ok := s.recs[k]
 	s.mu.RUnlock()
-	if !ok {
-		if err := s.refresh(); err != nil {
-			return nil, err
-		}
-		s.mu.RLock()
-		r, ok = s.recs[k]
-		s.mu.RUnlock()
-		if !ok {
-			return nil, ErrNotFound
-		}
+	if ok {
+		return r, nil
 	}
-	return s.get(k, r)
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	r, ok = s.recs[k]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return r, nil
 }
 
 // GetResponse returns the response and the meta stored under k, without
@@ -693,19 +720,9 @@ func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
 // AppendResponse is GetResponse appending the response to dst, so that a
 // caller done with one response can reuse its buffer for the next.
 func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
-	s.mu.RLock()
-	r, ok := s.recs[k]
-	s.mu.RUnlock()
-	if !ok {
-		if err := s.refresh(); err != nil {
-			return nil, nil, err
-		}
-		s.mu.RLock()
-		r, ok = s.recs[k]
-		s.mu.RUnlock()
-		if !ok {
-			return nil, nil, ErrNotFound
-		}
+	r, err := s.record(k)
+	if err != nil {
+		return nil, nil, err
 	}
 	s.mu.RLock()
 	n := len(s.objs[Digest(k)])

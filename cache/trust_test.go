@@ -108,3 +108,25 @@ func TestVerifiedPacksTrusted(t *testing.T) {
 		t.Fatalf("%d packs trusted after a failed verify", n)
 	}
 }
+
+// TestGetMeta: the metadata of an exchange comes without reading its
+// objects, so it is there even when a response fails its hash (which Get
+// reports); an unknown key is ErrNotFound.
+func TestGetMeta(t *testing.T) {
+	dir := t.TempDir()
+	k, _ := mislabelledStore(t, dir)
+	s := openTest(t, dir, Options{ReadOnly: true})
+	if _, err := s.Get(k); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Get: %v, want ErrCorrupt", err)
+	}
+	m, err := s.GetMeta(k)
+	// what testExchange(1) records: its source and cost, and the
+	// provider and model its request names
+	want := Meta{Provider: "openai", Model: "m", Source: SourceSim, CostUSD: 0.5}
+	if err != nil || *m != want {
+		t.Fatalf("GetMeta: %+v, %v; want %+v", m, err, want)
+	}
+	if _, err := s.GetMeta(Key{1}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetMeta of an unknown key: %v, want ErrNotFound", err)
+	}
+}

@@ -29,10 +29,13 @@ type Exchange struct {
 	RecordedAt string
 }
 
-// An ExchangeLookup returns the exchange stored under a hex cache key.
-// Pages are written in parallel, one benchmark or all at once, so it must
-// be safe for concurrent use; it is only read from.
-type ExchangeLookup func(key string) (*Exchange, error)
+// An ExchangeLookup returns the exchange stored under a hex cache key;
+// with texts false it may leave Request and Response out (a page that
+// has no room left for them shows the metadata alone, and reading what
+// it would drop was most of the lookups' cost on large pages). Pages are
+// written in parallel, one benchmark or all at once, so it must be safe
+// for concurrent use; it is only read from.
+type ExchangeLookup func(key string, texts bool) (*Exchange, error)
 
 // exchangeBudget is the most bytes of request and response text (JSON
 // encoded, each distinct piece once) a task page embeds; exchanges past
@@ -110,6 +113,9 @@ type exchangeSet struct {
 	pieces map[string]int // piece -> index in the block's strings
 	strs   [][]byte       // encoded pieces, in index order
 	size   int            // bytes of strs
+	// full is set once an exchange did not fit: later ones are looked
+	// up without their texts
+	full bool
 	// left are the keys past maxExchanges, not listed
 	left map[string]bool
 }
@@ -151,7 +157,8 @@ func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
 }
 
 // fetch looks exchange i up and puts its texts into the page's block
-// when they fit in exchangeBudget with what is there; then it lets go of
+// when they fit in exchangeBudget with what is there (once one does not,
+// the later ones are looked up without their texts); then it lets go of
 // the exchange's bytes (the block holds what the page shows), so that a
 // page being written holds one exchange at a time. The raw size of the
 // new pieces is a lower bound of their encoded size, so an exchange that
@@ -162,8 +169,13 @@ func (s *exchangeSet) fetch(i int) {
 		return
 	}
 	px.tried = true
-	px.x, px.err = s.lookup(px.call.Key)
-	if px.x == nil {
+	px.x, px.err = s.lookup(px.call.Key, !s.full)
+	if px.x == nil || s.full {
+		if px.x != nil {
+			x := *px.x
+			x.Request, x.Response = nil, nil
+			px.x = &x
+		}
 		return
 	}
 	x := *px.x // a copy: the lookup's value is not ours to change
@@ -179,6 +191,7 @@ func (s *exchangeSet) fetch(i int) {
 		}
 	}
 	if s.size+raw > exchangeBudget {
+		s.full = true
 		return
 	}
 	// new pieces are encoded once, and kept only when all fit
@@ -204,6 +217,7 @@ func (s *exchangeSet) fetch(i int) {
 	}
 	req, resp := index(reqP), index(respP)
 	if size > exchangeBudget {
+		s.full = true
 		return
 	}
 	for p, k := range added {

@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
 )
 
 // An exchangeBlock is a task page's exchange block as site.js reads it.
@@ -60,7 +63,7 @@ func TestExchanges(t *testing.T) {
 					t.Errorf("%s: fold %s twice", p, id)
 				}
 				ids[id] = key
-				x, err := in.Exchanges(key)
+				x, err := in.Exchanges(key, true)
 				if err != nil {
 					failed++
 					if m[2] != "" || !strings.Contains(page, "The cache could not give this exchange: "+string(appendEscaped(nil, err.Error()))) {
@@ -126,7 +129,7 @@ func TestExchanges(t *testing.T) {
 // and a note, and the page stays under MaxPage.
 func TestExchangeBudget(t *testing.T) {
 	in := fixture(false)
-	big := func(key string) (*Exchange, error) {
+	big := func(key string, _ bool) (*Exchange, error) {
 		// distinct 100 KB requests: three fit in 256 KB with their
 		// escapes, the fourth does not
 		return &Exchange{Request: []byte(`{"user":"` + strings.Repeat(key[:1], 100<<10) + `"}`), Response: []byte(`{}`), Source: "sim"}, nil
@@ -208,4 +211,30 @@ func FuzzSplitJSON(f *testing.F) {
 			t.Fatalf("pieces %q join to %q, not %q", ps, all, b)
 		}
 	})
+}
+
+// TestExchangeTextsOnlyWhileRoom: a page asks for an exchange's texts
+// only while it has room for them; once one does not fit, the rest are
+// asked for without texts and keep their metadata.
+func TestExchangeTextsOnlyWhileRoom(t *testing.T) {
+	var asked []bool
+	xs := &exchangeSet{lookup: func(key string, texts bool) (*Exchange, error) {
+		asked = append(asked, texts)
+		x := &Exchange{Model: "m-" + key, Source: "sim"}
+		if texts { // distinct 100 KB requests: two fit in 256 KB, the third does not
+			x.Request, x.Response = []byte(`{"user":"`+strings.Repeat(key, 100<<10)+`"}`), []byte(`{}`)
+		}
+		return x, nil
+	}}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		xs.fetch(xs.add(&analysis.Call{Key: k}, "judge", "j"))
+	}
+	if want := []bool{true, true, true, false, false}; !slices.Equal(asked, want) {
+		t.Errorf("texts asked %v, want %v", asked, want)
+	}
+	for i, px := range xs.xs {
+		if px.embedded != (i < 2) || px.x == nil || px.x.Model != "m-"+px.call.Key || px.x.Request != nil {
+			t.Errorf("exchange %d: embedded %v, metadata %+v", i, px.embedded, px.x)
+		}
+	}
 }

@@ -229,7 +229,7 @@ var fixtureReport = strings.Repeat("The bank's net interest margin was 1.9% in F
 // fixtureReport and the key, and a response, as JSON (hostile text in
 // both with evil).
 func fixtureExchanges(x func(string) string) ExchangeLookup {
-	return func(key string) (*Exchange, error) {
+	return func(key string, _ bool) (*Exchange, error) {
 		if strings.HasSuffix(key, "dead") {
 			return nil, errors.New(x("cache: get " + key[:8] + ": not found"))
 		}

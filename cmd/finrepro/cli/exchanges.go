@@ -19,22 +19,37 @@ func exchangeLookup(store *cache.Store) site.ExchangeLookup {
 	if store == nil {
 		return nil
 	}
-	return func(key string) (*site.Exchange, error) {
+	return func(key string, texts bool) (*site.Exchange, error) {
 		k, err := reqkey.Parse(key)
 		if err != nil {
 			return nil, err
+		}
+		if !texts {
+			m, err := store.GetMeta(k)
+			if err != nil {
+				return nil, err
+			}
+			// an import's provenance is in its response
+			if m.Source != results.SourceImport {
+				return exchangeOf(&cache.Exchange{Meta: *m}), nil
+			}
 		}
 		x, err := store.Get(k)
 		if err != nil {
 			return nil, err
 		}
-		m := x.Meta
-		return &site.Exchange{
-			Request: x.Request, Response: x.Response,
-			Model: m.Model, ReportedModel: m.ReportedModel,
-			InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CostUSD: m.CostUSD,
-			Source: m.Source, Provenance: provenanceOf(x), RecordedAt: m.RecordedAt,
-		}, nil
+		return exchangeOf(x), nil
+	}
+}
+
+// exchangeOf is the site's view of x.
+func exchangeOf(x *cache.Exchange) *site.Exchange {
+	m := x.Meta
+	return &site.Exchange{
+		Request: x.Request, Response: x.Response,
+		Model: m.Model, ReportedModel: m.ReportedModel,
+		InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CostUSD: m.CostUSD,
+		Source: m.Source, Provenance: provenanceOf(x), RecordedAt: m.RecordedAt,
 	}
 }
 
