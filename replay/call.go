@@ -342,16 +342,17 @@ func (c *Client) post(ctx context.Context, j *job, apiKey string, res *attemptRe
 	setAuth(hr.Header, j.pc.Kind, apiKey)
 	// Latency is a measurement of the real call: it goes into the stored
 	// meta, never into an analysis output.
-	start := time.Now()
+	start := c.now()
 	resp, err := c.http.Do(hr)
 	if err != nil {
 		return nil, c.netError(ctx, actx, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
-	res.latencyMS = time.Since(start).Milliseconds()
+	now := c.now()
+	res.latencyMS = now.Sub(start).Milliseconds()
 	// An HTTP-date Retry-After is relative to the wall clock.
-	res.retryAfter = parseRetryAfter(resp.Header, time.Now())
+	res.retryAfter = parseRetryAfter(resp.Header, now)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
 			return nil, &CallError{Cause: CauseTimeout, Status: resp.StatusCode, Msg: "reading body: " + err.Error()}

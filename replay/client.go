@@ -86,6 +86,7 @@ type Client struct {
 	http      *http.Client
 	sleep     func(context.Context, time.Duration) error
 	backoffs  map[string]*Backoff // per provider, from ProviderConfig.Backoff
+	now       func() time.Time    // Config.Clock, or the wall clock
 	prog      *progress
 
 	mu       sync.Mutex
@@ -129,6 +130,7 @@ func New(store *cache.Store, cfg Config) *Client {
 		http:      cfg.HTTP,
 		sleep:     cfg.Sleep,
 		backoffs:  map[string]*Backoff{},
+		now:       cfg.Clock,
 		sems:      map[string]chan struct{}{},
 		limiters:  map[string]*limiter{},
 		misses:    map[cache.Key]Miss{},
@@ -136,6 +138,9 @@ func New(store *cache.Store, cfg Config) *Client {
 	}
 	if c.cfg.Mode == "" {
 		c.cfg.Mode = Offline
+	}
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.prices == nil {
 		c.prices = DefaultPrices()

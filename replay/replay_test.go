@@ -1008,3 +1008,32 @@ func TestProviderBackoff(t *testing.T) {
 		t.Fatalf("first retry waited %s, want 20ms-40ms", m[1])
 	}
 }
+
+// TestLatencyByClock: a recorded call's latency is measured by the
+// client's Clock (each reading here 250 ms after the last), so that an
+// injected clock governs every time the client keeps.
+func TestLatencyByClock(t *testing.T) {
+	store, _ := openStore(t)
+	f := newFake(t, KindChat, fakeKey)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	ticks := 0
+	c := New(store, Config{Mode: Record, Providers: map[string]ProviderConfig{"p": f.config()}, Getenv: getenv, Seed: 1,
+		Clock: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			ticks++
+			return t0.Add(time.Duration(ticks) * 250 * time.Millisecond)
+		}})
+	if r := c.Answer(context.Background(), []results.Call{call("p", "m", "q")})[0]; r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	keys, err := store.Keys()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("%d keys, %v", len(keys), err)
+	}
+	x, err := store.Get(keys[0])
+	if err != nil || x.Meta.LatencyMS != 250 {
+		t.Fatalf("latency %d ms (%v), want 250", x.Meta.LatencyMS, err)
+	}
+}

@@ -105,6 +105,7 @@ type endpoint struct {
 	redact  func(string) string
 	sleep   func(context.Context, time.Duration) error
 	backoff *replay.Backoff
+	now     func() time.Time // Config.Clock, or the wall clock
 }
 
 // attempts bounds the attempts of a request that is safe to repeat (GETs
@@ -188,7 +189,7 @@ func (e *endpoint) sendOnce(ctx context.Context, method, path, contentType strin
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096)) // only for the message
 		resp.Body.Close()
 		// An HTTP-date Retry-After is relative to the wall clock.
-		return nil, replay.RetryAfter(resp.Header, time.Now()), &httpStatusError{resp.StatusCode,
+		return nil, replay.RetryAfter(resp.Header, e.now()), &httpStatusError{resp.StatusCode,
 			fmt.Sprintf("batch: %s %s: HTTP %d: %s", method, path, resp.StatusCode, e.snippet(b))}
 	}
 	return resp, 0, nil

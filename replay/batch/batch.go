@@ -45,6 +45,7 @@ type Runner struct {
 	state   *State
 	unlock  func()
 	backoff *replay.Backoff
+	now     func() time.Time   // cfg.Clock, or the wall clock: measurements only
 	stored  map[cache.Key]bool // what Collect has learnt is stored, or not
 }
 
@@ -68,7 +69,11 @@ func Open(cfg Config) (*Runner, error) {
 		unlock()
 		return nil, err
 	}
-	return &Runner{cfg: cfg, state: s, unlock: unlock, backoff: replay.NewBackoff(0, 0)}, nil
+	now := cfg.Clock
+	if now == nil {
+		now = time.Now
+	}
+	return &Runner{cfg: cfg, state: s, unlock: unlock, backoff: replay.NewBackoff(0, 0), now: now}, nil
 }
 
 // Close releases the folder for other runners.
@@ -102,7 +107,7 @@ func (r *Runner) endpoint(b *Batch) (*endpoint, error) {
 		}
 		r.cfg.Client.AddSecret(key)
 	}
-	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact, sleep: r.cfg.Sleep, backoff: r.backoff}, nil
+	return &endpoint{api: b.API, kind: pc.Kind, baseURL: b.BaseURL, key: key, http: r.cfg.HTTP, redact: r.cfg.Client.Redact, sleep: r.cfg.Sleep, backoff: r.backoff, now: r.now}, nil
 }
 
 // open returns the batches that are created and not collected, filtered

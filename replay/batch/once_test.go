@@ -60,7 +60,7 @@ func TestRetryWaits(t *testing.T) {
 	defer srv.Close()
 	var waits []time.Duration
 	e := &endpoint{api: OpenAI, kind: replay.KindChat, baseURL: srv.URL, http: srv.Client(),
-		redact: func(s string) string { return s }, backoff: replay.NewBackoff(0, 3),
+		redact: func(s string) string { return s }, backoff: replay.NewBackoff(0, 3), now: time.Now,
 		sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
 	if _, err := e.send(context.Background(), "GET", "/batches/b", "", nil); err == nil {
 		t.Fatal("send succeeded against a server that always answers 503")

@@ -62,7 +62,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		return false
 	}
 	defer release()
-	start := time.Now() // latency is a measurement of the real call, kept in meta only
+	start := s.clock() // latency is a measurement of the real call, kept in meta only
 	resp, err := s.http.Do(hr)
 	if err != nil {
 		s.refuse(w, x, http.StatusBadGateway, TypeUpstream, "finrepro proxy: upstream "+x.rt.provider+": "+err.Error())
@@ -88,7 +88,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, x *exchange) bo
 		return s.relayStream(w, x, resp, start, &meta)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, replay.MaxResponse+1))
-	meta.LatencyMS = time.Since(start).Milliseconds()
+	meta.LatencyMS = s.clock().Sub(start).Milliseconds()
 	switch {
 	case err != nil:
 		s.fail(x, "reading the upstream answer: "+err.Error())
@@ -165,7 +165,7 @@ func (s *Server) relayStream(w http.ResponseWriter, x *exchange, resp *http.Resp
 			readErr = fmt.Errorf("more than %d events", MaxFrames)
 			break
 		}
-		st.Frames = append(st.Frames, Frame{AtUS: time.Since(start).Microseconds(), Bytes: f})
+		st.Frames = append(st.Frames, Frame{AtUS: s.clock().Sub(start).Microseconds(), Bytes: f})
 		g.add(f)
 		n, werr := w.Write(f)
 		x.log.Bytes += n
@@ -177,7 +177,7 @@ func (s *Server) relayStream(w http.ResponseWriter, x *exchange, resp *http.Resp
 			fl.Flush()
 		}
 	}
-	meta.LatencyMS = time.Since(start).Milliseconds()
+	meta.LatencyMS = s.clock().Sub(start).Milliseconds()
 	switch {
 	case readErr != nil:
 		s.fail(x, "stream broke off: "+readErr.Error())
