@@ -871,23 +871,36 @@ func TestBaseURLQuery(t *testing.T) {
 	}
 }
 
-// TestRetryLineNamesCall: a retry line says which benchmark, task and
-// system or judge the call is for, not only a key prefix.
-func TestRetryLineNamesCall(t *testing.T) {
+// logAfter429 records one judge call whose first attempt gets a 429 and
+// returns the client's progress log; edit, when not nil, changes the
+// provider's configuration first.
+func logAfter429(t *testing.T, edit func(*ProviderConfig)) string {
+	t.Helper()
 	store, _ := openStore(t)
 	f := newFake(t, KindChat, fakeKey)
 	f.script = []step{{status: 429}, {status: 200, body: ""}}
+	pc := f.config()
+	if edit != nil {
+		edit(&pc)
+	}
 	var log bytes.Buffer
-	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": f.config()}, &log)
+	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, &log)
 	c.Answer(context.Background(), []results.Call{call("p", "judge-model", "en-007")})
+	return log.String()
+}
+
+// TestRetryLineNamesCall: a retry line says which benchmark, task and
+// system or judge the call is for, not only a key prefix.
+func TestRetryLineNamesCall(t *testing.T) {
+	log := logAfter429(t, nil)
 	line := ""
-	for _, l := range strings.Split(log.String(), "\n") {
+	for _, l := range strings.Split(log, "\n") {
 		if i := strings.Index(l, "retry "); i >= 0 {
 			line = l[i:]
 		}
 	}
 	if !strings.Contains(line, "icbcbench task en-007 judge judge-model") || !strings.Contains(line, "after rate_limit") {
-		t.Fatalf("retry line %q does not name the call\n%s", line, log.String())
+		t.Fatalf("retry line %q does not name the call\n%s", line, log)
 	}
 }
 
@@ -991,17 +1004,10 @@ func TestToolCallAnswers(t *testing.T) {
 // one its retries wait (Backoff 40ms: the first wait is in [20ms, 40ms],
 // half the delay plus jitter), not the client-wide default of a second.
 func TestProviderBackoff(t *testing.T) {
-	store, _ := openStore(t)
-	f := newFake(t, KindChat, fakeKey)
-	f.script = []step{{status: 429}, {status: 200, body: ""}}
-	pc := f.config()
-	pc.Backoff = 40 * time.Millisecond
-	var log bytes.Buffer
-	c, _ := clientFor(t, store, Record, map[string]ProviderConfig{"p": pc}, &log)
-	c.Answer(context.Background(), []results.Call{call("p", "judge-model", "en-007")})
-	m := regexp.MustCompile(`retry .* in (\S+) after`).FindStringSubmatch(log.String())
+	log := logAfter429(t, func(pc *ProviderConfig) { pc.Backoff = 40 * time.Millisecond })
+	m := regexp.MustCompile(`retry .* in (\S+) after`).FindStringSubmatch(log)
 	if m == nil {
-		t.Fatalf("no retry line:\n%s", log.String())
+		t.Fatalf("no retry line:\n%s", log)
 	}
 	d, err := time.ParseDuration(m[1])
 	if err != nil || d < 20*time.Millisecond || d > 40*time.Millisecond {
