@@ -56,8 +56,9 @@ type Config struct {
 	// Concurrency bounds requests in flight per provider when the
 	// provider sets no bound; 0 means DefaultConcurrency.
 	Concurrency int
-	// Clock gives the recorded_at time of new exchanges; nil leaves
-	// recorded_at empty.
+	// Clock gives the recorded_at time of new exchanges (nil leaves
+	// recorded_at empty) and measures calls: latency and the date a
+	// Retry-After counts from (the wall clock when nil).
 	Clock func() time.Time
 	// Prices prices misses and recorded exchanges; nil means
 	// DefaultPrices.

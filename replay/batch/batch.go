@@ -31,7 +31,9 @@ type Config struct {
 	Provider string
 	// Progress receives a line per stored chunk of results; nil is quiet.
 	Progress io.Writer
-	// Clock gives the recorded_at of stored exchanges; nil leaves it empty.
+	// Clock gives the recorded_at of stored exchanges (nil leaves it
+	// empty) and the date a Retry-After counts from (the wall clock when
+	// nil).
 	Clock func() time.Time
 	// Sleep waits between retries; nil waits for real. Tests inject it.
 	Sleep func(context.Context, time.Duration) error

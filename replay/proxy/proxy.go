@@ -77,7 +77,8 @@ type Config struct {
 	// HTTP sends upstream requests; nil means a client that follows no
 	// redirect.
 	HTTP *http.Client
-	// Clock gives recorded_at and the log's times; nil means time.Now.
+	// Clock gives recorded_at, the log's times, latencies and stream
+	// frame offsets; nil means time.Now.
 	Clock func() time.Time
 }
 
