@@ -159,11 +159,30 @@ func (b *browser) load(t *testing.T, root, rel string) {
 		for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
 		return n < 200;
 	}).map(el => el.id)`
-	_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(`+undrawn+`).length === 0`,
-		chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		left, _ := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](undrawn))
+	if left, err := waitEmpty(b.ctx, undrawn, 30*time.Second, 50*time.Millisecond); err != nil {
 		t.Errorf("%s: charts not drawn: %v (%v)", rel, left, err)
+	}
+}
+
+// waitEmpty evaluates expr, a list of what is not ready yet, until it is
+// empty, and returns what is still listed when timeout passes. It goes
+// through Evaluate, which runs in the page's current document, and not
+// Poll, which can keep the context of the document before a navigation
+// and fail with "Cannot find context with specified id".
+func waitEmpty(ctx context.Context, expr string, timeout, every time.Duration) ([]string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		left, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](expr))
+		if err == nil && len(left) == 0 {
+			return nil, nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("still listed after %v", timeout)
+			}
+			return left, err
+		}
+		time.Sleep(every)
 	}
 }
 

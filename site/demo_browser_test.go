@@ -213,10 +213,7 @@ func (tab *demoTab) visit(root, rel, shot string) (demoPage, []string) {
 	if err := chromedp.Do(tab.ctx, chromedp.Navigate(u)); err != nil {
 		return demoPage{}, append(tab.problems(), "navigate: "+err.Error())
 	}
-	_, err := chromedp.Run(tab.ctx, chromedp.Poll[bool](`(`+demoUndrawn+`).length === 0`,
-		chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
-	if err != nil {
-		left, _ := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](demoUndrawn))
+	if left, err := site.WaitEmpty(tab.ctx, demoUndrawn, 20*time.Second, 20*time.Millisecond); err != nil {
 		bad = append(bad, fmt.Sprintf("charts not drawn: %v (%v)", left, err))
 	}
 	if cl, err := chromedp.Run(tab.ctx, chromedp.Evaluate[[]string](demoClipped)); err != nil {

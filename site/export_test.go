@@ -6,4 +6,5 @@ var (
 	Chromium     = chromium
 	EventProblem = eventProblem
 	Artifacts    = artifacts
+	WaitEmpty    = waitEmpty
 )
