@@ -154,17 +154,9 @@ type analysisRun struct {
 	// spill holds the results' details (see detailSpill); the caller
 	// must call close.
 	spill *detailSpill
-}
-
-// dropItems drops the rows of the results' item records (keeping their
-// fields): generated from the benchmarks' collections, they are what
-// keeps those alive once the records are written.
-func (a *analysisRun) dropItems() {
-	for _, r := range a.res {
-		if r.Items != nil {
-			r.Items = &analysis.Items{Fields: r.Items.Fields}
-		}
-	}
+	// items are the item records written while analysing, nil when
+	// they were not written (see analyse).
+	items *itemRecords
 }
 
 // close removes the file of the run's details.
@@ -179,11 +171,19 @@ func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error)
 // when a request is not stored, compares with the published tables and,
 // when sweep is true, runs the default sensitivity sweeps, whose tables
 // are also appended to their benchmark's result. The results' details
-// are kept in a file in the output folder out (see detailSpill), not in
-// memory. On success the caller must call the run's close.
-func (s *session) analyse(ctx context.Context, env *Env, out string, tol float64, sweep bool) (_ *analysisRun, err error) {
+// are kept in a file in the output folder o (see detailSpill), not in
+// memory; when items is true, each benchmark's item records are written
+// into o (see itemRecords). A result keeps its item records' fields
+// only. On success the caller must call the run's close.
+//
+// The benchmarks run one after the other, each from its collection to
+// its sweep, and a benchmark's collection (every reply it parsed) is
+// freed before the next is collected: what a run holds at once is one
+// benchmark's collection, not all of them, so that its peak memory is
+// the largest benchmark's rather than their sum.
+func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
-	if a.spill, err = newDetailSpill(out); err != nil {
+	if a.spill, err = newDetailSpill(o.dir); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -191,14 +191,42 @@ func (s *session) analyse(ctx context.Context, env *Env, out string, tol float64
 			a.close()
 		}
 	}()
-	end := phase(s.progress, "replaying and scoring %d benchmarks from the cache", len(s.benches))
-	colls, res, err := collectAll(ctx, s.bundle, s.benches, s.client, s.settings, true, a.spill, s.progress)
+	if items {
+		if a.items, err = newItemRecords(o, provenance(s.bundle, s.benches, nil, s.settings)); err != nil {
+			return nil, err
+		}
+	}
+	// Sweeps that collect again do it through their own client, so that
+	// the run's counts are the benchmarks' own calls, as they were when
+	// every sweep came after every collection.
+	sweeper := replay.New(s.store, replay.Config{Mode: replay.Offline, Unknown: customProvider()})
+	res := make([]*analysis.Result, len(s.benches))
+	sens := make([][]*analysis.Table, len(s.benches))
+	end := phase(s.progress, "replaying, scoring and sweeping %d benchmarks from the cache", len(s.benches))
+	failed := false // a call had no reply or the store is damaged: collect only, for the list
+	for i, bm := range s.benches {
+		elapsed := timer(s.progress)
+		in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()]}
+		c, err := bm.Collect(ctx, in)
+		if err != nil {
+			end()
+			return nil, s.benchmarkErr(bm, err)
+		}
+		failed = failed || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+		if failed {
+			continue
+		}
+		if res[i], err = s.finishBenchmark(ctx, a, bm, c, sweeper, sweep, &sens[i]); err != nil {
+			end()
+			return nil, s.benchmarkErr(bm, err)
+		}
+		if s.progress != nil {
+			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(elapsed))
+		}
+	}
 	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
 		return nil, cerr // whatever a benchmark made of it, the store is damaged
-	}
-	if err != nil {
-		return nil, err
 	}
 	if misses := s.client.Misses(); len(misses) > 0 {
 		return nil, reportMisses(env.Stderr, misses)
@@ -207,27 +235,68 @@ func (s *session) analyse(ctx context.Context, env *Env, out string, tol float64
 		return nil, err
 	}
 	a.res, a.replayed, a.avoided = res, s.client.Counts().Hits, s.client.AvoidedUSD()
-	if err := itemsAll(s.benches, colls, res, s.settings); err != nil {
-		return nil, err
+	if a.items != nil {
+		if err := a.items.finish(res); err != nil {
+			return nil, err
+		}
 	}
 	if a.comps, err = compareAll(s.bundle, res, tol); err != nil {
 		return nil, err
 	}
-	if sweep {
-		end := phase(s.progress, "default sensitivity sweeps")
-		if a.sens, err = sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, nil, colls, res, s.progress); err != nil {
-			return nil, err
-		}
-		end()
-		for _, t := range a.sens {
-			for _, r := range res {
-				if r.Benchmark == t.Benchmark {
-					r.Tables = append(r.Tables, t)
-				}
+	a.sens = slices.Concat(sens...)
+	for _, t := range a.sens {
+		for _, r := range res {
+			if r.Benchmark == t.Benchmark {
+				r.Tables = append(r.Tables, t)
 			}
 		}
 	}
 	return a, nil
+}
+
+// finishBenchmark scores benchmark bm's collection c, puts the result's
+// details in a's spill, sets (and, when a writes them, writes) its item
+// records and, when sweep is true, sets *sens to its sweep's tables,
+// collecting again through sweeper where a knob changes the calls.
+// Nothing it returns refers to c.
+func (s *session) finishBenchmark(ctx context.Context, a *analysisRun, bm analysis.Benchmark, c analysis.Collection, sweeper results.Answerer, sweep bool, sens *[]*analysis.Table) (*analysis.Result, error) {
+	set := s.settings[bm.Name()]
+	r, err := bm.Score(ctx, c, set)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.spill.put(r); err != nil {
+		return nil, err
+	}
+	if l, ok := bm.(analysis.ItemLister); ok {
+		items, err := l.Items(c, set)
+		if err != nil {
+			return nil, err
+		}
+		r.Items = items
+		if a.items != nil {
+			if err := a.items.write(r); err != nil {
+				return nil, err
+			}
+		}
+		// the rows are generated from c: only the fields stay
+		r.Items = &analysis.Items{Fields: items.Fields}
+	}
+	if sweep {
+		if *sens, err = sweepOne(ctx, s.bundle, bm, sweeper, s.settings, nil, c, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// benchmarkErr is err of benchmark bm as eachBenchmark reports it.
+func (s *session) benchmarkErr(bm analysis.Benchmark, err error) error {
+	var se *analysis.SettingError
+	if errors.As(err, &se) {
+		return settingUsage(bm, se)
+	}
+	return fmt.Errorf("%s: %w", bm.Name(), err)
 }
 
 // comparisonTables returns the verdict and cell tables of the published
@@ -423,23 +492,6 @@ func collectAll(ctx context.Context, b *results.Bundle, benches []analysis.Bench
 	return colls, res, nil
 }
 
-// itemsAll sets the item records of every result whose benchmark lists
-// them, from its collection under its settings.
-func itemsAll(benches []analysis.Benchmark, colls []analysis.Collection, res []*analysis.Result, settings map[string]analysis.Settings) error {
-	return eachBenchmark(benches, func(i int, bm analysis.Benchmark) error {
-		l, ok := bm.(analysis.ItemLister)
-		if !ok {
-			return nil
-		}
-		items, err := l.Items(colls[i], settings[bm.Name()])
-		if err != nil {
-			return err
-		}
-		res[i].Items = items
-		return nil
-	})
-}
-
 // eachBenchmark calls f for every benchmark concurrently and returns the
 // error of the first benchmark (in the order of benches) that failed,
 // prefixed with its name.
@@ -532,45 +584,52 @@ func customProviders(misses []replay.Miss, providers map[string]replay.ProviderC
 
 // sweepAll runs the default sensitivity sweep of every benchmark, or,
 // when only is not nil, the sweeps it names ("benchmark.knob" to values).
-// colls and bases, when not nil, are the benchmarks' collections and
-// results under settings (one per benchmark, in order), which the sweeps
-// reuse. A benchmark with no value to sweep is not run. Benchmarks sweep
+// A benchmark with no value to sweep is not run. Benchmarks sweep
 // concurrently; the tables are in the order of benches.
-func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, colls []analysis.Collection, bases []*analysis.Result, progress io.Writer) ([]*analysis.Table, error) {
+func sweepAll(ctx context.Context, b *results.Bundle, benches []analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, progress io.Writer) ([]*analysis.Table, error) {
 	tables := make([][]*analysis.Table, len(benches))
 	err := eachBenchmarkShown(benches, progress, "swept", func(i int, bm analysis.Benchmark) error {
-		knobs := bm.Knobs()
-		if only != nil {
-			knobs = nil
-			for _, k := range bm.Knobs() {
-				if vals, ok := only[bm.Name()+"."+k.Name]; ok {
-					k.Sweep = vals
-					knobs = append(knobs, k)
-				}
-			}
-		}
-		if !slices.ContainsFunc(knobs, func(k analysis.Knob) bool { return len(k.Sweep) > 0 }) {
-			return nil // no variant: the sweep would have no table
-		}
-		in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
-		var sr *analysis.SweepResult
 		var err error
-		if bases != nil {
-			sr, err = analysis.SweepFrom(ctx, bm, in, knobs, colls[i], bases[i])
-		} else {
-			sr, err = analysis.Sweep(ctx, bm, in, knobs)
-		}
-		if err != nil {
-			return err
-		}
-		v, c := sr.Tables()
-		tables[i] = []*analysis.Table{v, sr.ScoreTable(), c}
-		return nil
+		tables[i], err = sweepOne(ctx, b, bm, ans, settings, only, nil, nil)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return slices.Concat(tables...), nil
+}
+
+// sweepOne runs the default sensitivity sweep of benchmark bm, or, when
+// only is not nil, the sweeps it names (see sweepAll), and returns its
+// tables, none when it has no value to sweep. c and base, when not nil,
+// are bm's collection and result under settings, which the sweep reuses.
+func sweepOne(ctx context.Context, b *results.Bundle, bm analysis.Benchmark, ans results.Answerer, settings map[string]analysis.Settings, only map[string][]string, c analysis.Collection, base *analysis.Result) ([]*analysis.Table, error) {
+	knobs := bm.Knobs()
+	if only != nil {
+		knobs = nil
+		for _, k := range bm.Knobs() {
+			if vals, ok := only[bm.Name()+"."+k.Name]; ok {
+				k.Sweep = vals
+				knobs = append(knobs, k)
+			}
+		}
+	}
+	if !slices.ContainsFunc(knobs, func(k analysis.Knob) bool { return len(k.Sweep) > 0 }) {
+		return nil, nil // no variant: the sweep would have no table
+	}
+	in := analysis.Input{Bundle: b, Answer: ans, Settings: settings[bm.Name()]}
+	var sr *analysis.SweepResult
+	var err error
+	if base != nil {
+		sr, err = analysis.SweepFrom(ctx, bm, in, knobs, c, base)
+	} else {
+		sr, err = analysis.Sweep(ctx, bm, in, knobs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, vc := sr.Tables()
+	return []*analysis.Table{v, sr.ScoreTable(), vc}, nil
 }
 
 // compareAll compares every published table of the bundle with the
@@ -630,22 +689,22 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // lists them: emptying the folders first would make the file system free
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory. The
-// site's task pages show the exchanges lookup gives.
+// site's task pages show the exchanges lookup gives. The item records
+// are those the analysis wrote (see analyse).
 func writeOutputs(o *outputFolder, a *analysisRun, extra []*analysis.Result, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance, lookup site.ExchangeLookup) ([]string, error) {
 	all := append(slices.Clone(a.res), extra...)
 	return writeTablesAndSite(o, all, site.Input{
 		Results: a.res, Sensitivity: a.sens, Comparisons: comps, Published: a.comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
 		TaskDetails: a.taskDetails, Exchanges: lookup,
-	}, prov, a.dropItems)
+	}, prov, a.items)
 }
 
 // writeTablesAndSite writes the workbooks, CSV, JSON and LaTeX of all and
 // the site of in into the output folder o, then SHA256SUMS, and returns
 // the files written (SHA256SUMS aside), sorted: what reproduce and
-// scores share. When dropItems is not nil, the item records are written
-// first and dropItems is called before the rest is written, so that
-// what the records were generated from is freed by then.
-func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance, dropItems func()) ([]string, error) {
+// scores share. When items is not nil, the item records are those it
+// wrote, and are not written again.
+func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance, items *itemRecords) ([]string, error) {
 	out := o.dir
 	if err := makeOutputDirs(out); err != nil {
 		return nil, err
@@ -659,12 +718,8 @@ func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, 
 	// Both hash what they write from memory, for SHA256SUMS.
 	var itemSums, sums, siteSums []report.FileSum
 	writeReport := report.WriteAllHashed
-	if dropItems != nil {
-		var err error
-		if itemSums, err = report.WriteItemsHashed(out, all, prov); err != nil {
-			return nil, err
-		}
-		dropItems()
+	if items != nil {
+		itemSums = items.sums
 		writeReport = report.WriteTablesHashed
 	}
 	var reportErr, siteErr error

@@ -51,12 +51,11 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
-	a, err := s.analyse(ctx, env, folder.dir, *tol, !*noSweep)
+	a, err := s.analyse(ctx, env, folder, *tol, !*noSweep, false) // the site does not show the item records
 	if err != nil {
 		return err
 	}
 	defer a.close()
-	a.dropItems() // the site does not show them
 	aliases, err := loadAliases(s.bundle)
 	if err != nil {
 		return err

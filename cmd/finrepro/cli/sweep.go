@@ -75,7 +75,7 @@ func runSweep(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
-	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, nil, nil, s.progress)
+	tables, err := sweepAll(ctx, s.bundle, s.benches, s.client, s.settings, only, s.progress)
 	if err != nil {
 		return knobHint(err, *knobs)
 	}
