@@ -121,9 +121,11 @@ func markSynthetic(path string) (sum [sha256.Size]byte, err error) {
 	for n := 1; ; n++ {
 		line, err := r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// a record longer than the buffer: read it whole
+			// a record longer than the buffer: read it whole (the
+			// buffer's part copied before the next read reuses it)
+			head := bytes.Clone(line)
 			rest, rerr := r.ReadBytes('\n')
-			line, err = append(bytes.Clone(line), rest...), rerr
+			line, err = append(head, rest...), rerr
 		}
 		if len(line) == 0 && errors.Is(err, io.EOF) {
 			break
