@@ -183,6 +183,9 @@ type Input struct {
 	Bundle   *results.Bundle
 	Answer   results.Answerer
 	Settings Settings
+	// Texts keeps the texts a collection needs only for details and
+	// audits (see TextStore); nil keeps them in memory.
+	Texts TextStore
 }
 
 // A Benchmark is one paper's protocol, in two steps. Collect loads the

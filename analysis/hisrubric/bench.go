@@ -122,17 +122,45 @@ func parseOptions(s analysis.Settings) (*options, error) {
 }
 
 // A graded item of one report, as collected: everything but what the
-// numeric_verdict and tolerance knobs change.
+// numeric_verdict and tolerance knobs change, and but its texts, which
+// only the drill-downs and audits show (see report.texts).
 type graded struct {
-	answer  Answer
-	pred    quantity       // the answer as a quantity, for numeric items
-	score   float64        // the judge's score
-	done    bool           // graded (a score exists)
-	verdict string         // short verdict for the drill-down
-	reason  string         // judge's reason
-	judge   string         // the judge's verdict on accuracy items: correct or incorrect
-	call    *analysis.Call // the grading exchange, nil when none answered
+	pred  quantity       // the answer as a quantity, for numeric items
+	score float64        // the judge's score
+	call  *analysis.Call // the grading exchange, nil when none answered
+	judge judged         // the judge's verdict on accuracy items
+	found bool           // an answer was found in the report
+	done  bool           // graded (a score exists)
 }
+
+// judged is a judge's verdict on an accuracy item.
+type judged uint8
+
+const (
+	notJudged judged = iota // not an accuracy item, or no verdict
+	judgedCorrect
+	judgedIncorrect
+)
+
+// String is "correct", "incorrect" or "" (not judged).
+func (j judged) String() string {
+	switch j {
+	case judgedCorrect:
+		return "correct"
+	case judgedIncorrect:
+		return "incorrect"
+	}
+	return ""
+}
+
+// The texts of a report's item i are texts[textsPer*i+k], k one of
+// these.
+const (
+	answerText  = iota // the answer extracted from the report
+	verdictText        // the short verdict for the drill-down
+	reasonText         // the judge's reason
+	textsPer
+)
 
 // A quantity is a cell's value when it reads as a single Quantity.
 type quantity struct {
@@ -151,20 +179,31 @@ type report struct {
 	ci       int // company index
 	sys      int
 	n        int // position in collection.reports
-	text     string
 	present  bool
 	call     *analysis.Call // the exchange that wrote the report
 	check    *Check
 	items    []graded
 	complete bool     // every needed reply arrived and parsed
 	why      []string // why the report is incomplete
+	// output is the report as the drill-down shows it, in the
+	// collection's texts.
+	output analysis.TextRef
+	// texts are the items' texts (see textsPer) while round 2 grades
+	// the report; then they are in the collection's texts at
+	// itemTexts, and texts is nil. ungraded counts the grading calls
+	// not yet answered.
+	texts     []string
+	itemTexts analysis.TextRef
+	ungraded  int
 }
 
 // A collection is what Collect gathers: the inputs, every report with
 // its structure check and graded items, and the problems found. Score
 // only reads it.
 type collection struct {
-	in      *Inputs
+	in *Inputs
+	// texts keeps the reports' and items' texts (see report).
+	texts   analysis.TextStore
 	reports []*report // company-major, then system order
 	byTask  []*report // by company id, then system name
 	// truth[ci][i] is company ci's truth of item i; truthQ[ci][i] the
@@ -214,7 +253,7 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if err != nil {
 		return nil, err
 	}
-	r := &collector{collection: &collection{in: inputs}, answer: in.Answer, found: map[string]bool{}}
+	r := &collector{collection: &collection{in: inputs, texts: analysis.TextsOf(in)}, answer: in.Answer, found: map[string]bool{}}
 	r.round1(ctx)
 	r.round2(ctx)
 	r.finish()
@@ -318,19 +357,34 @@ func (r *collector) round1(ctx context.Context) {
 		}
 	}
 	replies := r.answer.Answer(ctx, calls)
-	// Reports are parsed and checked in parallel: each on its own.
+	// Reports are parsed, checked and their answers extracted in
+	// parallel: each on its own.
+	cells := r.cells()
 	each(len(r.reports), func(i int) {
-		if rep := r.reports[i]; replies[i].Err == nil {
+		rep := r.reports[i]
+		// A report's items are allocated here, where they are first
+		// written: memory the garbage collector has read before it is
+		// written costs a copy-on-write fault and a TLB flush on every
+		// core.
+		rep.items = make([]graded, len(in.Items))
+		if replies[i].Err == nil {
 			rep.check = CheckStructure(Parse(replies[i].Text), in.Structure, rep.company.Params())
+			rep.texts = make([]string, textsPer*len(in.Items))
+			r.extract(rep, cells[rep.ci])
 		}
 	})
 	for i, rep := range r.reports {
 		if r.reply(replies[i]) {
-			rep.text, rep.present = replies[i].Text, true
+			rep.present = true
 			rep.call = analysis.CallOf(replies[i], 0)
-			if len(rep.text) > MaxReport {
+			text := replies[i].Text
+			if len(text) > MaxReport {
 				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
 			}
+			if len(text) > maxOutput {
+				text = strings.ToValidUTF8(text[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(text))
+			}
+			rep.output = r.texts.Put([]string{text})
 		} else {
 			rep.why = append(rep.why, "no report")
 		}
@@ -405,47 +459,58 @@ func (r *collector) round1(ctx context.Context) {
 // call order, one for each protocol: accuracy, claim and criterion.
 var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
 
-func (r *collector) round2(ctx context.Context) {
+// An itemCell locates an item's cell in a report: the row (the truth's in
+// free-row tables), the column key and the row key.
+type itemCell struct{ row, col, rowKey string }
+
+// cells returns, for every company, the cell of each item.
+func (r *collector) cells() [][]itemCell {
 	in := r.in
-	// cells[ci][i] locates item i's cell for company ci.
-	type cell struct{ row, col, rowKey string }
-	cells := make([][]cell, len(in.Companies))
+	cells := make([][]itemCell, len(in.Companies))
 	for ci := range in.Companies {
 		c := &in.Companies[ci]
-		cells[ci] = make([]cell, len(in.Items))
+		cells[ci] = make([]itemCell, len(in.Items))
 		for i := range in.Items {
 			it := &in.Items[i]
 			row := it.Row
 			if it.FreeRow() {
 				row = in.Truth[c.ID][it.ID].Row
 			}
-			cells[ci][i] = cell{row, colKey(c.Params().Resolve(it.Column)), key(row)}
+			cells[ci][i] = itemCell{row, colKey(c.Params().Resolve(it.Column)), key(row)}
 		}
 	}
-	// Answers are extracted and read as quantities in parallel, a report
-	// each. A report's items are allocated here, where they are first
-	// written: memory the garbage collector has read before it is written
-	// costs a copy-on-write fault and a TLB flush on every core.
-	each(len(r.reports), func(k int) {
-		rep := r.reports[k]
-		rep.items = make([]graded, len(in.Items))
-		if !rep.present {
-			return
+	return cells
+}
+
+// extract extracts the answers of a checked report and reads them as
+// quantities; an item without an answer is graded 0 at once. The
+// report's tables are not read again, and they are dropped: at full
+// scale they are a tenth of what a run keeps. The answers are copied, so
+// that they do not keep the report's text alive.
+func (r *collector) extract(rep *report, cells []itemCell) {
+	in := r.in
+	c := rep.company
+	for i := range in.Items {
+		it := &in.Items[i]
+		g := &rep.items[i]
+		x := &cells[i]
+		a := extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
+		g.found = a.Found
+		if !a.Found {
+			g.done, g.score = true, 0
+			rep.texts[textsPer*i+verdictText] = "not found (" + a.Why + ")"
+			continue
 		}
-		c := rep.company
-		for i := range in.Items {
-			it := &in.Items[i]
-			g := &rep.items[i]
-			x := &cells[rep.ci][i]
-			g.answer = extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
-			if g.answer.Found && it.Numeric {
-				g.pred = quantityOf(g.answer.Text)
-			}
+		rep.texts[textsPer*i+answerText] = strings.Clone(a.Text)
+		if it.Numeric {
+			g.pred = quantityOf(a.Text)
 		}
-		// every answer is extracted: the report's tables are not read
-		// again, and at full scale they are a tenth of what a run keeps
-		rep.check.Tables = nil
-	})
+	}
+	rep.check.Tables = nil
+}
+
+func (r *collector) round2(ctx context.Context) {
+	in := r.in
 	// parts[ci] are company ci's batch items, written but for their
 	// predictions, for companies with a report.
 	parts := make([][]itemJSON, len(in.Companies))
@@ -460,9 +525,7 @@ func (r *collector) round2(ctx context.Context) {
 		}
 		var idx [len(gradingStages)][]int
 		for i := range in.Items {
-			g := &rep.items[i]
-			if !g.answer.Found {
-				g.done, g.score, g.verdict = true, 0, "not found ("+g.answer.Why+")"
+			if !rep.items[i].found {
 				continue
 			}
 			var k int // index in gradingStages
@@ -483,7 +546,11 @@ func (r *collector) round2(ctx context.Context) {
 		for k, st := range gradingStages {
 			if len(idx[k]) > 0 {
 				pend = append(pend, pending{rep: rep, stage: st, items: idx[k]})
+				rep.ungraded++
 			}
+		}
+		if rep.ungraded == 0 {
+			r.keepTexts(rep)
 		}
 	}
 	// The calls are made gradeBatch at a time, in order, so that only
@@ -530,7 +597,7 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 	each(len(pend), func(k int) {
 		p := &pend[k]
 		c := p.rep.company
-		user := gradingPrompt(p.stage, c.Name, c.Language, parts[p.rep.ci], p.items, func(i int) string { return p.rep.items[i].answer.Text })
+		user := gradingPrompt(p.stage, c.Name, c.Language, parts[p.rep.ci], p.items, func(i int) string { return p.rep.texts[textsPer*i+answerText] })
 		calls[k] = r.judgeCall(c.ID+" "+in.Config.Systems[p.rep.sys].Name, user)
 	})
 	replies := r.answer.Answer(ctx, calls)
@@ -544,6 +611,7 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 	for k, p := range pend {
 		rep := p.rep
 		name := in.Config.Systems[rep.sys].Name
+		rep.ungraded--
 		if !r.reply(replies[k]) {
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
@@ -572,9 +640,21 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 				}
 				ri = byID[it.ID]
 			}
-			r.grade(rep, it, &rep.items[i], ri, p.stage)
+			r.grade(rep, i, ri, p.stage)
 		}
 	}
+	for _, p := range pend {
+		if p.rep.ungraded == 0 && p.rep.texts != nil {
+			r.keepTexts(p.rep)
+		}
+	}
+}
+
+// keepTexts moves the texts of rep's items, every item graded, to the
+// collection's texts.
+func (r *collector) keepTexts(rep *report) {
+	rep.itemTexts = r.texts.Put(rep.texts)
+	rep.texts = nil
 }
 
 // itemParts writes company ci's batch items of round 2 but for their
@@ -603,18 +683,20 @@ func (r *collector) itemParts(ci int) []itemJSON {
 	return out
 }
 
-// grade scores one item from its reply item ri (nil when the judge left
+// grade scores item i of rep from its reply item ri (nil when the judge left
 // it out: scored 0 and reported).
-func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st Stage) {
+func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
+	it, g := &r.in.Items[i], &rep.items[i]
 	ci := rep.ci
 	name := r.in.Config.Systems[rep.sys].Name
 	g.done = true
+	verdict := &rep.texts[textsPer*i+verdictText]
 	if ri == nil {
 		r.problemf("%s %s %s: judge gave no %s verdict; scored 0", rep.company.ID, name, it.ID, st)
-		g.verdict = "no verdict"
+		*verdict = "no verdict"
 		return
 	}
-	g.reason = ri.Reason
+	rep.texts[textsPer*i+reasonText] = ri.Reason
 	switch st {
 	case StageAccuracy:
 		s, ok := VerdictScore(ri.Verdict)
@@ -622,11 +704,11 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
 		}
 		g.score = s
-		g.judge = "incorrect"
+		g.judge = judgedIncorrect
 		if s == 1 {
-			g.judge = "correct"
+			g.judge = judgedCorrect
 		}
-		g.verdict = g.judge
+		*verdict = g.judge.String()
 	case StageCoverage:
 		claims := r.claims[ci][it.ID]
 		n := 0
@@ -639,7 +721,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
 		}
 		g.score = float64(n) / float64(len(claims))
-		g.verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
+		*verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
 	case StageGrading:
 		total := 0.0
 		for _, p := range r.criteria[ci][it.ID] {
@@ -652,7 +734,7 @@ func (r *collector) grade(rep *report, it *Item, g *graded, ri *ReplyItem, st St
 			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
 		}
 		g.score = pts / total
-		g.verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
+		*verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
 	}
 }
 

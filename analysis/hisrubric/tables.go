@@ -36,19 +36,20 @@ func (r *run) numeric(rep *report, i int) string {
 	return compare(rep.items[i].pred, r.truthQ[rep.ci][i], r.opt.tol)
 }
 
-// grade is item i's score and verdict under the options: the numeric
-// comparison replaces the judge's verdict on accuracy items when asked.
-func (r *run) grade(rep *report, i int) (float64, string) {
+// grade is item i's score under the options: the numeric comparison
+// replaces the judge's verdict on accuracy items when asked; numeric is
+// its verdict then ("correct", "incorrect"), else "".
+func (r *run) grade(rep *report, i int) (score float64, numeric string) {
 	g := &rep.items[i]
-	if r.opt.numeric && g.judge != "" {
+	if r.opt.numeric && g.judge != notJudged {
 		if n := r.numeric(rep, i); n != "" {
 			if n == "correct" {
-				return 1, n + " (numeric)"
+				return 1, n
 			}
-			return 0, n + " (numeric)"
+			return 0, n
 		}
 	}
-	return g.score, g.verdict
+	return g.score, ""
 }
 
 // A grading is what an item's score depends on besides the report: the
@@ -568,9 +569,10 @@ func (r *run) numericTables() []*analysis.Table {
 			continue
 		}
 		c := &cs[rep.sys]
+		var texts []string // the report's item texts, read once a row needs them
 		for i := range r.in.Items {
 			g := &rep.items[i]
-			if g.judge == "" || !r.in.Items[i].Numeric {
+			if g.judge == notJudged || !r.in.Items[i].Numeric {
 				continue
 			}
 			num := r.numeric(rep, i)
@@ -578,12 +580,12 @@ func (r *run) numericTables() []*analysis.Table {
 				c.nc++
 				continue
 			}
-			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge), append(na[rep.sys], num)
+			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge.String()), append(na[rep.sys], num)
 			switch {
-			case g.judge == num:
+			case g.judge.String() == num:
 				c.agree++
 				continue
-			case g.judge == "correct":
+			case g.judge == judgedCorrect:
 				c.jOnly++
 			default:
 				c.nOnly++
@@ -591,8 +593,11 @@ func (r *run) numericTables() []*analysis.Table {
 			total++
 			if total <= maxDisagreements {
 				it := &r.in.Items[i]
+				if texts == nil {
+					texts = r.texts.Get(rep.itemTexts)
+				}
 				dis.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(it.ID),
-					analysis.Text(clip(g.answer.Text, 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge), analysis.Text(num))
+					analysis.Text(clip(itemText(texts, i, answerText), 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge.String()), analysis.Text(num))
 			}
 		}
 	}
@@ -644,10 +649,11 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 			}
 			continue
 		}
-		d.Output, d.Call = rep.text, rep.call
-		if len(d.Output) > maxOutput {
-			d.Output = strings.ToValidUTF8(d.Output[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(rep.text))
+		if out := r.texts.Get(rep.output); len(out) > 0 {
+			d.Output = out[0]
 		}
+		d.Call = rep.call
+		texts := r.texts.Get(rep.itemTexts)
 		st := fmt.Sprintf("structure %s/%d", trimFloat(rep.check.Score), rep.check.Max)
 		if s, ok := sc[rep]; ok {
 			d.Score = fmt.Sprintf("accuracy %.1f/100, %s", s.acc, st)
@@ -664,20 +670,22 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 		ends = ends[:0]
 		truth := r.truth[rep.ci]
 		for i := range r.in.Items {
-			g := &rep.items[i]
-			_, v := r.grade(rep, i)
+			v := itemText(texts, i, verdictText)
+			if _, n := r.grade(rep, i); n != "" {
+				v = n + " (numeric)"
+			}
 			if v == "" {
 				v = "not graded"
 			}
 			buf = append(append(buf, heads[i]...), v...)
 			ends = append(ends, len(buf))
-			buf = append(append(buf, "answer: "...), clip(g.answer.Text, 300)...)
+			buf = append(append(buf, "answer: "...), clip(itemText(texts, i, answerText), 300)...)
 			buf = append(append(buf, " | truth: "...), clip(truth[i], 300)...)
 			if num := r.numeric(rep, i); num != "" {
 				buf = append(append(buf, " | numeric: "...), num...)
 			}
-			if g.reason != "" {
-				buf = append(append(buf, " | judge: "...), clip(g.reason, 300)...)
+			if reason := itemText(texts, i, reasonText); reason != "" {
+				buf = append(append(buf, " | judge: "...), clip(reason, 300)...)
 			}
 			ends = append(ends, len(buf))
 		}
@@ -685,13 +693,13 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 		d.Verdicts = slices.Grow(d.Verdicts, len(r.in.Items))
 		for i := range r.in.Items {
 			who := judge
-			if !rep.items[i].answer.Found {
+			if !rep.items[i].found {
 				who = "extraction"
 			}
 			v, reason := all[start:ends[2*i]], all[ends[2*i]:ends[2*i+1]]
 			start = ends[2*i+1]
 			vd := analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason}
-			if rep.items[i].answer.Found {
+			if rep.items[i].found {
 				vd.Call = rep.items[i].call
 			}
 			d.Verdicts = append(d.Verdicts, vd)
@@ -700,4 +708,13 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 			return
 		}
 	}
+}
+
+// itemText is text k of item i in texts (see textsPer), "" when the
+// texts are not there (a report whose items were never graded).
+func itemText(texts []string, i, k int) string {
+	if j := textsPer*i + k; j < len(texts) {
+		return texts[j]
+	}
+	return ""
 }

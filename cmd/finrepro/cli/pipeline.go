@@ -206,8 +206,11 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 	failed := false // a call had no reply or the store is damaged: collect only, for the list
 	for i, bm := range s.benches {
 		elapsed := timer(s.progress)
-		in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()]}
+		in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
 		c, err := bm.Collect(ctx, in)
+		if err == nil {
+			err = a.spill.failed()
+		}
 		if err != nil {
 			end()
 			return nil, s.benchmarkErr(bm, err)
@@ -216,7 +219,11 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		if failed {
 			continue
 		}
-		if res[i], err = s.finishBenchmark(ctx, a, bm, c, sweeper, sweep, &sens[i]); err != nil {
+		res[i], err = s.finishBenchmark(ctx, a, bm, c, sweeper, sweep, &sens[i])
+		if err == nil {
+			err = a.spill.failed() // the texts the details and tables were made from
+		}
+		if err != nil {
 			end()
 			return nil, s.benchmarkErr(bm, err)
 		}

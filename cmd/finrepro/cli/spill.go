@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -26,7 +27,10 @@ type detailSpill struct {
 	mu   sync.Mutex
 	size int64
 	at   map[[2]string][]span // benchmark and task -> its records
+	err  error                // the first failed Put or Get
 }
+
+var _ analysis.TextStore = (*detailSpill)(nil)
 
 // A span is where a record is in the spill file.
 type span struct{ off, n int64 }
@@ -101,6 +105,59 @@ func (sp *detailSpill) write(bench, task string, b []byte) error {
 	sp.at[k] = append(sp.at[k], span{sp.size, int64(len(b))})
 	sp.size += int64(len(b))
 	return nil
+}
+
+// Put appends texts, which a benchmark's collection keeps out of memory
+// (analysis.TextStore), as a record; the first failure is kept (see
+// failed) and the record is then one Get answers with nil.
+func (sp *detailSpill) Put(texts []string) analysis.TextRef {
+	b := appendValue(nil, reflect.ValueOf(texts))
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.err != nil {
+		return analysis.TextRef{}
+	}
+	if _, err := sp.f.WriteAt(b, sp.size); err != nil {
+		sp.err = fmt.Errorf("texts: %w", err)
+		return analysis.TextRef{}
+	}
+	ref := analysis.TextRef{Off: sp.size, Len: int64(len(b))}
+	sp.size += int64(len(b))
+	return ref
+}
+
+// Get reads the texts Put stored at ref; nil for the zero TextRef, and
+// on a failure, which is kept (see failed).
+func (sp *detailSpill) Get(ref analysis.TextRef) []string {
+	if ref.Len == 0 {
+		return nil
+	}
+	b := make([]byte, ref.Len)
+	_, err := sp.f.ReadAt(b, ref.Off)
+	var texts []string
+	if err == nil {
+		d := decoder{text: string(b)} // the texts are cut from one copy
+		d.value(reflect.ValueOf(&texts).Elem())
+		if d.err != nil || d.at != len(d.text) {
+			err = errors.New("record damaged")
+		}
+	}
+	if err != nil {
+		sp.mu.Lock()
+		if sp.err == nil {
+			sp.err = fmt.Errorf("texts at byte %d: %w", ref.Off, err)
+		}
+		sp.mu.Unlock()
+		return nil
+	}
+	return texts
+}
+
+// failed returns the first failure of Put or Get, nil when none.
+func (sp *detailSpill) failed() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.err
 }
 
 // load returns the details of one task of a benchmark, in the order of
