@@ -188,10 +188,11 @@ type report struct {
 	// output is the report as the drill-down shows it, in the
 	// collection's texts.
 	output analysis.TextRef
-	// texts are the items' texts (see textsPer) while round 2 grades
-	// the report; then they are in the collection's texts at
-	// itemTexts, and texts is nil. ungraded counts the grading calls
-	// not yet answered.
+	// texts are the items' texts (see textsPer) while they are
+	// written: the answers as the report is read, the verdicts and
+	// reasons while round 2 grades it; in between and then, they are in
+	// the collection's texts at itemTexts, and texts is nil. ungraded
+	// counts the grading calls not yet answered.
 	texts     []string
 	itemTexts analysis.TextRef
 	ungraded  int
@@ -356,39 +357,18 @@ func (r *collector) round1(ctx context.Context) {
 			}
 		}
 	}
-	replies := r.answer.Answer(ctx, calls)
-	// Reports are parsed, checked and their answers extracted in
-	// parallel: each on its own.
+	// The reports are asked for reportBatch at a time, and each batch is
+	// parsed, checked and its answers extracted before the next is
+	// asked for: what stays of a report is its answers and what its
+	// drill-down shows, in the collection's texts.
 	cells := r.cells()
-	each(len(r.reports), func(i int) {
-		rep := r.reports[i]
-		// A report's items are allocated here, where they are first
-		// written: memory the garbage collector has read before it is
-		// written costs a copy-on-write fault and a TLB flush on every
-		// core.
-		rep.items = make([]graded, len(in.Items))
-		if replies[i].Err == nil {
-			rep.check = CheckStructure(Parse(replies[i].Text), in.Structure, rep.company.Params())
-			rep.texts = make([]string, textsPer*len(in.Items))
-			r.extract(rep, cells[rep.ci])
-		}
-	})
-	for i, rep := range r.reports {
-		if r.reply(replies[i]) {
-			rep.present = true
-			rep.call = analysis.CallOf(replies[i], 0)
-			text := replies[i].Text
-			if len(text) > MaxReport {
-				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
-			}
-			if len(text) > maxOutput {
-				text = strings.ToValidUTF8(text[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(text))
-			}
-			rep.output = r.texts.Put([]string{text})
-		} else {
-			rep.why = append(rep.why, "no report")
-		}
+	nr := len(r.reports)
+	for lo := 0; lo < nr; lo += reportBatch {
+		hi := min(nr, lo+reportBatch)
+		r.readReports(r.reports[lo:hi], r.answer.Answer(ctx, calls[lo:hi]), cells)
 	}
+	replies := make([]results.Reply, nr, len(calls)) // the judge's replies are at their calls' index
+	replies = append(replies, r.answer.Answer(ctx, calls[nr:])...)
 	r.claims = make([]map[string][]string, len(in.Companies))
 	r.criteria = make([]map[string][]Point, len(in.Companies))
 	r.gotRound = make([]bool, len(in.Companies))
@@ -455,6 +435,49 @@ func (r *collector) round1(ctx context.Context) {
 	}
 }
 
+// reportBatch is how many reports round 1 asks for at once: enough to
+// keep every core and the replay's workers busy, few enough that their
+// texts (tens of kilobytes each) stay small beside what the collection
+// keeps.
+const reportBatch = 256
+
+// readReports reads the replies of reports reps, in order: each is
+// parsed, checked and its answers extracted (see extract) in parallel,
+// and the report as the drill-down shows it is kept in the collection's
+// texts.
+func (r *collector) readReports(reps []*report, replies []results.Reply, cells [][]itemCell) {
+	in := r.in
+	each(len(reps), func(i int) {
+		rep := reps[i]
+		// A report's items are allocated here, where they are first
+		// written: memory the garbage collector has read before it is
+		// written costs a copy-on-write fault and a TLB flush on every
+		// core.
+		rep.items = make([]graded, len(in.Items))
+		if replies[i].Err == nil {
+			rep.check = CheckStructure(Parse(replies[i].Text), in.Structure, rep.company.Params())
+			rep.texts = make([]string, textsPer*len(in.Items))
+			r.extract(rep, cells[rep.ci])
+		}
+	})
+	for i, rep := range reps {
+		if r.reply(replies[i]) {
+			rep.present = true
+			rep.call = analysis.CallOf(replies[i], 0)
+			text := replies[i].Text
+			if len(text) > MaxReport {
+				r.problemf("%s %s: report longer than %d bytes, read in part", rep.company.ID, in.Config.Systems[rep.sys].Name, MaxReport)
+			}
+			if len(text) > maxOutput {
+				text = strings.ToValidUTF8(text[:maxOutput], "") + fmt.Sprintf("\n\n[report cut at %d KB for display; %d bytes in all]", maxOutput>>10, len(text))
+			}
+			rep.output = r.texts.Put([]string{text})
+		} else {
+			rep.why = append(rep.why, "no report")
+		}
+	}
+}
+
 // gradingStages are the stages of the judge's calls on a report, in
 // call order, one for each protocol: accuracy, claim and criterion.
 var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
@@ -485,8 +508,8 @@ func (r *collector) cells() [][]itemCell {
 // extract extracts the answers of a checked report and reads them as
 // quantities; an item without an answer is graded 0 at once. The
 // report's tables are not read again, and they are dropped: at full
-// scale they are a tenth of what a run keeps. The answers are copied, so
-// that they do not keep the report's text alive.
+// scale they are a tenth of what a run keeps. The answers go to the
+// collection's texts until round 2 grades them.
 func (r *collector) extract(rep *report, cells []itemCell) {
 	in := r.in
 	c := rep.company
@@ -501,12 +524,13 @@ func (r *collector) extract(rep *report, cells []itemCell) {
 			rep.texts[textsPer*i+verdictText] = "not found (" + a.Why + ")"
 			continue
 		}
-		rep.texts[textsPer*i+answerText] = strings.Clone(a.Text)
+		rep.texts[textsPer*i+answerText] = a.Text
 		if it.Numeric {
 			g.pred = quantityOf(a.Text)
 		}
 	}
 	rep.check.Tables = nil
+	r.keepTexts(rep)
 }
 
 func (r *collector) round2(ctx context.Context) {
@@ -549,9 +573,6 @@ func (r *collector) round2(ctx context.Context) {
 				rep.ungraded++
 			}
 		}
-		if rep.ungraded == 0 {
-			r.keepTexts(rep)
-		}
 	}
 	// The calls are made gradeBatch at a time, in order, so that only
 	// one batch's prompts and replies are held at once: all of them are
@@ -593,6 +614,14 @@ const gradeBatch = 512
 func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]itemJSON) {
 	in := r.in
 	calls := make([]results.Call, len(pend))
+	for _, p := range pend {
+		if p.rep.texts == nil { // the answers, read back; the verdicts and reasons are written into them
+			p.rep.texts = slices.Clone(r.texts.Get(p.rep.itemTexts))
+			if len(p.rep.texts) != textsPer*len(in.Items) {
+				p.rep.texts = make([]string, textsPer*len(in.Items)) // a store that failed, which its owner reports
+			}
+		}
+	}
 	// The prompts, the bulk of the work, are written in parallel.
 	each(len(pend), func(k int) {
 		p := &pend[k]
@@ -650,8 +679,7 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 	}
 }
 
-// keepTexts moves the texts of rep's items, every item graded, to the
-// collection's texts.
+// keepTexts moves the texts of rep's items to the collection's texts.
 func (r *collector) keepTexts(rep *report) {
 	rep.itemTexts = r.texts.Put(rep.texts)
 	rep.texts = nil
