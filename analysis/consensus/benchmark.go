@@ -34,24 +34,18 @@ type slot struct{ j, q, p, run int }
 
 // buildCalls makes the calls of the judges (panel indices) in a fixed
 // order: main runs by judge, query and product, then the stability
-// reruns.
-func buildCalls(in *Inputs, judges []int) ([]results.Call, []slot) {
+// reruns. The calls' user messages are left empty: each is a report with
+// its query and rubrics, and all of them are several times the reports;
+// user writes them (see answerCalls).
+func buildCalls(in *Inputs, judges []int) (calls []results.Call, slots []slot, user *userMessages) {
 	stab := stabilityJudges(in, judges)
 	n := len(judges) * len(in.Queries) * len(in.Panel.Products)
 	if in.Panel.Stability != nil {
 		n += len(stab) * len(in.Panel.Stability.Items) * (in.Panel.Stability.Runs - 1)
 	}
-	calls := make([]results.Call, 0, n)
-	slots := make([]slot, 0, n)
-	tpl := splitTemplate(in.Prompt)
-	users := make([][]string, len(in.Queries))
-	for q := range in.Queries {
-		users[q] = make([]string, len(in.Panel.Products))
-		list := renderRubrics(in.Rubrics[q])
-		for p := range in.Panel.Products {
-			users[q][p] = tpl.fill(in.Queries[q].Text, in.Queries[q].Category, in.Reports[q][p], list)
-		}
-	}
+	calls = make([]results.Call, 0, n)
+	slots = make([]slot, 0, n)
+	user = &userMessages{in: in, tpl: splitTemplate(in.Prompt)}
 	tasks := make([][]string, len(in.Queries)) // "query/product" by query and product
 	for q := range in.Queries {
 		tasks[q] = make([]string, len(in.Panel.Products))
@@ -67,7 +61,7 @@ func buildCalls(in *Inputs, judges []int) ([]results.Call, []slot) {
 		}
 		calls = append(calls, results.Call{
 			Prompt: results.Prompt{Provider: jd.Provider, Model: jd.Model, System: in.Panel.System,
-				User: users[q][p], Params: jd.Params, Sample: run},
+				Params: jd.Params, Sample: run},
 			Label: results.Label{Benchmark: Name, Task: task, Role: results.RoleJudge, Name: jd.Name},
 		})
 		slots = append(slots, slot{j, q, p, run})
@@ -86,7 +80,60 @@ func buildCalls(in *Inputs, judges []int) ([]results.Call, []slot) {
 			}
 		}
 	}
-	return calls, slots
+	return calls, slots, user
+}
+
+// userMessages writes the judges' user messages.
+type userMessages struct {
+	in  *Inputs
+	tpl template
+}
+
+// write returns the message on query q's report of product p; lists
+// holds the queries' rubric lists written so far, which it adds to.
+func (u *userMessages) write(q, p int, lists map[int]string) string {
+	list, ok := lists[q]
+	if !ok {
+		list = renderRubrics(u.in.Rubrics[q])
+		lists[q] = list
+	}
+	return u.tpl.fill(u.in.Queries[q].Text, u.in.Queries[q].Category, u.in.Reports[q][p], list)
+}
+
+// callBatch is how many judge calls answerCalls asks at once: enough to
+// keep every core and the replay's workers busy, few enough that their
+// user messages stay small beside the collection.
+const callBatch = 512
+
+// answerCalls answers calls, made by buildCalls, callBatch at a time in
+// order: the user messages of a batch are written, answered and
+// dropped before the next batch's are written.
+func answerCalls(ctx context.Context, ans results.Answerer, calls []results.Call, slots []slot, user *userMessages) []results.Reply {
+	replies := make([]results.Reply, 0, len(calls))
+	for lo := 0; lo < len(calls); lo += callBatch {
+		batch := calls[lo:min(len(calls), lo+callBatch)]
+		written := map[[2]int]string{} // a batch's stability reruns share messages
+		lists := map[int]string{}
+		for i := range batch {
+			sl := slots[lo+i]
+			k := [2]int{sl.q, sl.p}
+			u, ok := written[k]
+			if !ok {
+				u = user.write(sl.q, sl.p, lists)
+				written[k] = u
+			}
+			batch[i].Prompt.User = u
+		}
+		got := ans.Answer(ctx, batch)
+		if len(got) < len(batch) {
+			return append(replies, got...) // the caller reports the shortfall
+		}
+		replies = append(replies, got...)
+		for i := range batch {
+			batch[i].Prompt.User = ""
+		}
+	}
+	return replies
 }
 
 // stabilityJudges returns the positions in judges (panel indices) of the

@@ -60,8 +60,8 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	judges := cfg.judges
-	calls, slots := buildCalls(in, judges)
-	replies := ans.Answer(ctx, calls)
+	calls, slots, user := buildCalls(in, judges)
+	replies := answerCalls(ctx, ans, calls, slots, user)
 	if len(replies) < len(calls) {
 		return nil, fmt.Errorf("%s: answerer gave %d replies for %d calls", Name, len(replies), len(calls))
 	}

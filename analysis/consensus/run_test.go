@@ -55,7 +55,7 @@ type captured struct {
 }
 
 func (c *captured) Answer(ctx context.Context, calls []results.Call) []results.Reply {
-	c.calls = calls
+	c.calls = append(c.calls, calls...) // copied: calls are the caller's once answered
 	return c.fixAnswerer.Answer(ctx, calls)
 }
 
