@@ -530,23 +530,24 @@ func (r *collector) extract(rep *report, cells []itemCell) {
 		}
 	}
 	rep.check.Tables = nil
+	// Only the elements that lost a point are shown (the deductions, the
+	// drill-downs); the sums are kept.
+	if kept := slices.DeleteFunc(rep.check.Elements, func(e Element) bool { return e.Score == 1 && e.Fraction == 1 }); len(kept) > 0 {
+		rep.check.Elements = slices.Clone(kept)
+	} else {
+		rep.check.Elements = nil
+	}
 	r.keepTexts(rep)
 }
 
 func (r *collector) round2(ctx context.Context) {
 	in := r.in
-	// parts[ci] are company ci's batch items, written but for their
-	// predictions, for companies with a report.
-	parts := make([][]itemJSON, len(in.Companies))
 	var pend []pending
 	for _, rep := range r.reports {
 		if !rep.present {
 			continue
 		}
 		ci := rep.ci
-		if parts[ci] == nil {
-			parts[ci] = r.itemParts(ci)
-		}
 		var idx [len(gradingStages)][]int
 		for i := range in.Items {
 			if !rep.items[i].found {
@@ -576,9 +577,28 @@ func (r *collector) round2(ctx context.Context) {
 	}
 	// The calls are made gradeBatch at a time, in order, so that only
 	// one batch's prompts and replies are held at once: all of them are
-	// several times the reports, and grow with the bundle.
+	// several times the reports, and grow with the bundle. parts[ci] are
+	// company ci's batch items, written but for their predictions, from
+	// its first grading call to its last (the calls are company-major).
+	parts := make([][]itemJSON, len(in.Companies))
+	last := make([]int, len(in.Companies)) // the company's last call in pend
+	for k, p := range pend {
+		last[p.rep.ci] = k
+	}
 	for lo := 0; lo < len(pend); lo += gradeBatch {
-		r.gradePending(ctx, pend[lo:min(len(pend), lo+gradeBatch)], parts)
+		batch := pend[lo:min(len(pend), lo+gradeBatch)]
+		for _, p := range batch {
+			if parts[p.rep.ci] == nil {
+				parts[p.rep.ci] = r.itemParts(p.rep.ci)
+			}
+		}
+		r.gradePending(ctx, batch, parts)
+		for k := range batch {
+			if ci := batch[k].rep.ci; last[ci] < lo+len(batch) {
+				parts[ci] = nil
+			}
+			batch[k].items = nil // graded
+		}
 	}
 	for _, rep := range r.reports {
 		rep.complete = len(rep.why) == 0
