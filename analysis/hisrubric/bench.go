@@ -124,13 +124,34 @@ func parseOptions(s analysis.Settings) (*options, error) {
 // A graded item of one report, as collected: everything but what the
 // numeric_verdict and tolerance knobs change, and but its texts, which
 // only the drill-downs and audits show (see report.texts).
+// It is 24 bytes: a full-scale run has hundreds of thousands. The
+// grading exchange of a report's items of one stage is the report's
+// (report.calls).
 type graded struct {
-	pred  quantity       // the answer as a quantity, for numeric items
-	score float64        // the judge's score
-	call  *analysis.Call // the grading exchange, nil when none answered
-	judge judged         // the judge's verdict on accuracy items
-	found bool           // an answer was found in the report
-	done  bool           // graded (a score exists)
+	score   float64 // the judge's score
+	pred    float64 // the answer as a quantity, for numeric items (see quantity)
+	percent bool    // the quantity is written with a percent sign
+	predOK  bool    // the answer reads as a quantity
+	judge   judged  // the judge's verdict on accuracy items
+	found   bool    // an answer was found in the report
+	done    bool    // graded (a score exists)
+}
+
+// quantity is g's answer as a quantity.
+func (g *graded) quantity() quantity {
+	return quantity{Quantity{Value: g.pred, Percent: g.percent}, g.predOK}
+}
+
+// stageIndex is the index in gradingStages of the stage that grades
+// items of protocol p.
+func stageIndex(p Protocol) int {
+	switch p {
+	case Claim:
+		return 1
+	case Criterion:
+		return 2
+	}
+	return 0
 }
 
 // judged is a judge's verdict on an accuracy item.
@@ -175,12 +196,15 @@ func quantityOf(s string) quantity {
 
 // A report is one system's report on one company.
 type report struct {
-	company  *Company
-	ci       int // company index
-	sys      int
-	n        int // position in collection.reports
-	present  bool
-	call     *analysis.Call // the exchange that wrote the report
+	company *Company
+	ci      int // company index
+	sys     int
+	n       int // position in collection.reports
+	present bool
+	call    *analysis.Call // the exchange that wrote the report
+	// calls are the grading exchanges of its items, by stage (see
+	// gradingStages); nil when none answered.
+	calls    [len(gradingStages)]*analysis.Call
 	check    *Check
 	items    []graded
 	complete bool     // every needed reply arrived and parsed
@@ -526,7 +550,8 @@ func (r *collector) extract(rep *report, cells []itemCell) {
 		}
 		rep.texts[textsPer*i+answerText] = a.Text
 		if it.Numeric {
-			g.pred = quantityOf(a.Text)
+			q := quantityOf(a.Text)
+			g.pred, g.percent, g.predOK = q.Value, q.Percent, q.ok
 		}
 	}
 	rep.check.Tables = nil
@@ -553,13 +578,7 @@ func (r *collector) round2(ctx context.Context) {
 			if !rep.items[i].found {
 				continue
 			}
-			var k int // index in gradingStages
-			switch in.Items[i].Protocol {
-			case Claim:
-				k = 1
-			case Criterion:
-				k = 2
-			}
+			k := stageIndex(in.Items[i].Protocol)
 			if k != 0 && !r.gotRound[ci] {
 				continue
 			}
@@ -665,10 +684,7 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
 		}
-		call := analysis.CallOf(replies[k], 0)
-		for _, i := range p.items {
-			rep.items[i].call = call
-		}
+		rep.calls[stageIndex(in.Items[p.items[0]].Protocol)] = analysis.CallOf(replies[k], 0)
 		rp, err := parsed[k], perrs[k]
 		if err != nil {
 			r.problemf("%s %s: judge %s reply: %v", rep.company.ID, name, p.stage, err)

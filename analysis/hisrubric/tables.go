@@ -33,7 +33,7 @@ type run struct {
 // numeric is the numeric comparison of item i of rep under the
 // tolerance: "correct", "incorrect", or "" when not comparable.
 func (r *run) numeric(rep *report, i int) string {
-	return compare(rep.items[i].pred, r.truthQ[rep.ci][i], r.opt.tol)
+	return compare(rep.items[i].quantity(), r.truthQ[rep.ci][i], r.opt.tol)
 }
 
 // grade is item i's score under the options: the numeric comparison
@@ -700,7 +700,7 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 			start = ends[2*i+1]
 			vd := analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason}
 			if rep.items[i].found {
-				vd.Call = rep.items[i].call
+				vd.Call = rep.calls[stageIndex(r.in.Items[i].Protocol)]
 			}
 			d.Verdicts = append(d.Verdicts, vd)
 		}
