@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -136,7 +137,7 @@ func (sp *detailSpill) Get(ref analysis.TextRef) []string {
 	_, err := sp.f.ReadAt(b, ref.Off)
 	var texts []string
 	if err == nil {
-		d := decoder{text: string(b)} // the texts are cut from one copy
+		d := decoder{text: bytesText(b)}
 		d.value(reflect.ValueOf(&texts).Elem())
 		if d.err != nil || d.at != len(d.text) {
 			err = errors.New("record damaged")
@@ -176,7 +177,7 @@ func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
 			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
 		}
 		var ds []analysis.Detail
-		d := decoder{text: string(b)} // the texts are cut from one copy
+		d := decoder{text: bytesText(b)}
 		d.value(reflect.ValueOf(&ds).Elem())
 		if d.err != nil || d.at != len(d.text) {
 			return nil, fmt.Errorf("details: %s task %s: record damaged", bench, task)
@@ -184,6 +185,17 @@ func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
 		out = append(out, ds...)
 	}
 	return out, nil
+}
+
+// bytesText is b as a string, without a copy: the texts a record holds
+// are cut from it, and b, read for the record alone, is never written
+// again. A task's details can be megabytes, held twice for each page
+// being written when copied.
+func bytesText(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // close closes and removes the spill file.
