@@ -385,14 +385,21 @@ func (r *collector) round1(ctx context.Context) {
 	// parsed, checked and its answers extracted before the next is
 	// asked for: what stays of a report is its answers and what its
 	// drill-down shows, in the collection's texts.
+	// The judge's calls go with the last batch, so that a bundle of at
+	// most reportBatch reports asks everything at once, as it always has.
 	cells := r.cells()
 	nr := len(r.reports)
-	for lo := 0; lo < nr; lo += reportBatch {
+	replies := make([]results.Reply, len(calls)) // the judge's, at their calls' index; the reports' are dropped once read
+	for lo := 0; lo == 0 || lo < nr; lo += reportBatch {
 		hi := min(nr, lo+reportBatch)
-		r.readReports(r.reports[lo:hi], r.answer.Answer(ctx, calls[lo:hi]), cells)
+		end := hi
+		if hi == nr {
+			end = len(calls)
+		}
+		got := r.answer.Answer(ctx, calls[lo:end])
+		r.readReports(r.reports[lo:hi], got[:hi-lo], cells)
+		copy(replies[hi:end], got[hi-lo:])
 	}
-	replies := make([]results.Reply, nr, len(calls)) // the judge's replies are at their calls' index
-	replies = append(replies, r.answer.Answer(ctx, calls[nr:])...)
 	r.claims = make([]map[string][]string, len(in.Companies))
 	r.criteria = make([]map[string][]Point, len(in.Companies))
 	r.gotRound = make([]bool, len(in.Companies))
