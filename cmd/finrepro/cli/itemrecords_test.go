@@ -82,3 +82,68 @@ func TestMarkSyntheticRejects(t *testing.T) {
 		t.Errorf("file changed to %q", got)
 	}
 }
+
+// TestItemRecordsSyntheticLater checks the records of a bundle that does
+// not say it is synthetic, whose first benchmark's replies are real and
+// second's simulated: once the run ends, both benchmarks' JSONL records
+// say synthetic (as report writes them when every result is known), the
+// sums are the files', and the folder's marker lists the records.
+func TestItemRecordsSyntheticLater(t *testing.T) {
+	rows := [][]string{{"a", "1"}, {"b", ""}}
+	fields := []analysis.Field{{Name: "name"}, {Name: "score", Kind: analysis.NumField}}
+	res := []*analysis.Result{
+		{Benchmark: "first", Items: &analysis.Items{Fields: fields, Rows: slices.Values(rows)}},
+		{Benchmark: "second", Synthetic: true, Items: &analysis.Items{Fields: fields, Rows: slices.Values(rows[:1])}},
+	}
+	o, err := claimOutputFolder(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir, err := newItemRecords(o, report.Provenance{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if err := ir.write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ir.finish(res); err != nil {
+		t.Fatal(err)
+	}
+	if len(ir.sums) != 4 {
+		t.Fatalf("%d files, want 4", len(ir.sums))
+	}
+	for _, s := range ir.sums {
+		got, err := os.ReadFile(filepath.Join(o.dir, filepath.FromSlash(s.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sha256.Sum256(got) != s.Sum {
+			t.Errorf("%s: the sum is not the file's", s.Path)
+		}
+		if !strings.HasSuffix(s.Path, ".jsonl") {
+			continue
+		}
+		r := res[0]
+		if strings.Contains(s.Path, "second") {
+			r = res[1]
+		}
+		var want bytes.Buffer
+		if err := report.WriteItemsJSONL(&want, r.Items, true); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s:\n%s\nwant\n%s", s.Path, got, want.Bytes())
+		}
+	}
+	marker, err := os.ReadFile(filepath.Join(o.dir, markerName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ir.sums {
+		if !strings.Contains(string(marker), "\n"+s.Path+"\n") {
+			t.Errorf("the marker does not list %s:\n%s", s.Path, marker)
+		}
+	}
+}
