@@ -202,7 +202,11 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 	sweeper := replay.New(s.store, replay.Config{Mode: replay.Offline, Unknown: customProvider()})
 	res := make([]*analysis.Result, len(s.benches))
 	sens := make([][]*analysis.Table, len(s.benches))
-	end := phase(s.progress, "replaying, scoring and sweeping %d benchmarks from the cache", len(s.benches))
+	what := "replaying and scoring"
+	if sweep {
+		what = "replaying, scoring and sweeping"
+	}
+	end := phase(s.progress, "%s %d benchmarks from the cache", what, len(s.benches))
 	failed := false // a call had no reply or the store is damaged: collect only, for the list
 	for i, bm := range s.benches {
 		elapsed := timer(s.progress)
