@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -285,5 +286,32 @@ func TestCSVWriteError(t *testing.T) {
 		if err := WriteItemsCSV(&failAfter{n}, testItems()); !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "report: items csv: ") {
 			t.Errorf("WriteItemsCSV after %d bytes: %v, want the write error", n, err)
 		}
+	}
+}
+
+// TestItemsRowsOnce checks that the item records' two files are written
+// from one pass over the rows, which are generated, not stored.
+func TestItemsRowsOnce(t *testing.T) {
+	it := testItems()
+	passes := 0
+	rows := it.Rows
+	it.Rows = func(yield func([]string) bool) {
+		passes++
+		rows(yield)
+	}
+	res := []*analysis.Result{{Benchmark: "b", Items: it}}
+	sums, err := WriteItemsHashed(t.TempDir(), res, Provenance{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passes != 1 || len(sums) != 2 {
+		t.Errorf("%d passes over the rows for %d files, want 1 for 2", passes, len(sums))
+	}
+	var jsonl, csvB bytes.Buffer
+	WriteItemsJSONL(&jsonl, testItems(), false)
+	WriteItemsCSV(&csvB, testItems())
+	want := []FileSum{{"csv/b/items.csv", sha256.Sum256(csvB.Bytes())}, {"json/b/items.jsonl", sha256.Sum256(jsonl.Bytes())}}
+	if !slices.Equal(sums, want) {
+		t.Errorf("sums %v, want those of the files written one by one", sums)
 	}
 }
