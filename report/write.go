@@ -299,10 +299,17 @@ func writeFile(root *os.Root, name string, data []byte) error {
 	if Unchanged(root, filepath.FromSlash(name), data) {
 		return nil
 	}
-	_, err := writeStream(root, name, func(w io.Writer) error {
-		_, err := w.Write(data)
+	// data is written at once, without writeStream's buffer (256 KB for
+	// each of the hundreds of tables a first run writes)
+	f, err := openStream(root, filepath.FromSlash(name))
+	if err != nil {
 		return err
-	})
+	}
+	defer f.abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	_, err = f.finish()
 	return err
 }
 
