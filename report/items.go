@@ -2,10 +2,12 @@ package report
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -65,8 +67,7 @@ func WriteItems(jsonlOut, csvOut io.Writer, it *analysis.Items, synthetic bool) 
 		}
 	}
 	if cw != nil {
-		cw.cw.Flush()
-		if err := cw.cw.Error(); err != nil {
+		if err := cw.bw.Flush(); err != nil {
 			return fmt.Errorf("report: items csv: %w", err)
 		}
 	}
@@ -119,20 +120,21 @@ func (jw *jsonlWriter) row(row []string) {
 
 // A csvWriter writes item rows as CSV (see WriteItemsCSV).
 type csvWriter struct {
-	cw     *csv.Writer
+	bw     *bufio.Writer
 	fields []analysis.Field
 	rec    []string
+	b      []byte
 }
 
-// newCSVWriter writes the header; a write error sticks in the csv.Writer,
-// whose Error returns it after the Flush.
+// newCSVWriter writes the header; a write error is kept and returned by
+// the Flush.
 func newCSVWriter(w io.Writer, fields []analysis.Field) *csvWriter {
-	cw := &csvWriter{cw: csv.NewWriter(w), fields: fields, rec: make([]string, len(fields))}
-	cw.cw.UseCRLF = true
+	cw := &csvWriter{bw: bufio.NewWriterSize(w, 64<<10), fields: fields, rec: make([]string, len(fields))}
 	for j, f := range fields {
 		cw.rec[j] = CSVText(f.Name)
 	}
-	cw.cw.Write(cw.rec)
+	cw.b = appendCSVRecord(cw.b[:0], cw.rec)
+	cw.bw.Write(cw.b)
 	return cw
 }
 
@@ -144,7 +146,66 @@ func (cw *csvWriter) row(row []string) {
 			cw.rec[j] = CSVText(v)
 		}
 	}
-	cw.cw.Write(cw.rec)
+	cw.b = appendCSVRecord(cw.b[:0], cw.rec)
+	cw.bw.Write(cw.b)
+}
+
+// appendCSVRecord appends rec as the line encoding/csv's Writer writes
+// with UseCRLF (WriteCSV's dialect): fields separated by commas; a field
+// that holds a comma, a quote, CR or LF, starts with a space
+// (unicode.IsSpace) or is \. is quoted, its quotes doubled, each LF
+// written as CRLF and each CR dropped; CRLF at the end. Appending to one
+// buffer instead of the Writer's per-field writes roughly halves the cost
+// of the item records' CSV, 3.2 % of a full-scale reproduce rerun before
+// (BenchmarkItemsCSV); TestAppendCSVRecord and FuzzAppendCSVRecord hold
+// it to encoding/csv.
+func appendCSVRecord(b []byte, rec []string) []byte {
+	for n, field := range rec {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		if !csvNeedsQuotes(field) {
+			b = append(b, field...)
+			continue
+		}
+		b = append(b, '"')
+		for len(field) > 0 {
+			i := strings.IndexAny(field, "\"\r\n")
+			if i < 0 {
+				i = len(field)
+			}
+			b = append(b, field[:i]...)
+			field = field[i:]
+			if len(field) > 0 {
+				switch field[0] {
+				case '"':
+					b = append(b, `""`...)
+				case '\n':
+					b = append(b, "\r\n"...)
+				} // a CR is dropped: with UseCRLF the LF after it writes one
+				field = field[1:]
+			}
+		}
+		b = append(b, '"')
+	}
+	return append(b, "\r\n"...)
+}
+
+// csvNeedsQuotes reports whether encoding/csv's Writer quotes field.
+func csvNeedsQuotes(field string) bool {
+	if field == "" {
+		return false
+	}
+	if field == `\.` {
+		return true
+	}
+	for i := 0; i < len(field); i++ {
+		if c := field[i]; c == '\n' || c == '\r' || c == '"' || c == ',' {
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(field)
+	return unicode.IsSpace(r)
 }
 
 // appendJSONString appends s as a JSON string, escaped as WriteJSON's

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -313,5 +314,65 @@ func TestItemsRowsOnce(t *testing.T) {
 	want := []FileSum{{"csv/b/items.csv", sha256.Sum256(csvB.Bytes())}, {"json/b/items.jsonl", sha256.Sum256(jsonl.Bytes())}}
 	if !slices.Equal(sums, want) {
 		t.Errorf("sums %v, want those of the files written one by one", sums)
+	}
+}
+
+// csvLibrary is rec as encoding/csv's Writer writes it with UseCRLF: the
+// oracle of appendCSVRecord.
+func csvLibrary(rec []string) string {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.UseCRLF = true
+	w.Write(rec)
+	w.Flush()
+	return b.String()
+}
+
+// TestAppendCSVRecord checks appendCSVRecord against encoding/csv on the
+// fields that decide quoting: empty, separators, quotes, CR and LF alone
+// and together, leading spaces of several kinds, \. and invalid UTF-8.
+func TestAppendCSVRecord(t *testing.T) {
+	for _, rec := range [][]string{
+		{}, {""}, {"", ""}, {"plain"}, {"a,b"}, {`say "hi"`}, {"line\nbreak"}, {"cr\ronly"}, {"crlf\r\nend"},
+		{" lead"}, {"\tlead"}, {"\u00a0nbsp"}, {"\u3000ideographic"}, {"trail "}, {`\.`}, {`\.x`},
+		{"\xff\xfe", "中文", "=cmd()"}, {"a", "", "b,c", "\"", "\r", "\n"},
+	} {
+		if got, want := string(appendCSVRecord(nil, rec)), csvLibrary(rec); got != want {
+			t.Errorf("%q: %q, encoding/csv writes %q", rec, got, want)
+		}
+	}
+}
+
+func FuzzAppendCSVRecord(f *testing.F) {
+	f.Add("a", "b,c", " \"d\"\r\n")
+	f.Add("", `\.`, "\u2028x")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		rec := []string{a, b, c}
+		if got, want := string(appendCSVRecord(nil, rec)), csvLibrary(rec); got != want {
+			t.Fatalf("%q: %q, encoding/csv writes %q", rec, got, want)
+		}
+	})
+}
+
+// BenchmarkItemsCSV writes 10,000 item rows of FinDeepResearch's shape
+// (ids, a short label, numbers, a boolean) as CSV.
+func BenchmarkItemsCSV(b *testing.B) {
+	it := &analysis.Items{Fields: []analysis.Field{
+		{Name: "system"}, {Name: "company"}, {Name: "item"}, {Name: "label"},
+		{Name: "score", Kind: analysis.NumField}, {Name: "correct", Kind: analysis.BoolField},
+	}, Rows: func(yield func([]string) bool) {
+		row := make([]string, 6)
+		for i := range 10_000 {
+			row[0], row[1], row[2] = "OpenAI-o3-deep-research", "us-3", "item-"+analysis.IntText(i)
+			row[3], row[4], row[5] = "revenue, FY2024 (USD m)", analysis.NumText(float64(i)/7), analysis.BoolText(i%3 == 0)
+			if !yield(row) {
+				return
+			}
+		}
+	}}
+	for b.Loop() {
+		if err := WriteItemsCSV(io.Discard, it); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
