@@ -165,7 +165,7 @@ type job struct {
 	// memory first: the item records as JSON Lines and as CSV, tens of
 	// megabytes at full scale, whose rows are generated once for both
 	// (generating them again for each file was 5 % of a full-scale
-	// reproduce; bench/reproduce.sh).
+	// reproduce rerun in perf).
 	pair    func(w, w2 io.Writer) error
 	pairRel string
 }
@@ -319,8 +319,8 @@ func writeFile(root *os.Root, name string, data []byte) error {
 // come: while they match, nothing is written, so a rerun that renders the
 // same bytes leaves the file (and its modification time) alone without
 // writing or re-reading it (rewriting the item records into a temporary
-// file and hashing the old file was about 6 % of a full-scale reproduce
-// rerun; bench/reproduce.sh). From the first difference, the bytes go to
+// file and hashing the old file was about 5 % of a full-scale reproduce
+// rerun in perf). From the first difference, the bytes go to
 // a temporary file in the same folder (starting with the matched prefix,
 // copied from the old file and checked against what was rendered), which
 // is renamed into place, so that an interrupted run never leaves a
