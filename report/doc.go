@@ -14,7 +14,8 @@
 //     sheet and one sheet per table.
 //
 // WriteItemsJSONL and WriteItemsCSV write a benchmark's item records
-// (analysis.Items), the rows its tables are computed from.
+// (analysis.Items), the rows its tables are computed from; WriteItems
+// writes both from one pass over the rows.
 //
 // WriteAllHashed writes every format for a set of results under one
 // output folder, and WriteSumsOf lists their SHA-256 hashes, taken from

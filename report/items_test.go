@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -284,6 +286,93 @@ func TestCSVWriteError(t *testing.T) {
 		}
 		if err := WriteItemsCSV(&failAfter{n}, testItems()); !errors.Is(err, errDiskFull) || !strings.HasPrefix(err.Error(), "report: items csv: ") {
 			t.Errorf("WriteItemsCSV after %d bytes: %v, want the write error", n, err)
+		}
+	}
+}
+
+// TestItemsRowsOnce checks that the item records' two files are written
+// from one pass over the rows, which are generated, not stored.
+func TestItemsRowsOnce(t *testing.T) {
+	it := testItems()
+	passes := 0
+	rows := it.Rows
+	it.Rows = func(yield func([]string) bool) {
+		passes++
+		rows(yield)
+	}
+	res := []*analysis.Result{{Benchmark: "b", Items: it}}
+	sums, err := WriteItemsHashed(t.TempDir(), res, Provenance{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passes != 1 || len(sums) != 2 {
+		t.Errorf("%d passes over the rows for %d files, want 1 for 2", passes, len(sums))
+	}
+	var jsonl, csvB bytes.Buffer
+	WriteItemsJSONL(&jsonl, testItems(), false)
+	WriteItemsCSV(&csvB, testItems())
+	want := []FileSum{{"csv/b/items.csv", sha256.Sum256(csvB.Bytes())}, {"json/b/items.jsonl", sha256.Sum256(jsonl.Bytes())}}
+	if !slices.Equal(sums, want) {
+		t.Errorf("sums %v, want those of the files written one by one", sums)
+	}
+}
+
+// csvLibrary is rec as encoding/csv's Writer writes it with UseCRLF: the
+// oracle of appendCSVRecord.
+func csvLibrary(rec []string) string {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.UseCRLF = true
+	w.Write(rec)
+	w.Flush()
+	return b.String()
+}
+
+// TestAppendCSVRecord checks appendCSVRecord against encoding/csv on the
+// fields that decide quoting: empty, separators, quotes, CR and LF alone
+// and together, leading spaces of several kinds, \. and invalid UTF-8.
+func TestAppendCSVRecord(t *testing.T) {
+	for _, rec := range [][]string{
+		{}, {""}, {"", ""}, {"plain"}, {"a,b"}, {`say "hi"`}, {"line\nbreak"}, {"cr\ronly"}, {"crlf\r\nend"},
+		{" lead"}, {"\tlead"}, {"\u00a0nbsp"}, {"\u3000ideographic"}, {"trail "}, {`\.`}, {`\.x`},
+		{"\xff\xfe", "中文", "=cmd()"}, {"a", "", "b,c", "\"", "\r", "\n"},
+	} {
+		if got, want := string(appendCSVRecord(nil, rec)), csvLibrary(rec); got != want {
+			t.Errorf("%q: %q, encoding/csv writes %q", rec, got, want)
+		}
+	}
+}
+
+func FuzzAppendCSVRecord(f *testing.F) {
+	f.Add("a", "b,c", " \"d\"\r\n")
+	f.Add("", `\.`, "\u2028x")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		rec := []string{a, b, c}
+		if got, want := string(appendCSVRecord(nil, rec)), csvLibrary(rec); got != want {
+			t.Fatalf("%q: %q, encoding/csv writes %q", rec, got, want)
+		}
+	})
+}
+
+// BenchmarkItemsCSV writes 10,000 item rows of FinDeepResearch's shape
+// (ids, a short label, numbers, a boolean) as CSV.
+func BenchmarkItemsCSV(b *testing.B) {
+	it := &analysis.Items{Fields: []analysis.Field{
+		{Name: "system"}, {Name: "company"}, {Name: "item"}, {Name: "label"},
+		{Name: "score", Kind: analysis.NumField}, {Name: "correct", Kind: analysis.BoolField},
+	}, Rows: func(yield func([]string) bool) {
+		row := make([]string, 6)
+		for i := range 10_000 {
+			row[0], row[1], row[2] = "OpenAI-o3-deep-research", "us-3", "item-"+analysis.IntText(i)
+			row[3], row[4], row[5] = "revenue, FY2024 (USD m)", analysis.NumText(float64(i)/7), analysis.BoolText(i%3 == 0)
+			if !yield(row) {
+				return
+			}
+		}
+	}}
+	for b.Loop() {
+		if err := WriteItemsCSV(io.Discard, it); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

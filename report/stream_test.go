@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,5 +102,73 @@ func TestWriteStreamError(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d entries, want only the old file", len(ents))
+	}
+}
+
+// TestWriteStreamRerunWritesNothing checks that rendering the bytes a
+// file already holds writes nothing while it renders: no temporary file
+// appears beside it at any point, and the file keeps its modification
+// time.
+func TestWriteStreamRerunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	data := bytes.Repeat([]byte("0123456789"), 70_000) // more than the 256 KB buffer
+	if err := os.WriteFile(filepath.Join(dir, "items.jsonl"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "items.jsonl"), past, past)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	most := 0 // the most folder entries seen while rendering
+	sum, err := writeStream(root, "items.jsonl", func(w io.Writer) error {
+		for i := 0; i < len(data); i += 100_000 {
+			w.Write(data[i:min(i+100_000, len(data))])
+			ents, _ := os.ReadDir(dir)
+			most = max(most, len(ents))
+		}
+		return nil
+	})
+	if err != nil || sum != sha256.Sum256(data) {
+		t.Fatalf("err %v, hash ok %v", err, sum == sha256.Sum256(data))
+	}
+	if most != 1 {
+		t.Errorf("%d folder entries while rendering, want the file alone", most)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, "items.jsonl")); !st.ModTime().Equal(past) {
+		t.Error("the file was rewritten")
+	}
+}
+
+// TestWriteStreamOldChanged checks that when the file in place changes
+// under a rerun, in the part already found equal, the rerun fails
+// instead of putting a mix of the two into place, and leaves no
+// temporary file.
+func TestWriteStreamOldChanged(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "items.csv")
+	data := bytes.Repeat([]byte("a"), 600_000)
+	os.WriteFile(name, data, 0o644)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, err = writeStream(root, "items.csv", func(w io.Writer) error {
+		w.Write(data[:300_000])
+		// another writer changes the first byte, which matched
+		f, _ := os.OpenFile(name, os.O_WRONLY, 0)
+		f.WriteAt([]byte("X"), 0)
+		f.Close()
+		w.Write([]byte("different"))
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "changed while it was being rewritten") {
+		t.Fatalf("error %v, want the file named as changed", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries, want only the file", len(ents))
 	}
 }

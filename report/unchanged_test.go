@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -53,5 +54,34 @@ func TestUnchanged(t *testing.T) {
 	os.Symlink(filepath.Join(dir, "same"), filepath.Join(dir, "link"))
 	if Unchanged(root, "link", data) {
 		t.Error("link reported unchanged")
+	}
+}
+
+// TestUnchangedAllocations checks that comparing a file with the bytes
+// it holds allocates far less than the file's size: the read buffer is
+// reused between calls, not made anew for each of a site's pages.
+func TestUnchangedAllocations(t *testing.T) {
+	dir := t.TempDir()
+	data := bytes.Repeat([]byte("page "), 60_000) // 300 KB
+	if err := os.WriteFile(filepath.Join(dir, "p.html"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	Unchanged(root, "p.html", data) // the first call may make the buffer
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 20
+	for range calls {
+		if !Unchanged(root, "p.html", data) {
+			t.Fatal("the file does not hold its own bytes")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > 16<<10 {
+		t.Errorf("%d bytes allocated per comparison, want at most 16 KB", per)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -95,27 +97,29 @@ func writeJobs(out string, res []*analysis.Result, prov Provenance, keep func(jo
 	// the combined workbook is the slowest job: start it first
 	slices.Reverse(jobs)
 	errs := make([]error, len(jobs))
-	sums := make([]FileSum, len(jobs))
+	sumsOf := make([][]FileSum, len(jobs))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			if j.stream {
-				sum, err := writeStream(root, j.rel, j.write)
+			switch {
+			case j.pair != nil:
+				ss, err := writeStreams(root, []string{j.rel, j.pairRel}, func(ws []io.Writer) error { return j.pair(ws[0], ws[1]) })
 				if err != nil {
+					errs[i] = fmt.Errorf("report: write %s and %s: %w", j.rel, j.pairRel, err)
+					return nil
+				}
+				sumsOf[i] = []FileSum{{j.rel, ss[0]}, {j.pairRel, ss[1]}}
+			default:
+				var b bytes.Buffer
+				if err := j.write(&b); err != nil {
+					errs[i] = err
+					return nil
+				}
+				sumsOf[i] = []FileSum{{j.rel, sha256.Sum256(b.Bytes())}}
+				if err := writeFile(root, j.rel, b.Bytes()); err != nil {
 					errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 				}
-				sums[i] = FileSum{j.rel, sum}
-				return nil
-			}
-			var b bytes.Buffer
-			if err := j.write(&b); err != nil {
-				errs[i] = err
-				return nil
-			}
-			sums[i] = FileSum{j.rel, sha256.Sum256(b.Bytes())}
-			if err := writeFile(root, j.rel, b.Bytes()); err != nil {
-				errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
 			}
 			return nil
 		})
@@ -126,6 +130,10 @@ func writeJobs(out string, res []*analysis.Result, prov Provenance, keep func(jo
 		if err := errs[len(jobs)-1-i]; err != nil {
 			return nil, err
 		}
+	}
+	var sums []FileSum
+	for _, ss := range sumsOf {
+		sums = append(sums, ss...)
 	}
 	slices.SortFunc(sums, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
 	return sums, nil
@@ -138,6 +146,9 @@ func Files(res []*analysis.Result, prov Provenance) []string {
 	var paths []string
 	for _, j := range plan(res, prov) {
 		paths = append(paths, j.rel)
+		if j.pair != nil {
+			paths = append(paths, j.pairRel)
+		}
 	}
 	slices.Sort(paths)
 	return paths
@@ -147,12 +158,16 @@ func Files(res []*analysis.Result, prov Provenance) []string {
 type job struct {
 	rel   string // path relative to the output folder, slash-separated
 	write func(io.Writer) error
-	// stream writes the file as it is rendered (see writeStream) instead
-	// of in memory first: for the item records, tens of megabytes at full
-	// scale.
-	stream bool
 	// items is true for the item records' files.
 	items bool
+	// pair, when set, renders two files at once, rel and pairRel, and
+	// writes them as they are rendered (see writeStreams) instead of in
+	// memory first: the item records as JSON Lines and as CSV, tens of
+	// megabytes at full scale, whose rows are generated once for both
+	// (generating them again for each file was 5 % of a full-scale
+	// reproduce rerun in perf).
+	pair    func(w, w2 io.Writer) error
+	pairRel string
 }
 
 // SyntheticNote is what every output of synthetic results says about
@@ -198,12 +213,10 @@ func plan(res []*analysis.Result, prov Provenance) []job {
 			}
 		}
 		if r.Items != nil {
-			jobs = append(jobs,
-				job{rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), stream: true, items: true, write: func(w io.Writer) error {
-					return WriteItemsJSONL(w, r.Items, synth)
-				}},
-				job{rel: path.Join("csv", r.Benchmark, ItemsName+".csv"), stream: true, items: true, write: func(w io.Writer) error {
-					return WriteItemsCSV(w, r.Items)
+			jobs = append(jobs, job{
+				rel: path.Join("json", r.Benchmark, ItemsName+".jsonl"), pairRel: path.Join("csv", r.Benchmark, ItemsName+".csv"),
+				items: true, pair: func(jsonl, csv io.Writer) error {
+					return WriteItems(jsonl, csv, r.Items, synth)
 				}})
 		}
 		if synth && (len(r.Tables) > 0 || r.Items != nil) {
@@ -286,70 +299,223 @@ func writeFile(root *os.Root, name string, data []byte) error {
 	if Unchanged(root, filepath.FromSlash(name), data) {
 		return nil
 	}
-	_, err := writeStream(root, name, func(w io.Writer) error {
-		_, err := w.Write(data)
+	// data is written at once, without writeStream's buffer (256 KB for
+	// each of the hundreds of tables a first run writes)
+	f, err := openStream(root, filepath.FromSlash(name))
+	if err != nil {
 		return err
-	})
+	}
+	defer f.abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	_, err = f.finish()
 	return err
 }
 
 // writeStream writes what write renders to name (a slash path) under
 // root, hashing the bytes on the way, so that a large file is never held
-// in memory. The bytes go to a temporary file in the same folder; a file
-// already at name that holds the same bytes is left alone, otherwise the
-// temporary file is renamed into place, so that an interrupted run never
-// leaves a half-written file under the final name, and a link planted
-// under the name is replaced, not followed. The root keeps every write
-// inside the output folder. It returns the SHA-256 of the bytes.
+// in memory. A file already at name is compared with the bytes as they
+// come: while they match, nothing is written, so a rerun that renders the
+// same bytes leaves the file (and its modification time) alone without
+// writing or re-reading it (rewriting the item records into a temporary
+// file and hashing the old file was about 5 % of a full-scale reproduce
+// rerun in perf). From the first difference, the bytes go to
+// a temporary file in the same folder (starting with the matched prefix,
+// copied from the old file and checked against what was rendered), which
+// is renamed into place, so that an interrupted run never leaves a
+// half-written file under the final name, and a link planted under the
+// name is replaced, not followed. The root keeps every write inside the
+// output folder. It returns the SHA-256 of the bytes.
 func writeStream(root *os.Root, name string, write func(io.Writer) error) (sum [sha256.Size]byte, err error) {
-	name = filepath.FromSlash(name)
-	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return sum, err
-	}
-	var rnd [8]byte
-	rand.Read(rnd[:]) // never fails
-	tmpName := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-"+hex.EncodeToString(rnd[:]))
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	sums, err := writeStreams(root, []string{name}, func(ws []io.Writer) error { return write(ws[0]) })
 	if err != nil {
 		return sum, err
 	}
-	defer root.Remove(tmpName) // best effort; gone after the rename
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return sum, err
-	}
-	h.Sum(sum[:0])
-	if sameFile(root, name, sum) {
-		return sum, nil
-	}
-	return sum, root.Rename(tmpName, name)
+	return sums[0], nil
 }
 
-// sameFile reports whether the regular file name under root has the
-// SHA-256 sum.
-func sameFile(root *os.Root, name string, sum [sha256.Size]byte) bool {
-	st, err := root.Lstat(name)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
+// writeStreams is writeStream for several files rendered together (the
+// item records as JSON Lines and as CSV, from one pass over the rows).
+func writeStreams(root *os.Root, names []string, write func([]io.Writer) error) ([][sha256.Size]byte, error) {
+	fs := make([]*streamFile, len(names))
+	ws := make([]io.Writer, len(names))
+	bws := make([]*bufio.Writer, len(names))
+	defer func() {
+		for _, f := range fs {
+			if f != nil {
+				f.abort()
+			}
+		}
+	}()
+	for i, name := range names {
+		f, err := openStream(root, filepath.FromSlash(name))
+		if err != nil {
+			return nil, err
+		}
+		fs[i] = f
+		bws[i] = bufio.NewWriterSize(f, 256<<10)
+		ws[i] = bws[i]
 	}
-	f, err := root.Open(name)
+	err := write(ws)
+	for _, bw := range bws {
+		if err == nil {
+			err = bw.Flush()
+		}
+	}
 	if err != nil {
-		return false
+		return nil, err
 	}
-	defer f.Close() // read only: a close error loses nothing
+	sums := make([][sha256.Size]byte, len(fs))
+	for i, f := range fs {
+		if sums[i], err = f.finish(); err != nil {
+			return nil, err
+		}
+	}
+	return sums, nil
+}
+
+// A streamFile is a file writeStream is writing: the bytes are compared
+// with the old file while they match it, then written to a temporary file.
+type streamFile struct {
+	root          *os.Root
+	name, tmpName string
+	old           *os.File // the file in place while the bytes match it; nil when none
+	oldSize       int64
+	n             int64 // bytes written so far
+	buf           []byte
+	tmp           *os.File // nil while the bytes match old
+	h             hash.Hash
+	err           error // the first error; later writes fail with it
+}
+
+// openStream starts writing name under root (an OS path).
+func openStream(root *os.Root, name string) (*streamFile, error) {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
+	}
+	f := &streamFile{root: root, name: name, h: sha256.New()}
+	if st, err := root.Lstat(name); err == nil && st.Mode().IsRegular() {
+		if old, err := root.Open(name); err == nil {
+			f.old, f.oldSize = old, st.Size()
+		}
+	}
+	if f.old == nil {
+		if err := f.openTemp(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// openTemp creates the temporary file beside the final one.
+func (f *streamFile) openTemp() error {
+	var rnd [8]byte
+	rand.Read(rnd[:]) // never fails
+	f.tmpName = filepath.Join(filepath.Dir(f.name), ".tmp-"+filepath.Base(f.name)+"-"+hex.EncodeToString(rnd[:]))
+	tmp, err := f.root.OpenFile(f.tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		f.tmpName = ""
+		return err
+	}
+	f.tmp = tmp
+	return nil
+}
+
+// diverge starts the temporary file once the bytes differ from the old
+// file's after the first f.n: it copies those f.n bytes from the old
+// file, checking that they still hash to what was rendered (prefix, the
+// hash of the first f.n bytes), and closes the old file.
+func (f *streamFile) diverge(prefix []byte) error {
+	old := f.old
+	f.old = nil
+	defer old.Close() // read only: a close error loses nothing
+	if err := f.openTemp(); err != nil {
+		return err
+	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false
+	if _, err := io.Copy(io.MultiWriter(f.tmp, h), io.NewSectionReader(old, 0, f.n)); err != nil {
+		return err
 	}
-	return bytes.Equal(h.Sum(nil), sum[:])
+	if !bytes.Equal(h.Sum(nil), prefix) {
+		return fmt.Errorf("%s changed while it was being rewritten", filepath.ToSlash(f.name))
+	}
+	return nil
+}
+
+func (f *streamFile) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if f.old != nil {
+		if f.n+int64(len(p)) <= f.oldSize {
+			if cap(f.buf) < len(p) {
+				f.buf = make([]byte, len(p))
+			}
+			b := f.buf[:len(p)]
+			if _, err := io.ReadFull(f.old, b); err == nil && bytes.Equal(b, p) {
+				f.h.Write(p)
+				f.n += int64(len(p))
+				return len(p), nil
+			}
+		}
+		if f.err = f.diverge(f.h.Sum(nil)); f.err != nil {
+			return 0, f.err
+		}
+	}
+	f.h.Write(p)
+	n, err := f.tmp.Write(p)
+	f.n += int64(n)
+	f.err = err
+	return n, err
+}
+
+// finish completes the file and returns the hash of its bytes: an old
+// file that held them all, and no more, is left in place; otherwise the
+// temporary file replaces it.
+func (f *streamFile) finish() (sum [sha256.Size]byte, err error) {
+	if f.err != nil {
+		return sum, f.err
+	}
+	if f.old != nil {
+		// the file may have grown since the Lstat
+		var one [1]byte
+		if n, _ := f.old.Read(one[:]); n == 0 && f.n == f.oldSize {
+			f.h.Sum(sum[:0])
+			return sum, nil
+		}
+		if f.err = f.diverge(f.h.Sum(nil)); f.err != nil {
+			return sum, f.err
+		}
+	}
+	tmp := f.tmp
+	f.tmp = nil
+	if err := tmp.Close(); err != nil {
+		return sum, err
+	}
+	if err := f.root.Rename(f.tmpName, f.name); err != nil {
+		return sum, err
+	}
+	f.tmpName = ""
+	f.h.Sum(sum[:0])
+	return sum, nil
+}
+
+// abort closes what f holds and removes its temporary file, if any
+// (best effort; nothing is left after finish).
+func (f *streamFile) abort() {
+	if f.old != nil {
+		f.old.Close()
+		f.old = nil
+	}
+	if f.tmp != nil {
+		f.tmp.Close()
+		f.tmp = nil
+	}
+	if f.tmpName != "" {
+		f.root.Remove(f.tmpName)
+		f.tmpName = ""
+	}
 }
 
 // openOut creates the output folder out when missing and opens it as a
@@ -410,6 +576,11 @@ func checkSumPath(out, p string) error {
 	return nil
 }
 
+// compareBuffers keeps Unchanged's read buffers between calls: a
+// full-scale site has 1,772 pages, and a new 128 KB buffer for each was
+// 230 MB of allocation per reproduce rerun (bench/reproduce.sh).
+var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
+
 // Unchanged reports whether the regular file name under root holds
 // exactly data (a link is never unchanged). A rerun into the
 // same folder leaves such files (and their modification times) alone
@@ -426,7 +597,9 @@ func Unchanged(root *os.Root, name string, data []byte) bool {
 		return false
 	}
 	defer f.Close() // read only: a close error loses nothing
-	buf := make([]byte, 128<<10)
+	bp := compareBuffers.Get().(*[]byte)
+	defer compareBuffers.Put(bp)
+	buf := *bp
 	for len(data) > 0 {
 		n, err := io.ReadFull(f, buf[:min(len(buf), len(data))])
 		if err != nil || !bytes.Equal(buf[:n], data[:n]) {

@@ -151,11 +151,19 @@ func BenchmarkAppendEscapedCut(b *testing.B) {
 // it: a judge request's JSON with a Markdown report in English and
 // Chinese, and its reply.
 func BenchmarkAppendJSONString(b *testing.B) {
-	text := `{"model":"synthetic-judge","messages":[{"role":"user","content":"` +
-		strings.Repeat(`| Gross Profit Margin | 13.2% | 3.8% | N/A |\n### S2.5: revenue：2024財年收入增長61%。 \"Synthetic\" note. `, 60) + `"}]}`
-	b.SetBytes(int64(len(text)))
-	var buf []byte
-	for b.Loop() {
-		buf, _ = appendJSONString(buf[:0], text, -1)
+	for _, bc := range []struct{ name, text string }{
+		{"mixed", `{"model":"synthetic-judge","messages":[{"role":"user","content":"` +
+			strings.Repeat(`| Gross Profit Margin | 13.2% | 3.8% | N/A |\n### S2.5: revenue：2024財年收入增長61%。 \"Synthetic\" note. `, 60) + `"}]}`},
+		// a stored JSON string token, as task pages embed them: ASCII
+		// with escapes of its own
+		{"json", `"` + strings.Repeat(`## Findings\n\n| Metric | FY2024 | FY2023 |\n|---|---|---|\n| Revenue (USD m) | 1,234.5 | 1,100.2 |\nThe company \"grew\" revenue by 12.2% <est>.\n`, 60) + `"`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			var buf []byte
+			for b.Loop() {
+				buf, _ = appendJSONString(buf[:0], bc.text, -1)
+			}
+		})
 	}
 }

@@ -205,8 +205,12 @@ func (s *exchangeSet) fetch(i int) {
 			if !ok {
 				if k, ok = added[string(p)]; !ok {
 					k = len(s.strs) + len(enc)
-					added[string(p)] = k
-					e, _ := appendJSONString(nil, string(p), -1)
+					ps := string(p) // one copy, the key and the text
+					added[ps] = k
+					// room for the quotes and a few escapes, so that
+					// the encoding does not grow from nothing (the
+					// texts are 100 MB of a full-scale site)
+					e, _ := appendJSONString(make([]byte, 0, len(p)+len(p)/8+16), ps, -1)
 					enc = append(enc, e)
 					size += len(e) + 1
 				}

@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,7 +83,7 @@ func TestAuditLinks(t *testing.T) {
 func TestAppendJSONString(t *testing.T) {
 	for _, text := range append(slices.Clone(payloads), "", "plain", "tab\tline\nquote\"back\\slash\x01\x1f", "文心一言 深度研究 \u2028\u2029") {
 		checkJSONString(t, text, -1)
-		for _, n := range []int{0, 1, 5, 6, 7, 20} {
+		for _, n := range []int{0, 1, 5, 6, 7, 20, 1 << 20} {
 			checkJSONString(t, text, n)
 		}
 	}
@@ -105,6 +106,39 @@ func checkJSONString(t *testing.T, text string, n int) {
 	if cut && (!strings.HasPrefix(want, got) || got == want) || !cut && got != want {
 		t.Fatalf("%q cut to %d: decoded %q (cut %v)", text, n, got, cut)
 	}
+	if ref := referenceJSONString(text); !cut && string(b) != ref {
+		t.Fatalf("%q (limit %d): encoded %s, want %s", text, n, b, ref)
+	}
+}
+
+// referenceJSONString is the encoding appendJSONString gives a text it
+// does not cut, rune by rune from its definition: an invalid byte as
+// U+FFFD; the quote and the backslash, newline, carriage return and tab
+// as two-character escapes; other control characters, <, >, &, U+2028
+// and U+2029 as \u escapes in lower-case hex; every other rune as it is.
+func referenceJSONString(text string) string {
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for _, r := range text {
+		switch {
+		case r == '"':
+			sb.WriteString(`\"`)
+		case r == '\\':
+			sb.WriteString(`\\`)
+		case r == '\n':
+			sb.WriteString(`\n`)
+		case r == '\r':
+			sb.WriteString(`\r`)
+		case r == '\t':
+			sb.WriteString(`\t`)
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&sb, `\u%04x`, r)
+		default:
+			sb.WriteRune(r) // U+FFFD for an invalid byte, as range gives it
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
 }
 
 func FuzzAppendJSONString(f *testing.F) {
