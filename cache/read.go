@@ -3,6 +3,7 @@ package cache
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,8 +149,8 @@ func (s *Store) Stats() (*Stats, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	st := &Stats{Exchanges: len(s.recs), Objects: len(s.objs), Dicts: len(s.dicts)}
+	var dups []Key
 	by := [3]map[string]*Count{{}, {}, {}}
 	for k, r := range s.recs {
 		var m Meta
@@ -163,7 +164,7 @@ func (s *Store) Stats() (*Stats, error) {
 		st.RawBytes += int64(len(r.meta))
 		st.CostUSD += m.CostUSD
 		if r.dup > 0 {
-			st.Conflicts += s.conflicting(k)
+			dups = append(dups, k)
 		}
 		for i, name := range []string{m.Provider, m.Model, m.Source} {
 			c := by[i][name]
@@ -181,6 +182,10 @@ func (s *Store) Stats() (*Stats, error) {
 	}
 	for _, d := range s.dicts {
 		st.StoredBytes += int64(d.size)
+	}
+	s.mu.RUnlock()
+	for _, k := range dups {
+		st.Conflicts += s.conflicting(k)
 	}
 	if st.StoredBytes > 0 {
 		st.Ratio = float64(st.RawBytes) / float64(st.StoredBytes)
@@ -206,24 +211,54 @@ func cmpString(a, b string) int {
 
 // conflicting reports (0 or 1) whether key k has records with different
 // responses; it reads the indexes of the packs again only for such keys,
-// which are rare. s.mu is held for reading.
+// which are rare, and the responses that are local objects.
 func (s *Store) conflicting(k Key) int {
-	want := s.recs[k].resp
+	s.mu.RLock()
+	var paths []string
 	for _, p := range s.packs {
-		if p.recs == 0 {
-			continue
+		if p.recs > 0 {
+			paths = append(paths, p.path)
 		}
-		ix, _, err := s.loadPack(p.path)
+	}
+	s.mu.RUnlock()
+	seen := map[Digest]bool{}
+	for _, path := range paths {
+		ix, _, err := s.loadPack(path)
 		if err != nil {
 			continue
 		}
 		for _, r := range ix.recs {
-			if r.key == k && r.resp != want {
-				return 1
+			if r.key != k {
+				continue
 			}
+			d, err := s.contentDigest(r.resp)
+			if err != nil {
+				continue // unreadable: verify reports it
+			}
+			seen[d] = true
 		}
 	}
+	if len(seen) > 1 {
+		return 1
+	}
 	return 0
+}
+
+// contentDigest returns the digest of object id's content: id itself,
+// unless id is a local id (a response a format-2 pack stores without its
+// digest), whose content is then read and hashed.
+func (s *Store) contentDigest(id Digest) (Digest, error) {
+	s.mu.RLock()
+	locs := s.objs[id]
+	s.mu.RUnlock()
+	if len(locs) == 0 || !locs[0].local {
+		return id, nil
+	}
+	raw, err := s.readObject(nil, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	return sha256.Sum256(raw), nil
 }
 
 // Lookup returns the stored exchanges whose request has the provider and,

@@ -531,7 +531,7 @@ func (s *Store) loadPack(path string) (*packIndex, int64, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	ix, err := s.readPackIndex(f, st.Size())
+	ix, err := s.readPackIndex(f, st.Size(), strings.TrimSuffix(filepath.Base(path), ".pack"))
 	return ix, st.Size(), err
 }
 
@@ -730,7 +730,7 @@ func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
 	if n == 0 {
 		return nil, nil, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(dst, r.resp)
+	resp, err := s.readResponse(dst, k, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -756,7 +756,7 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	if !ok {
 		return nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(nil, r.resp)
+	resp, err := s.readResponse(nil, k, r)
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -771,6 +771,23 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	return x, nil
+}
+
+// readResponse appends the response of record r of key k to dst. When
+// r's pack has been merged away meanwhile (by this process or, as
+// readObject finds, by another) and its response was a local object,
+// whose id named it only in that pack, the response is read again
+// through k's new record.
+func (s *Store) readResponse(dst []byte, k Key, r *rec) ([]byte, error) {
+	b, err := s.readObject(dst, r.resp)
+	if err == nil || !r.p.gone.Load() {
+		return b, err
+	}
+	nr, rerr := s.record(k)
+	if rerr != nil || nr == r {
+		return nil, err
+	}
+	return s.readObject(dst, nr.resp)
 }
 
 // readObject appends the content of object d to dst, trying every copy until one
@@ -830,11 +847,15 @@ func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, er
 		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
 	}
 	if l.v2 {
-		out, err := s.readEntry(dst, l.p, l.where)
+		// The blocks' SHA-256 vouches for every entry in them; an
+		// object named by a digest (a request by its key) is re-hashed
+		// too, so that a pack cannot label one object as another. A
+		// local object has no name but its place.
+		out, err := s.readEntry(dst, l.p, l.where, rehash)
 		if err != nil {
 			return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 		}
-		if rehash && Digest(sha256.Sum256(out[len(dst):])) != d {
+		if rehash && !l.local && Digest(sha256.Sum256(out[len(dst):])) != d {
 			return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 		}
 		return out, nil

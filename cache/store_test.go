@@ -65,7 +65,9 @@ func TestPutGet(t *testing.T) {
 	if _, err := s2.Get(Key{1}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("absent key: %v", err)
 	}
-	// Identical responses are stored once.
+	// Identical responses are stored once in a pack: a pack of format 2
+	// names its records' responses by their place, so the second Put's
+	// pack holds its own copy until gc merges the two packs.
 	if _, err := s.Put(testExchange(2, `{"answer": "中文 text"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +75,17 @@ func TestPutGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Exchanges != 2 || st.Objects != 3 {
-		t.Errorf("stats %+v, want 2 exchanges and 3 objects", st)
+	if st.Exchanges != 2 || st.Objects != 4 || st.Packs != 2 {
+		t.Errorf("stats %+v, want 2 exchanges and 4 objects in 2 packs", st)
+	}
+	if _, err := s.GC(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = s.Stats(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Exchanges != 2 || st.Objects != 3 || st.Packs != 1 {
+		t.Errorf("stats after gc %+v, want 2 exchanges and 3 objects in 1 pack", st)
 	}
 	if st.CostUSD != 1 || len(st.ByModel) != 1 || st.ByModel[0] != (Count{"m", 2, 1}) {
 		t.Errorf("stats %+v", st)

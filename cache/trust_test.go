@@ -1,20 +1,29 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/reqkey"
 )
 
-// mislabelledStore writes a store of one exchange whose response object
-// is listed under a digest that is not its content's (its zstd frame is
-// intact): only a re-hash can tell. It returns the key and the pack name.
-func mislabelledStore(t *testing.T, dir string) (Key, string) {
+// mislabelledStore writes a store of one exchange whose content does not
+// match the SHA-256 its pack's index gives for it, while its zstd frames
+// are intact: only a re-hash can tell. In format 1 the response object is
+// listed under a digest that is not its content's; in format 2, whose
+// index names a record's response by its place, the block's SHA-256 is
+// another block's. It returns the key and the pack name.
+func mislabelledStore(t *testing.T, dir string, format int) (Key, string) {
 	t.Helper()
-	s := openTest(t, dir, Options{NoCompact: true})
+	s := openTest(t, dir, Options{NoCompact: true, PackFormat: format})
 	x := testExchange(1, `{"answer":"stored"}`)
 	c, err := reqkey.Canonical(x.Request)
 	if err != nil {
@@ -27,18 +36,43 @@ func mislabelledStore(t *testing.T, dir string) (Key, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, _, _, err := s.writePack(nil, []item{{d: Digest(k), raw: c}, {d: label, raw: resp}}, []recEntry{{key: k, resp: label, meta: meta}})
+	name, ix, _, err := s.writePack(nil, []item{{d: Digest(k), raw: c}, {d: label, raw: resp}}, []recEntry{{key: k, resp: label, meta: meta}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k, name
+	if format == 1 {
+		return k, name
+	}
+	// Format 2: the same pack with the SHA-256 of the block as it would
+	// be with the stored response.
+	b, err := os.ReadFile(s.packPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := c
+	ix.v2.blocks[0].sum = sha256.Sum256(append(bytes.Clone(req), `{"answer":"stored"}`...))
+	off := binary.LittleEndian.Uint64(b[len(b)-trailerLen:])
+	nb := append(bytes.Clone(b[:off]), s.indexEnc.EncodeAll(ix.marshal(), nil)...)
+	nb = binary.LittleEndian.AppendUint64(nb, off)
+	nb = append(nb, packEndMagic...)
+	if err := os.Remove(s.packPath(name)); err != nil {
+		t.Fatal(err)
+	}
+	p := plantPack(t, dir, nb)
+	return k, strings.TrimSuffix(filepath.Base(p), ".pack")
 }
 
 // TestCheckedPacks: objects of packs the caller has checked against their
 // names are not re-hashed, unless in verify mode; all others are.
 func TestCheckedPacks(t *testing.T) {
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) { testCheckedPacks(t, format) })
+	}
+}
+
+func testCheckedPacks(t *testing.T, format int) {
 	dir := t.TempDir()
-	k, name := mislabelledStore(t, dir)
+	k, name := mislabelledStore(t, dir, format)
 	tests := []struct {
 		name    string
 		opt     Options
@@ -98,14 +132,16 @@ func TestVerifiedPacksTrusted(t *testing.T) {
 	if n := trusted(s); n != 3 {
 		t.Fatalf("%d packs trusted after verify, want 3", n)
 	}
-	bad := t.TempDir()
-	mislabelledStore(t, bad)
-	b := openTest(t, bad, Options{})
-	if n, _ := b.Verify(context.Background(), func(Problem) {}); n == 0 {
-		t.Fatal("verify passed a mislabelled object")
-	}
-	if n := trusted(b); n != 0 {
-		t.Fatalf("%d packs trusted after a failed verify", n)
+	for _, format := range []int{1, 2} {
+		bad := t.TempDir()
+		mislabelledStore(t, bad, format)
+		b := openTest(t, bad, Options{})
+		if n, _ := b.Verify(context.Background(), func(Problem) {}); n == 0 {
+			t.Fatalf("format %d: verify passed a mislabelled object", format)
+		}
+		if n := trusted(b); n != 0 {
+			t.Fatalf("format %d: %d packs trusted after a failed verify", format, n)
+		}
 	}
 }
 
@@ -114,7 +150,7 @@ func TestVerifiedPacksTrusted(t *testing.T) {
 // reports); an unknown key is ErrNotFound.
 func TestGetMeta(t *testing.T) {
 	dir := t.TempDir()
-	k, _ := mislabelledStore(t, dir)
+	k, _ := mislabelledStore(t, dir, 2)
 	s := openTest(t, dir, Options{ReadOnly: true})
 	if _, err := s.Get(k); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Get: %v, want ErrCorrupt", err)
