@@ -78,8 +78,8 @@ func (s *Store) block(p *pack, w where, hash bool) ([]byte, error) {
 	if b, hashed := s.blocks.get(k); b != nil && (hashed || !hash) {
 		return b, nil
 	}
-	if w.blockRaw > s.opt.MaxObjectBytes+2*blockTarget {
-		return nil, fmt.Errorf("block at %d: %d bytes exceed the limit of %d: %w", w.off, w.blockRaw, s.opt.MaxObjectBytes+2*blockTarget, ErrCorrupt)
+	if w.blockRaw > s.opt.MaxObjectBytes+2*reqBlockTarget {
+		return nil, fmt.Errorf("block at %d: %d bytes exceed the limit of %d: %w", w.off, w.blockRaw, s.opt.MaxObjectBytes+2*reqBlockTarget, ErrCorrupt)
 	}
 	frame := make([]byte, w.clen)
 	if err := s.preadPack(p, frame, w.off); err != nil {

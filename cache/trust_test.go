@@ -43,14 +43,16 @@ func mislabelledStore(t *testing.T, dir string, format int) (Key, string) {
 	if format == 1 {
 		return k, name
 	}
-	// Format 2: the same pack with the SHA-256 of the block as it would
-	// be with the stored response.
+	// Format 2: the same pack with the SHA-256 of the response's block
+	// (a block of its own) as it would be with the stored response.
 	b, err := os.ReadFile(s.packPath(name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := c
-	ix.v2.blocks[0].sum = sha256.Sum256(append(bytes.Clone(req), `{"answer":"stored"}`...))
+	if len(ix.v2.blocks) != 2 {
+		t.Fatalf("%d blocks, want one of requests and one of responses", len(ix.v2.blocks))
+	}
+	*ix.objs[ix.v2.respAt[0]-1].blockSum = sha256.Sum256([]byte(`{"answer":"stored"}`))
 	off := binary.LittleEndian.Uint64(b[len(b)-trailerLen:])
 	nb := append(bytes.Clone(b[:off]), s.indexEnc.EncodeAll(ix.marshal(), nil)...)
 	nb = binary.LittleEndian.AppendUint64(nb, off)
@@ -90,8 +92,8 @@ func testCheckedPacks(t *testing.T, format int) {
 			s := openTest(t, dir, tc.opt)
 			resp, _, err := s.GetResponse(k)
 			if tc.corrupt {
-				if !errors.Is(err, ErrCorrupt) {
-					t.Fatalf("got %s, %v; want ErrCorrupt", resp, err)
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "does not match") {
+					t.Fatalf("got %s, %v; want ErrCorrupt for content that does not match its hash", resp, err)
 				}
 				return
 			}
