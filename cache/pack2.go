@@ -32,10 +32,9 @@ const (
 
 // blockTarget is the decoded size at which a block of responses is
 // closed: a replay decodes one block for each response (about 60 µs for
-// 64 KiB). On 20,000 judge exchanges (bench/compare.sh) responses in
-// blocks of 64, 96 and 128 KiB made stores of 4.67, 4.58 and 4.55 MB
-// (responses alone, 5,000 exchanges: 120 bytes each in 16 KiB blocks,
-// 110 in 64 KiB, 190 as frames of their own).
+// 64 KiB). On 20,000 judge exchanges (bench/compare.sh; indexes at
+// zstd's better level) responses in blocks of 64, 96 and 128 KiB made
+// stores of 4.70, 4.61 and 4.59 MB (docs/cache.md).
 const blockTarget = 96 << 10
 
 // reqBlockTarget is blockTarget for the blocks of requests, which only a
