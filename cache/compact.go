@@ -243,6 +243,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 	np, exists := s.packs[name]
 	if !exists {
 		np = &pack{name: name, path: s.packPath(name), dict: srcs[0].p.dict, size: st.Size(), recs: len(ix.recs)}
+		np.trusted.Store(s.knownGood(name))
 		s.packs[name] = np
 		for _, o := range ix.objs {
 			s.objs[o.digest] = append(s.objs[o.digest], objLoc{np, o.where})

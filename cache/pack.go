@@ -398,6 +398,9 @@ func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *pack
 		}
 		pw.ix.recs = recs
 		name, ix, err := s.finishPack(pw)
+		if err == nil {
+			s.noteGood([]string{name}, false) // every digest in it was computed here
+		}
 		return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
 	}
 	l := layoutPack2(dd, items, recs, func(b []byte) []byte { return blkEnc.EncodeAll(b, nil) })
@@ -412,6 +415,7 @@ func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *pack
 	name, ix, err := s.finishPack(pw)
 	if err == nil {
 		ix.nameLocal(name)
+		s.noteGood([]string{name}, false) // every digest in it was computed here
 	}
 	return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
 }

@@ -140,6 +140,8 @@ type Store struct {
 	dropped map[string]bool
 	// verified holds the sizes of the packs the last Verify passed.
 	verified map[string]int64
+	// trust is the store's trust record: packs known good (trust.go).
+	trust trustRecord
 
 	commit     committer
 	maint      sync.Mutex  // one compaction, gc or verify at a time
@@ -245,6 +247,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err := s.checkFormat(); err != nil {
 		return nil, err
 	}
+	s.openTrust()
 	var err error
 	s.indexEnc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(indexLevel))
 	if err != nil {
@@ -536,7 +539,11 @@ func (s *Store) loadPack(path string) (*packIndex, int64, error) {
 }
 
 // addIndex adds a pack's entries to the in-memory index; s.mu is held.
+// A pack the trust record lists, unchanged, is trusted.
 func (s *Store) addIndex(p *pack, ix *packIndex) error {
+	if !p.trusted.Load() && s.knownGood(p.name) {
+		p.trusted.Store(true)
+	}
 	if ix.dict != (Digest{}) {
 		d, err := s.loadDict(ix.dict)
 		if err != nil {

@@ -41,6 +41,16 @@ func mislabelledStore(t *testing.T, dir string, format int) (Key, string) {
 		t.Fatal(err)
 	}
 	if format == 1 {
+		// A pack from elsewhere (a new file), not the one this
+		// finrepro wrote and recorded as known good.
+		b, err := os.ReadFile(s.packPath(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(s.packPath(name)); err != nil {
+			t.Fatal(err)
+		}
+		plantPack(t, dir, b)
 		return k, name
 	}
 	// Format 2: the same pack with the SHA-256 of the response's block
@@ -108,6 +118,7 @@ func testCheckedPacks(t *testing.T, format int) {
 // TestVerifiedPacksTrusted: after Verify passes, the store trusts the
 // packs it checked; after it fails, none.
 func TestVerifiedPacksTrusted(t *testing.T) {
+	t.Setenv(TrustDirEnv, "off") // no trust record: only what Verify passes
 	dir := t.TempDir()
 	s := openTest(t, dir, Options{NoCompact: true})
 	for i := range 3 {
@@ -167,4 +178,136 @@ func TestGetMeta(t *testing.T) {
 	if _, err := s.GetMeta(Key{1}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetMeta of an unknown key: %v, want ErrNotFound", err)
 	}
+}
+
+// trustedPacks counts the packs s trusts.
+func trustedPacks(s *Store) (n int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, p := range s.packs {
+		if p.trusted.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTrustRecord: the packs this finrepro writes, and those a Verify
+// passes, are trusted by later processes while their files stay as they
+// were; a pack altered after being recorded is re-hashed and caught.
+func TestTrustRecord(t *testing.T) {
+	t.Setenv(TrustDirEnv, t.TempDir())
+	t.Run("written here", func(t *testing.T) {
+		dir := t.TempDir()
+		s := openTest(t, dir, Options{NoCompact: true})
+		for i := range 3 {
+			if _, err := s.Put(testExchange(i, `{"a":1}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := trustedPacks(s); n != 3 {
+			t.Errorf("the writer trusts %d packs, want 3", n)
+		}
+		if n := trustedPacks(openTest(t, dir, Options{ReadOnly: true})); n != 3 {
+			t.Errorf("a later process trusts %d packs, want 3", n)
+		}
+		t.Setenv(VerifyEnv, "1")
+		if n := trustedPacks(openTest(t, dir, Options{ReadOnly: true})); n != 0 {
+			t.Errorf("verify mode trusts %d packs, want 0", n)
+		}
+	})
+	t.Run("altered after recording", func(t *testing.T) {
+		dir := t.TempDir()
+		k, name := mislabelledStore(t, dir, 2) // a pack from elsewhere: not trusted
+		s := openTest(t, dir, Options{ReadOnly: true})
+		if _, _, err := s.GetResponse(k); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("an unrecorded pack: %v, want ErrCorrupt", err)
+		}
+		// Recorded as known good (as if written here), it is trusted:
+		// what it holds is served as it is.
+		s.noteGood([]string{name}, false)
+		if resp, _, err := openTest(t, dir, Options{ReadOnly: true}).GetResponse(k); err != nil || string(resp) != `{"answer":"swapped"}` {
+			t.Fatalf("a recorded pack: %s, %v", resp, err)
+		}
+		// The file rewritten in place (same bytes, same size, same inode),
+		// then its modification time put back: its change time differs.
+		path := s.packPath(name)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		r := openTest(t, dir, Options{ReadOnly: true})
+		if n := trustedPacks(r); n != 0 {
+			t.Fatalf("%d packs trusted after the file changed", n)
+		}
+		if _, _, err := r.GetResponse(k); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("a pack altered after recording: %v, want ErrCorrupt", err)
+		}
+	})
+	t.Run("verified", func(t *testing.T) {
+		dir := t.TempDir()
+		s := openTest(t, dir, Options{NoCompact: true})
+		if _, err := s.Put(testExchange(1, `{"a":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		// The same pack as a file from elsewhere: not trusted until
+		// verified.
+		p := packFiles(t, dir)[0]
+		b, _ := os.ReadFile(p)
+		os.Remove(p)
+		plantPack(t, dir, b)
+		v := openTest(t, dir, Options{ReadOnly: true})
+		if n := trustedPacks(v); n != 0 {
+			t.Fatalf("%d packs trusted before verify", n)
+		}
+		if n, err := v.Verify(context.Background(), func(p Problem) { t.Error(p) }); n > 0 || err != nil {
+			t.Fatal(n, err)
+		}
+		if n := trustedPacks(openTest(t, dir, Options{ReadOnly: true})); n != 1 {
+			t.Errorf("after verify a later process trusts %d packs, want 1", n)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Setenv(TrustDirEnv, "off")
+		dir := t.TempDir()
+		s := openTest(t, dir, Options{NoCompact: true})
+		if _, err := s.Put(testExchange(1, `{"a":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if n := trustedPacks(openTest(t, dir, Options{ReadOnly: true})); n != 0 {
+			t.Errorf("%d packs trusted with no trust record", n)
+		}
+	})
+}
+
+// FuzzParseTrust parses arbitrary trust records. Properties: every entry
+// it returns is a line of the input in canonical form; a record of
+// another store gives none.
+func FuzzParseTrust(f *testing.F) {
+	const abs = "/store"
+	name := strings.Repeat("ab", 32)
+	f.Add([]byte(trustHeader + abs + "\n" + formatTrustLine(name, fileID{1, 2, 3, 4, 5})))
+	f.Add([]byte(trustHeader + abs + "\n" + name + " 1 2 3 4\n" + name + " 01 2 3 4 5\n"))
+	f.Add([]byte(trustHeader + "/other\n" + formatTrustLine(name, fileID{1, 2, 3, 4, 5})))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		good, _ := parseTrust(b, abs)
+		for n, id := range good {
+			if !bytes.Contains(b, []byte("\n"+formatTrustLine(n, id))) {
+				t.Errorf("entry %s %+v is no line of the record", n, id)
+			}
+		}
+		if len(good) > 0 && !bytes.HasPrefix(b, []byte(trustHeader+abs+"\n")) {
+			t.Errorf("entries from a record of another store")
+		}
+	})
 }

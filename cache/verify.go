@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,6 +186,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	if n == 0 {
 		// Every object has just been checked: later reads of these packs
 		// need not hash them again while their files keep their size.
+		s.noteGood(slices.Sorted(maps.Keys(matched)), true)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.verified = matched
