@@ -64,19 +64,27 @@ func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) err
 			w.xs = make([]*Exchange, len(w.keys))
 			w.metas = make([][]byte, len(w.keys))
 			w.errs = make([]error, len(w.keys))
+			// One goroutine per processor, each on a run of
+			// neighbouring keys: a goroutine per key spent 10 % of a
+			// dump's CPU growing its stack (perf of cache dump, 20,000
+			// judge exchanges).
 			var g errgroup.Group
-			g.SetLimit(runtime.GOMAXPROCS(0))
-			for i, k := range w.keys {
+			workers := runtime.GOMAXPROCS(0)
+			per := (len(w.keys) + workers - 1) / workers
+			for lo := 0; lo < len(w.keys); lo += per {
 				g.Go(func() error {
-					s.mu.RLock()
-					r := s.recs[k]
-					s.mu.RUnlock()
-					if r == nil { // dropped by a concurrent gc's reload
-						w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
-						return nil
+					for i := lo; i < min(lo+per, len(w.keys)); i++ {
+						k := w.keys[i]
+						s.mu.RLock()
+						r := s.recs[k]
+						s.mu.RUnlock()
+						if r == nil { // dropped by a concurrent gc's reload
+							w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
+							continue
+						}
+						w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
+						w.metas[i] = r.meta
 					}
-					w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
-					w.metas[i] = r.meta
 					return nil
 				})
 			}
@@ -295,24 +303,23 @@ func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
 // that spans lines is compacted.
 func (s *Store) Dump(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	var line []byte
 	err := s.each(false, func(k Key, x *Exchange, meta []byte) error {
-		line = append(line[:0], `{"request":`...)
-		line = append(line, x.Request...)
-		line = append(line, `,"response":`...)
-		if bytes.IndexByte(x.Response, '\n') >= 0 || bytes.IndexByte(x.Response, '\r') >= 0 {
+		// Written piece by piece into bw: no copy of the line first.
+		resp := x.Response
+		if bytes.IndexByte(resp, '\n') >= 0 || bytes.IndexByte(resp, '\r') >= 0 {
 			var c bytes.Buffer
-			if err := json.Compact(&c, x.Response); err != nil {
+			if err := json.Compact(&c, resp); err != nil {
 				return fmt.Errorf("cache: dump %s: %w", k.Str(), err)
 			}
-			line = append(line, c.Bytes()...)
-		} else {
-			line = append(line, x.Response...)
+			resp = c.Bytes()
 		}
-		line = append(line, `,"meta":`...)
-		line = append(line, meta...)
-		line = append(line, "}\n"...)
-		_, err := bw.Write(line)
+		bw.WriteString(`{"request":`)
+		bw.Write(x.Request)
+		bw.WriteString(`,"response":`)
+		bw.Write(resp)
+		bw.WriteString(`,"meta":`)
+		bw.Write(meta)
+		_, err := bw.WriteString("}\n") // bufio keeps the first error
 		return err
 	})
 	if ferr := bw.Flush(); err == nil {
