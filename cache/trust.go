@@ -221,8 +221,44 @@ func (s *Store) noteGood(names []string, rewrite bool) {
 		n++
 	}
 	dir := filepath.Dir(t.path)
+	_, err := os.Lstat(t.path)
 	if os.MkdirAll(dir, 0o755) == nil && regular.WriteFile(dir, t.path, []byte(b.String())) == nil {
 		t.lines = n
+		if os.IsNotExist(err) {
+			pruneTrust(dir)
+		}
+	}
+}
+
+// maxTrustRecords is how many trust records the trust dir holds before
+// the records of stores that no longer exist (the stores of tests, of
+// temporary folders) are removed, when a new record is written.
+const maxTrustRecords = 1024
+
+// pruneTrust removes, once dir holds more than maxTrustRecords records,
+// those whose store folder is gone.
+func pruneTrust(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) <= maxTrustRecords {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".trust") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := regular.Read(p, maxTrustBytes)
+		if err != nil {
+			continue
+		}
+		head, _, _ := bytes.Cut(b, []byte("\n"))
+		store, ok := strings.CutPrefix(string(head), trustHeader)
+		if !ok {
+			continue // not ours: left alone
+		}
+		if _, err := os.Stat(store); os.IsNotExist(err) {
+			os.Remove(p) // best effort: a record left behind costs only room
+		}
 	}
 }
 

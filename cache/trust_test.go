@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -310,4 +311,38 @@ func FuzzParseTrust(f *testing.F) {
 			t.Errorf("entries from a record of another store")
 		}
 	})
+}
+
+// TestTrustRecordsPruned: once the trust dir holds more than
+// maxTrustRecords records, writing a new one removes the records of
+// stores that are gone, and only those.
+func TestTrustRecordsPruned(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv(TrustDirEnv, root)
+	kept := t.TempDir() // a store folder that exists
+	write := func(name, store string) {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(trustHeader+store+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range maxTrustRecords {
+		write(fmt.Sprintf("gone%d.trust", i), filepath.Join(kept, "gone", fmt.Sprint(i)))
+	}
+	write("kept.trust", kept)
+	write("other.txt", "/nowhere") // not a record: left alone
+	s := openTest(t, t.TempDir(), Options{NoCompact: true})
+	if _, err := s.Put(testExchange(1, `{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 3 || !slices.Contains(names, "kept.trust") || !slices.Contains(names, "other.txt") {
+		t.Errorf("left %v, want kept.trust, other.txt and the new store's record", names)
+	}
 }
