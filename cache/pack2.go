@@ -37,6 +37,18 @@ const (
 // stores of 4.70, 4.61 and 4.59 MB (docs/cache.md).
 const blockTarget = 96 << 10
 
+// largeRespBlockTarget is blockTarget for the responses of a pack whose
+// responses average largeResp bytes or more: such responses carry their
+// own text, and small blocks cost a replay, which decodes one block for
+// each response, less. On the random corpus (responses of 10 KB on
+// average) responses in 32 KiB blocks took 1.2 % more room than in
+// 96 KiB ones (69.9 MB against 69.1 MB) for a third of the decoding; on
+// the judge corpus (535 bytes on average) 11 % more.
+const (
+	largeRespBlockTarget = 32 << 10
+	largeResp            = 2 << 10
+)
+
 // reqBlockTarget is blockTarget for the blocks of requests, which only a
 // dump or a Get reads (a replay has the request), so larger blocks cost
 // a replay nothing: 256 KiB against 64 KiB saved 1.4 % of the judge store.
@@ -500,8 +512,15 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byt
 	for nreq < len(order) && isReq[order[nreq]] {
 		nreq++
 	}
+	respTarget, respBytes := blockTarget, 0
+	for _, i := range order[nreq:] {
+		respBytes += len(items[i].raw)
+	}
+	if n := len(order) - nreq; n > 0 && respBytes/n >= largeResp {
+		respTarget = largeRespBlockTarget
+	}
 	for p := range ents {
-		target := blockTarget
+		target := respTarget
 		if p < nreq {
 			target = reqBlockTarget
 		}
