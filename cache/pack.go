@@ -425,7 +425,11 @@ func compressWorkers() int { return runtime.GOMAXPROCS(0) }
 // finish writes index and trailer, syncs the file and renames it into
 // place, then syncs its folder. It returns the pack's name.
 func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
-	frame := s.indexEnc.EncodeAll(pw.ix.marshal(), nil)
+	enc := s.indexEnc
+	if pw.ix.v2 != nil {
+		enc = s.index2Enc
+	}
+	frame := enc.EncodeAll(pw.ix.marshal(), nil)
 	pw.tail = frame
 	var tr [trailerLen]byte
 	binary.LittleEndian.PutUint64(tr[:8], uint64(pw.off))
