@@ -60,6 +60,9 @@ type trustRecord struct {
 	path  string // "": no record
 	good  map[string]fileID
 	lines int // lines in the file, about
+	// limit is the line count past which an append rewrites the record:
+	// twice its entries when it was read or last written, plus 256.
+	limit int
 }
 
 // trustPath returns the record file of the store in dir, or "".
@@ -100,6 +103,7 @@ func (s *Store) openTrust() {
 		return // no record yet, or unreadable: nothing trusted
 	}
 	t.good, t.lines = parseTrust(b, abs)
+	t.limit = 2*len(t.good) + 256
 }
 
 // parseTrust returns the entries of a trust record for the store at abs:
@@ -195,7 +199,7 @@ func (s *Store) noteGood(names []string, rewrite bool) {
 	if add.Len() == 0 && !rewrite {
 		return
 	}
-	if !rewrite && t.lines < 2*len(t.good)+256 {
+	if !rewrite && t.lines < t.limit {
 		if err := appendTrust(t.path, add.String()); err == nil {
 			t.lines += len(names)
 			return
@@ -223,7 +227,7 @@ func (s *Store) noteGood(names []string, rewrite bool) {
 	dir := filepath.Dir(t.path)
 	_, err := os.Lstat(t.path)
 	if os.MkdirAll(dir, 0o755) == nil && regular.WriteFile(dir, t.path, []byte(b.String())) == nil {
-		t.lines = n
+		t.lines, t.limit = n, 2*n+256
 		if os.IsNotExist(err) {
 			pruneTrust(dir)
 		}

@@ -346,3 +346,29 @@ func TestTrustRecordsPruned(t *testing.T) {
 		t.Errorf("left %v, want kept.trust, other.txt and the new store's record", names)
 	}
 }
+
+// TestTrustRecordBounded: a store written one exchange at a time (each
+// Put a pack, merged as they accumulate) keeps a record of a few lines
+// per live pack, not one per pack ever written.
+func TestTrustRecordBounded(t *testing.T) {
+	t.Setenv(TrustDirEnv, t.TempDir())
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	const n = 600
+	for i := range n {
+		if _, err := s.Put(testExchange(i, `{"a":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	path, _ := trustPath(dir)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(b, []byte("\n"))
+	packs := len(packFiles(t, dir))
+	if lines > 2*packs+256+1 || lines >= n {
+		t.Errorf("the record has %d lines for %d packs after %d writes", lines, packs, n)
+	}
+}
