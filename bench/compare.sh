@@ -8,7 +8,12 @@
 # offline replay of every request of the corpus (which must answer all of
 # them); and the dump against its libzstd floor (bench/zstd_floor.py: the
 # store's frames decoded by libzstd with the store's dictionary, one
-# thread, and format 2's deltas applied). Not run by CI; needs /usr/bin/python3 with python3-sqlitedict and
+# thread, and format 2's deltas applied). The 1,000 requests are also
+# answered by the SQLite peer as a new process (Python's start, opening
+# the database and loading the dictionary included, as a finrepro replay
+# has them), and the replay's and that process's CPU time (user + system,
+# which a busy machine disturbs less than wall time) are printed with the
+# wall times. Not run by CI; needs /usr/bin/python3 with python3-sqlitedict and
 # python3-zstandard, and the zstd command (apt-get install python3-sqlitedict
 # python3-zstandard zstd).
 #
@@ -47,18 +52,23 @@ now() { date +%s.%N; }
 for r in $(seq "$ROUNDS"); do
 	B=$(/usr/bin/python3 bench/sqlitedict_baseline.py "$W/ex.jsonl" "$W/base.sqlite")
 	P=$(/usr/bin/python3 bench/sqlite_zstd_peer.py "$W/ex.jsonl" "$W/req1000.jsonl" "$W/peer.sqlite")
-	rm -f "$W/base.sqlite" "$W/peer.sqlite"
+	p0=$(now)
+	/usr/bin/time -f "%U %S" -o "$W/peer.cpu" /usr/bin/python3 bench/sqlite_zstd_peer.py --lookup "$W/req1000.jsonl" "$W/peer.sqlite" > /dev/null
+	p1=$(now)
+	PEER_PROC=$(awk -v a="$p0" -v b="$p1" '{print b - a, $1 + $2}' "$W/peer.cpu")
+	rm -f "$W/base.sqlite" "$W/peer.sqlite" "$W/peer.sqlite.dict"
 	rm -rf "$W/c"
 	t0=$(now); "$W/finrepro" cache load --dir "$W/c" "$W/ex.jsonl" > /dev/null; t1=$(now)
 	/usr/bin/time -f "%U %S" -o "$W/dump.cpu" "$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
 	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t3=$(now)
-	"$W/finrepro" replay --requests "$W/req1000.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
+	/usr/bin/time -f "%U %S" -o "$W/replay.cpu" "$W/finrepro" replay --requests "$W/req1000.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t4=$(now)
+	REPLAY_CPU=$(awk '{print $1 + $2}' "$W/replay.cpu")
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
 	FLOOR=$(/usr/bin/python3 bench/zstd_floor.py "$W/c")
 	DUMP_CPU=$(awk '{print $1 + $2}' "$W/dump.cpu")
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" "$FLOOR" "$DUMP_CPU" <<'PY'
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" "$FLOOR" "$DUMP_CPU" "$REPLAY_CPU" $PEER_PROC <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
 floor = json.loads(sys.argv[11])
@@ -72,7 +82,9 @@ print(f"finrepro replay of every request: {t3 - t2:.2f}s ({(t3 - t2) / fd:.2f}x 
 print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['bytes']}")
 print(f"finrepro:   load {fl:.2f}s dump {fd:.2f}s size {fb}")
 print(f"sqlite+zstd+dict: load {p['load_s']:.2f}s dump {p['dump_s']:.2f}s 1000 lookups {p['lookup_s']:.2f}s size {p['bytes']}")
-print(f"finrepro 1000-request replay: {t4 - t3:.2f}s")
+replay_cpu, peer_wall, peer_cpu = float(sys.argv[13]), float(sys.argv[14]), float(sys.argv[15])
+print(f"finrepro 1000-request replay: {t4 - t3:.2f}s, {replay_cpu:.2f} CPU-s")
+print(f"sqlite+zstd+dict 1000 lookups as a new process: {peer_wall:.2f}s, {peer_cpu:.2f} CPU-s; finrepro replay {peer_wall / (t4 - t3):.2f}x faster in wall time, {peer_cpu / replay_cpu:.2f}x in CPU")
 print(f"libzstd floor (one thread): {fl_s:.2f}s, {fl_cpu:.2f} CPU-s; finrepro dump {fd / fl_s:.2f}x the floor in wall time (with opening the store and reading its files, which the floor does before its clock starts), {dump_cpu:.2f} CPU-s: {dump_cpu / fl_cpu:.2f}x the floor's CPU")
 print(f"against sqlite+zstd+dict: load {p['load_s']/fl:.2f}x faster, dump {p['dump_s']/fd:.2f}x faster, 1000 requests {p['lookup_s']/(t4 - t3):.2f}x faster, store {p['bytes']/fb:.2f}x smaller")
 print(f"ratios: load {b['load_s']/fl:.2f}x faster, dump {b['dump_s']/fd:.2f}x faster, store {b['bytes']/fb:.2f}x smaller (raw JSONL/finrepro {b['raw_bytes']/fb:.2f}x)")

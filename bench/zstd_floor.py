@@ -66,6 +66,7 @@ def frames_of(pack):
             _, i = uvarint(index, i)
             frames.append(without_dict_id(pack[at : at + clen]))
             at += clen
+        i += 32 * n  # each block's SHA-256 (not checked: finrepro trusts the packs it wrote)
         # the objects: entry lengths and flags, digests, then the deltas' bases
         n, i = uvarint(index, i)
         ents = []

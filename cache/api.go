@@ -4,7 +4,8 @@
 // An exchange is found by the Key of its request: the SHA-256 of the
 // request's canonical encoding (package cache/reqkey). Its request and
 // response are objects named by the Digest (SHA-256) of their uncompressed
-// bytes; identical responses are stored once. Objects and records live in
+// bytes; identical responses are stored once (in format 2, once per pack
+// until gc or a merge joins the packs). Objects and records live in
 // immutable pack files written with temp file, fsync, rename and fsync of
 // the folder, so several processes can write one store without a lock and
 // a crash leaves whole files only. Reads re-hash every object, but those

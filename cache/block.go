@@ -2,6 +2,7 @@ package cache
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"sync"
@@ -26,22 +27,26 @@ type blockCache struct {
 }
 
 type cachedBlock struct {
-	key blockKey
-	b   []byte
+	key    blockKey
+	b      []byte
+	hashed bool // checked against the block's SHA-256
 }
 
-func (c *blockCache) get(k blockKey) []byte {
+// get returns the cached block k and whether it was checked against
+// its SHA-256.
+func (c *blockCache) get(k blockKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[k]
 	if !ok {
-		return nil
+		return nil, false
 	}
 	c.lru.MoveToFront(e)
-	return e.Value.(*cachedBlock).b
+	cb := e.Value.(*cachedBlock)
+	return cb.b, cb.hashed
 }
 
-func (c *blockCache) put(k blockKey, b []byte) {
+func (c *blockCache) put(k blockKey, b []byte, hashed bool) {
 	if len(b) > blockCacheBytes/4 {
 		return
 	}
@@ -50,10 +55,12 @@ func (c *blockCache) put(k blockKey, b []byte) {
 	if c.byKey == nil {
 		c.byKey = map[blockKey]*list.Element{}
 	}
-	if _, ok := c.byKey[k]; ok {
+	if e, ok := c.byKey[k]; ok {
+		cb := e.Value.(*cachedBlock)
+		cb.hashed = cb.hashed || hashed
 		return
 	}
-	c.byKey[k] = c.lru.PushFront(&cachedBlock{k, b})
+	c.byKey[k] = c.lru.PushFront(&cachedBlock{k, b, hashed})
 	c.bytes += len(b)
 	for c.bytes > blockCacheBytes {
 		e := c.lru.Back()
@@ -64,14 +71,15 @@ func (c *blockCache) put(k blockKey, b []byte) {
 	}
 }
 
-// block returns the decoded block of p at w (shared: not to be changed).
-func (s *Store) block(p *pack, w where) ([]byte, error) {
+// block returns the decoded block of p at w (shared: not to be changed);
+// with hash set, checked against the block's SHA-256 from the index.
+func (s *Store) block(p *pack, w where, hash bool) ([]byte, error) {
 	k := blockKey{p, w.off}
-	if b := s.blocks.get(k); b != nil {
+	if b, hashed := s.blocks.get(k); b != nil && (hashed || !hash) {
 		return b, nil
 	}
-	if w.blockRaw > s.opt.MaxObjectBytes+2*blockTarget {
-		return nil, fmt.Errorf("block at %d: %d bytes exceed the limit of %d: %w", w.off, w.blockRaw, s.opt.MaxObjectBytes+2*blockTarget, ErrCorrupt)
+	if w.blockRaw > s.opt.MaxObjectBytes+2*reqBlockTarget {
+		return nil, fmt.Errorf("block at %d: %d bytes exceed the limit of %d: %w", w.off, w.blockRaw, s.opt.MaxObjectBytes+2*reqBlockTarget, ErrCorrupt)
 	}
 	frame := make([]byte, w.clen)
 	if err := s.preadPack(p, frame, w.off); err != nil {
@@ -86,14 +94,18 @@ func (s *Store) block(p *pack, w where) ([]byte, error) {
 	if int64(len(b)) != w.blockRaw {
 		return nil, fmt.Errorf("block at %d: %d bytes, the index says %d: %w", w.off, len(b), w.blockRaw, ErrCorrupt)
 	}
-	s.blocks.put(k, b)
+	if hash && w.blockSum != nil && Digest(sha256.Sum256(b)) != *w.blockSum {
+		return nil, fmt.Errorf("block at %d: content does not match its SHA-256: %w", w.off, ErrCorrupt)
+	}
+	s.blocks.put(k, b, hash)
 	return b, nil
 }
 
 // readEntry appends the object at w of a format-2 pack to dst: its entry,
-// or its delta applied to its base.
-func (s *Store) readEntry(dst []byte, p *pack, w where) ([]byte, error) {
-	b, err := s.block(p, w)
+// or its delta applied to its base. With hash set, the blocks read are
+// checked against their SHA-256.
+func (s *Store) readEntry(dst []byte, p *pack, w where, hash bool) ([]byte, error) {
+	b, err := s.block(p, w, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +113,7 @@ func (s *Store) readEntry(dst []byte, p *pack, w where) ([]byte, error) {
 	if w.base == nil {
 		return append(dst, ent...), nil
 	}
-	bb, err := s.block(p, *w.base)
+	bb, err := s.block(p, *w.base, hash)
 	if err != nil {
 		return nil, err
 	}

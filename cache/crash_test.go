@@ -19,6 +19,19 @@ import (
 const helperEnv = "FINREPRO_CACHE_TEST_LOAD"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(TrustDirEnv) == "" {
+		// Trust records of the tests' stores go to a folder of their own,
+		// not the user's cache folder.
+		d, err := os.MkdirTemp("", "finrepro-trust-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv(TrustDirEnv, d)
+		code := m.Run()
+		os.RemoveAll(d)
+		os.Exit(code)
+	}
 	if dir := os.Getenv(helperEnv); dir != "" {
 		packTarget = 64 << 10 // many packs, so that kills land mid-load
 		s, err := Open(dir, Options{})

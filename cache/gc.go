@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,18 +127,36 @@ func (s *Store) GC() (*GCStats, error) {
 	s.mu.RUnlock()
 	if len(rewrite) > 0 {
 		b := s.NewBatch()
+		real := map[Digest]Digest{} // local id -> digest of its content
+		added := map[Digest]bool{}
 		for _, m := range moves {
 			raw, err := s.readAt(nil, m.loc, m.d)
 			if err != nil {
 				return nil, fmt.Errorf("cache: gc: nothing removed: %w", err)
 			}
-			b.items = append(b.items, item{d: m.d, raw: raw})
+			d := m.d
+			if m.loc.local {
+				// A local id stays in memory: the new pack names the
+				// object by its content.
+				d = Digest(sha256.Sum256(raw))
+				real[m.d] = d
+			}
+			if added[d] {
+				continue // the same content under another local id
+			}
+			added[d] = true
+			b.items = append(b.items, item{d: d, raw: raw})
 			b.raw += len(raw)
 			st.ObjectsKept++
 			if b.raw >= packTarget {
 				if err := b.flushRaw(&recs, st, false); err != nil {
 					return nil, err
 				}
+			}
+		}
+		for i := range recs {
+			if d, ok := real[recs[i].resp]; ok {
+				recs[i].resp = d
 			}
 		}
 		if err := b.flushRaw(&recs, st, true); err != nil {

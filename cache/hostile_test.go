@@ -140,7 +140,7 @@ func firstPackIndex(t *testing.T, s *Store, dir string) (int64, *packIndex) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)))
+	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func FuzzReadPackIndex(f *testing.F) {
 	f.Add(packOf(bombIndex(f, 1000, 100)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ix *packIndex
-		n := allocated(func() { ix, _ = s.readPackIndex(bytes.NewReader(b), int64(len(b))) })
+		n := allocated(func() { ix, _ = s.readPackIndex(bytes.NewReader(b), int64(len(b)), "") })
 		if limit := uint64(8<<20 + 100*len(b)); n > limit {
 			t.Errorf("a %d-byte pack allocated %d bytes, more than %d", len(b), n, limit)
 		}
@@ -393,7 +393,7 @@ func TestObjectLengthClaim(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	off := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
 	r := openTest(t, dir, Options{ReadOnly: true})
-	ix, err := r.readPackIndex(bytes.NewReader(b), int64(len(b)))
+	ix, err := r.readPackIndex(bytes.NewReader(b), int64(len(b)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

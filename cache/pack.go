@@ -74,6 +74,14 @@ type where struct {
 	blockRaw int64
 	at, slen int64
 	base     *where // a literal object of the same pack; nil: literal
+	// blockSum is the SHA-256 of the decoded block (format 2), checked
+	// when the block is decoded for an untrusted read.
+	blockSum *Digest
+	// local marks a response object its pack stores without a digest
+	// (format 2): its digest field holds a local id (localID), not the
+	// hash of its content, so a read cannot re-hash it against its name;
+	// its block's SHA-256 vouches for it instead.
+	local bool
 }
 
 // recEntry is one exchange record: the request object has digest key.
@@ -241,8 +249,9 @@ func repeated[T any](xs []T, id func(T) Digest) (Digest, bool) {
 	return Digest{}, false
 }
 
-// readPackIndex reads and decodes the index of a pack of size bytes.
-func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
+// readPackIndex reads and decodes the index of a pack of size bytes,
+// named name (its local objects' ids derive from it).
+func (s *Store) readPackIndex(f io.ReaderAt, size int64, name string) (*packIndex, error) {
 	if size < int64(len(packMagic))+trailerLen {
 		return nil, errors.New("pack truncated")
 	}
@@ -291,7 +300,12 @@ func (s *Store) readPackIndex(f io.ReaderAt, size int64) (*packIndex, error) {
 		return nil, fmt.Errorf("pack index: %w", err)
 	}
 	if string(magic[:]) == packMagic2 {
-		return parsePackIndex2(raw, off)
+		ix, err := parsePackIndex2(raw, off)
+		if err != nil {
+			return nil, err
+		}
+		ix.nameLocal(name)
+		return ix, nil
 	}
 	return parsePackIndex(raw, off)
 }
@@ -384,6 +398,9 @@ func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *pack
 		}
 		pw.ix.recs = recs
 		name, ix, err := s.finishPack(pw)
+		if err == nil {
+			s.noteGood([]string{name}, false) // every digest in it was computed here
+		}
 		return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
 	}
 	l := layoutPack2(dd, items, recs, func(b []byte) []byte { return blkEnc.EncodeAll(b, nil) })
@@ -396,6 +413,10 @@ func (s *Store) writePack(d *dict, items []item, recs []recEntry) (string, *pack
 	}
 	pw.ix = *l.ix
 	name, ix, err := s.finishPack(pw)
+	if err == nil {
+		ix.nameLocal(name)
+		s.noteGood([]string{name}, false) // every digest in it was computed here
+	}
 	return name, ix, pw.off + int64(len(pw.tail)) + trailerLen, err
 }
 
@@ -404,7 +425,11 @@ func compressWorkers() int { return runtime.GOMAXPROCS(0) }
 // finish writes index and trailer, syncs the file and renames it into
 // place, then syncs its folder. It returns the pack's name.
 func (s *Store) finishPack(pw *packWriter) (string, *packIndex, error) {
-	frame := s.indexEnc.EncodeAll(pw.ix.marshal(), nil)
+	enc := s.indexEnc
+	if pw.ix.v2 != nil {
+		enc = s.index2Enc
+	}
+	frame := enc.EncodeAll(pw.ix.marshal(), nil)
 	pw.tail = frame
 	var tr [trailerLen]byte
 	binary.LittleEndian.PutUint64(tr[:8], uint64(pw.off))

@@ -3,6 +3,7 @@ package cache
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,19 +64,27 @@ func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) err
 			w.xs = make([]*Exchange, len(w.keys))
 			w.metas = make([][]byte, len(w.keys))
 			w.errs = make([]error, len(w.keys))
+			// One goroutine per processor, each on a run of
+			// neighbouring keys: a goroutine per key spent 10 % of a
+			// dump's CPU growing its stack (perf of cache dump, 20,000
+			// judge exchanges).
 			var g errgroup.Group
-			g.SetLimit(runtime.GOMAXPROCS(0))
-			for i, k := range w.keys {
+			workers := runtime.GOMAXPROCS(0)
+			per := (len(w.keys) + workers - 1) / workers
+			for lo := 0; lo < len(w.keys); lo += per {
 				g.Go(func() error {
-					s.mu.RLock()
-					r := s.recs[k]
-					s.mu.RUnlock()
-					if r == nil { // dropped by a concurrent gc's reload
-						w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
-						return nil
+					for i := lo; i < min(lo+per, len(w.keys)); i++ {
+						k := w.keys[i]
+						s.mu.RLock()
+						r := s.recs[k]
+						s.mu.RUnlock()
+						if r == nil { // dropped by a concurrent gc's reload
+							w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
+							continue
+						}
+						w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
+						w.metas[i] = r.meta
 					}
-					w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
-					w.metas[i] = r.meta
 					return nil
 				})
 			}
@@ -148,8 +157,8 @@ func (s *Store) Stats() (*Stats, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	st := &Stats{Exchanges: len(s.recs), Objects: len(s.objs), Dicts: len(s.dicts)}
+	var dups []Key
 	by := [3]map[string]*Count{{}, {}, {}}
 	for k, r := range s.recs {
 		var m Meta
@@ -163,7 +172,7 @@ func (s *Store) Stats() (*Stats, error) {
 		st.RawBytes += int64(len(r.meta))
 		st.CostUSD += m.CostUSD
 		if r.dup > 0 {
-			st.Conflicts += s.conflicting(k)
+			dups = append(dups, k)
 		}
 		for i, name := range []string{m.Provider, m.Model, m.Source} {
 			c := by[i][name]
@@ -181,6 +190,10 @@ func (s *Store) Stats() (*Stats, error) {
 	}
 	for _, d := range s.dicts {
 		st.StoredBytes += int64(d.size)
+	}
+	s.mu.RUnlock()
+	for _, k := range dups {
+		st.Conflicts += s.conflicting(k)
 	}
 	if st.StoredBytes > 0 {
 		st.Ratio = float64(st.RawBytes) / float64(st.StoredBytes)
@@ -206,24 +219,54 @@ func cmpString(a, b string) int {
 
 // conflicting reports (0 or 1) whether key k has records with different
 // responses; it reads the indexes of the packs again only for such keys,
-// which are rare. s.mu is held for reading.
+// which are rare, and the responses that are local objects.
 func (s *Store) conflicting(k Key) int {
-	want := s.recs[k].resp
+	s.mu.RLock()
+	var paths []string
 	for _, p := range s.packs {
-		if p.recs == 0 {
-			continue
+		if p.recs > 0 {
+			paths = append(paths, p.path)
 		}
-		ix, _, err := s.loadPack(p.path)
+	}
+	s.mu.RUnlock()
+	seen := map[Digest]bool{}
+	for _, path := range paths {
+		ix, _, err := s.loadPack(path)
 		if err != nil {
 			continue
 		}
 		for _, r := range ix.recs {
-			if r.key == k && r.resp != want {
-				return 1
+			if r.key != k {
+				continue
 			}
+			d, err := s.contentDigest(r.resp)
+			if err != nil {
+				continue // unreadable: verify reports it
+			}
+			seen[d] = true
 		}
 	}
+	if len(seen) > 1 {
+		return 1
+	}
 	return 0
+}
+
+// contentDigest returns the digest of object id's content: id itself,
+// unless id is a local id (a response a format-2 pack stores without its
+// digest), whose content is then read and hashed.
+func (s *Store) contentDigest(id Digest) (Digest, error) {
+	s.mu.RLock()
+	locs := s.objs[id]
+	s.mu.RUnlock()
+	if len(locs) == 0 || !locs[0].local {
+		return id, nil
+	}
+	raw, err := s.readObject(nil, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	return sha256.Sum256(raw), nil
 }
 
 // Lookup returns the stored exchanges whose request has the provider and,
@@ -260,24 +303,23 @@ func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
 // that spans lines is compacted.
 func (s *Store) Dump(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	var line []byte
 	err := s.each(false, func(k Key, x *Exchange, meta []byte) error {
-		line = append(line[:0], `{"request":`...)
-		line = append(line, x.Request...)
-		line = append(line, `,"response":`...)
-		if bytes.IndexByte(x.Response, '\n') >= 0 || bytes.IndexByte(x.Response, '\r') >= 0 {
+		// Written piece by piece into bw: no copy of the line first.
+		resp := x.Response
+		if bytes.IndexByte(resp, '\n') >= 0 || bytes.IndexByte(resp, '\r') >= 0 {
 			var c bytes.Buffer
-			if err := json.Compact(&c, x.Response); err != nil {
+			if err := json.Compact(&c, resp); err != nil {
 				return fmt.Errorf("cache: dump %s: %w", k.Str(), err)
 			}
-			line = append(line, c.Bytes()...)
-		} else {
-			line = append(line, x.Response...)
+			resp = c.Bytes()
 		}
-		line = append(line, `,"meta":`...)
-		line = append(line, meta...)
-		line = append(line, "}\n"...)
-		_, err := bw.Write(line)
+		bw.WriteString(`{"request":`)
+		bw.Write(x.Request)
+		bw.WriteString(`,"response":`)
+		bw.Write(resp)
+		bw.WriteString(`,"meta":`)
+		bw.Write(meta)
+		_, err := bw.WriteString("}\n") // bufio keeps the first error
 		return err
 	})
 	if ferr := bw.Flush(); err == nil {

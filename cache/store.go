@@ -121,9 +121,10 @@ type Store struct {
 	packFormat, format int
 	blocks             blockCache
 
-	indexEnc *zstd.Encoder
-	indexDec *zstd.Decoder
-	plainDec *zstd.Decoder // objects of packs without a dictionary
+	indexEnc  *zstd.Encoder // indexes of format 1, at zstd's default level (byte-identical packs)
+	index2Enc *zstd.Encoder // indexes of format 2, at indexLevel
+	indexDec  *zstd.Decoder
+	plainDec  *zstd.Decoder // objects of packs without a dictionary
 
 	mu        sync.RWMutex
 	packs     map[string]*pack
@@ -140,6 +141,8 @@ type Store struct {
 	dropped map[string]bool
 	// verified holds the sizes of the packs the last Verify passed.
 	verified map[string]int64
+	// trust is the store's trust record: packs known good (trust.go).
+	trust trustRecord
 
 	commit     committer
 	maint      sync.Mutex  // one compaction, gc or verify at a time
@@ -245,8 +248,13 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err := s.checkFormat(); err != nil {
 		return nil, err
 	}
+	s.openTrust()
 	var err error
 	s.indexEnc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("cache: open: %w", err)
+	}
+	s.index2Enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(indexLevel))
 	if err != nil {
 		return nil, fmt.Errorf("cache: open: %w", err)
 	}
@@ -343,6 +351,7 @@ func (s *Store) Close() error {
 		d.dec.Close()
 	}
 	s.indexEnc.Close()
+	s.index2Enc.Close()
 	s.indexDec.Close()
 	s.plainDec.Close()
 	return first
@@ -531,12 +540,16 @@ func (s *Store) loadPack(path string) (*packIndex, int64, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	ix, err := s.readPackIndex(f, st.Size())
+	ix, err := s.readPackIndex(f, st.Size(), strings.TrimSuffix(filepath.Base(path), ".pack"))
 	return ix, st.Size(), err
 }
 
 // addIndex adds a pack's entries to the in-memory index; s.mu is held.
+// A pack the trust record lists, unchanged, is trusted.
 func (s *Store) addIndex(p *pack, ix *packIndex) error {
+	if !p.trusted.Load() && s.knownGood(p.name) {
+		p.trusted.Store(true)
+	}
 	if ix.dict != (Digest{}) {
 		d, err := s.loadDict(ix.dict)
 		if err != nil {
@@ -730,7 +743,7 @@ func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
 	if n == 0 {
 		return nil, nil, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(dst, r.resp)
+	resp, err := s.readResponse(dst, k, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -756,7 +769,7 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 	if !ok {
 		return nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readObject(nil, r.resp)
+	resp, err := s.readResponse(nil, k, r)
 	if err != nil {
 		return nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -771,6 +784,23 @@ func (s *Store) getMeta(k Key, r *rec, withMeta bool) (*Exchange, error) {
 		return nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	return x, nil
+}
+
+// readResponse appends the response of record r of key k to dst. When
+// r's pack has been merged away meanwhile (by this process or, as
+// readObject finds, by another) and its response was a local object,
+// whose id named it only in that pack, the response is read again
+// through k's new record.
+func (s *Store) readResponse(dst []byte, k Key, r *rec) ([]byte, error) {
+	b, err := s.readObject(dst, r.resp)
+	if err == nil || !r.p.gone.Load() {
+		return b, err
+	}
+	nr, rerr := s.record(k)
+	if rerr != nil || nr == r {
+		return nil, err
+	}
+	return s.readObject(dst, nr.resp)
 }
 
 // readObject appends the content of object d to dst, trying every copy until one
@@ -830,11 +860,15 @@ func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, er
 		return nil, fmt.Errorf("object %s: %d bytes exceed the limit of %d: %w", d.Str(), l.rawLen, s.opt.MaxObjectBytes, ErrCorrupt)
 	}
 	if l.v2 {
-		out, err := s.readEntry(dst, l.p, l.where)
+		// The blocks' SHA-256 vouches for every entry in them; an
+		// object named by a digest (a request by its key) is re-hashed
+		// too, so that a pack cannot label one object as another. A
+		// local object has no name but its place.
+		out, err := s.readEntry(dst, l.p, l.where, rehash)
 		if err != nil {
 			return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 		}
-		if rehash && Digest(sha256.Sum256(out[len(dst):])) != d {
+		if rehash && !l.local && Digest(sha256.Sum256(out[len(dst):])) != d {
 			return nil, fmt.Errorf("object %s: content does not match its digest: %w", d.Str(), ErrCorrupt)
 		}
 		return out, nil
@@ -889,3 +923,10 @@ func (s *Store) preadPack(p *pack, b []byte, off int64) error {
 	_, err = f.ReadAt(b, off)
 	return err
 }
+
+// indexLevel is the zstd level of format-2 pack indexes (format 1's
+// stay at the default level, so that its packs stay byte-identical): on
+// 20,000 judge
+// exchanges the best level made the indexes 5 % (62 KB) smaller than the
+// default for no CPU a load of them could measure.
+const indexLevel = zstd.SpeedBestCompression

@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,6 +89,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 		slices.SortFunc(ks, func(a, b Key) int { return cmpDigest(Digest(a), Digest(b)) })
 	}
 	present := map[Digest]bool{}
+	real := map[Digest]Digest{}   // local id -> digest of its content, to compare responses across packs
 	matched := map[string]int64{} // packs whose content matches their name
 	seenResp := map[Key]Digest{}
 	conflicts := map[Key]bool{}
@@ -111,7 +114,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 			rep(Problem{Path: rel, Msg: err.Error()})
 			continue
 		}
-		ix, err := s.readPackIndex(f, size)
+		ix, err := s.readPackIndex(f, size, name)
 		if err != nil {
 			f.Close()
 			rep(Problem{Path: rel, Msg: "unreadable index, its exchanges are lost: " + err.Error()})
@@ -134,7 +137,10 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 				return n, ctx.Err()
 			}
 			present[o.digest] = true
-			_, err := s.readAt(nil, objLoc{p, o.where}, o.digest)
+			raw, err := s.readAt(nil, objLoc{p, o.where}, o.digest)
+			if err == nil && o.local {
+				real[o.digest] = sha256.Sum256(raw)
+			}
 			if err != nil {
 				keys := needers[o.digest]
 				if len(keys) == 0 {
@@ -150,11 +156,15 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 			if err := decodeMeta(r.meta, &m); err != nil {
 				rep(Problem{Key: r.key, Path: rel, Msg: "bad meta: " + err.Error()})
 			}
-			if old, ok := seenResp[r.key]; ok && old != r.resp && !conflicts[r.key] {
-				conflicts[r.key] = true
-				rep(Problem{Key: r.key, Path: rel, Msg: fmt.Sprintf("recorded with different responses %s and %s", old.Str(), r.resp.Str())})
+			resp := r.resp
+			if d, ok := real[resp]; ok {
+				resp = d
 			}
-			seenResp[r.key] = r.resp
+			if old, ok := seenResp[r.key]; ok && old != resp && !conflicts[r.key] {
+				conflicts[r.key] = true
+				rep(Problem{Key: r.key, Path: rel, Msg: fmt.Sprintf("recorded with different responses %s and %s", old.Str(), resp.Str())})
+			}
+			seenResp[r.key] = resp
 		}
 		f.Close()
 	}
@@ -176,6 +186,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	if n == 0 {
 		// Every object has just been checked: later reads of these packs
 		// need not hash them again while their files keep their size.
+		s.noteGood(slices.Sorted(maps.Keys(matched)), true)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.verified = matched

@@ -166,7 +166,15 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	}
 	if stored {
 		if storedResp != resp && s.opt.Verify {
-			return k, false, &ConflictError{Key: k, Stored: storedResp, Posted: resp}
+			// A local id (a response stored without its digest) is
+			// compared by its content.
+			d, err := s.contentDigest(storedResp)
+			if err != nil {
+				return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+			}
+			if d != resp {
+				return k, false, &ConflictError{Key: k, Stored: d, Posted: resp}
+			}
 		}
 		return k, false, nil
 	}
