@@ -38,7 +38,7 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 		return nil, fmt.Errorf("demo: %s is not empty", dir)
 	}
 	// Pack format 1: the embedded small bundle stays byte-identical.
-	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{PackFormat: 1})
+	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{PackFormat: 1, NoCompact: true})
 	if err != nil {
 		return nil, err
 	}
