@@ -350,12 +350,18 @@ func (b *Batch) dispatch(all bool) error {
 		in := b.items[lo:hi]
 		d := b.dict
 		b.g.Go(func() error {
+			// EncodeAll into a fresh slice would allocate the size of the
+			// object for each frame, and the batch would keep that room
+			// until the pack is written: encode into one buffer instead
+			// and keep a copy of the frame's own size.
+			var buf []byte
 			for i, it := range in {
 				if it.frame != nil && it.fdict == d {
 					out[i] = it.frame
 					continue
 				}
-				out[i] = enc.EncodeAll(it.raw, nil)
+				buf = enc.EncodeAll(it.raw, buf[:0])
+				out[i] = bytes.Clone(buf)
 			}
 			return nil
 		})

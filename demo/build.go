@@ -37,8 +37,11 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("demo: %s is not empty", dir)
 	}
-	// Pack format 1: the embedded small bundle stays byte-identical.
-	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{PackFormat: 1})
+	// Pack format 1: the embedded small bundle stays byte-identical. No
+	// background compaction: which packs it merges would depend on timing,
+	// and it holds the objects of the packs it merges; gc below packs
+	// every small pack once, in name order.
+	store, err := cache.Open(filepath.Join(dir, results.CacheDir), cache.Options{PackFormat: 1, NoCompact: true})
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ import (
 // Before paid calls (simulated ones cost nothing and are not held back)
 // it checks that the store takes writes (Recordable), and it sends
 // nothing more once a write has failed: a call whose answer cannot be
-// stored is paid for nothing.
+// stored is paid for nothing. Simulated jobs are recorded in key order
+// and stored together (recordSims).
 func (c *Client) record(ctx context.Context, jobs []*job) {
 	if len(jobs) == 0 {
 		return
@@ -41,30 +42,49 @@ func (c *Client) record(ctx context.Context, jobs []*job) {
 		return
 	}
 	c.prog.start(len(jobs))
+	var sims []*job
 	var wg sync.WaitGroup
 	for _, j := range jobs {
-		sem := c.semaphore(j.req.Provider, j.pc)
+		if j.pc.Kind == KindSim {
+			sims = append(sims, j)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				c.fail(j, &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}, 0)
-				c.prog.canceled()
-				return
-			}
-			defer func() { <-sem }()
-			if err := c.StoreErr(); err != nil {
-				c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: an earlier write failed: " + err.Error()}, 0)
-				c.prog.done(false, 0)
-				return
-			}
-			c.recordOne(ctx, j)
+			c.send(ctx, j)
 		}()
 	}
+	c.recordSims(ctx, sims)
 	wg.Wait()
 	c.prog.finish()
+}
+
+// send records one job when its provider has a free slot: its request is
+// built then, and dropped once sent, so that a recording holds the
+// requests in flight, not those of the whole batch.
+func (c *Client) send(ctx context.Context, j *job) {
+	sem := c.semaphore(j.req.Provider, j.pc)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		c.fail(j, &CallError{Cause: CauseCanceled, Msg: ctx.Err().Error()}, 0)
+		c.prog.canceled()
+		return
+	}
+	defer func() { <-sem }()
+	if err := c.StoreErr(); err != nil {
+		c.fail(j, &CallError{Cause: CauseStore, Msg: "not sent: an earlier write failed: " + err.Error()}, 0)
+		c.prog.done(false, 0)
+		return
+	}
+	if err := j.materialize(); err != nil {
+		j.reply.Err = c.badRequest(j.req, err)
+		c.prog.done(false, 0)
+		return
+	}
+	c.recordOne(ctx, j)
+	j.req.Body, j.raw, j.prompt = nil, nil, nil // a simulated exchange keeps its own reference until stored
 }
 
 func (c *Client) semaphore(name string, pc ProviderConfig) chan struct{} {

@@ -105,8 +105,6 @@ type Client struct {
 	storeErr error // the first failed write; nothing more is sent after it
 	lostUSD  float64
 	probed   bool // the store's writability was checked
-	// simPending are simulated exchanges recorded but not yet stored.
-	simPending []simPut
 }
 
 // Counts count the distinct requests a client has seen, by outcome.

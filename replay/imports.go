@@ -2,11 +2,9 @@ package replay
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -189,13 +187,8 @@ func (c *Client) put(j *job, response []byte, meta cache.Meta) error {
 		return ce
 	}
 	x := &cache.Exchange{Request: j.raw, Response: response, Meta: meta}
-	if j.pc.Kind == KindSim {
-		// Simulated exchanges cost nothing to make again, so they skip the
-		// per-exchange fsync: they are written together, in one pack, when
-		// the batch of calls ends (flushSim).
-		c.mu.Lock()
-		c.simPending = append(c.simPending, simPut{j, x})
-		c.mu.Unlock()
+	if j.stream != nil {
+		j.stream.hold(j, x) // stored in key order with the batch's other simulated exchanges
 		return nil
 	}
 	k, err := c.store.Put(x)
@@ -218,52 +211,6 @@ func (c *Client) checkStoredKey(j *job, k cache.Key, attempts int) error {
 	ce := &CallError{Cause: CauseRequest, Msg: fmt.Sprintf("the store keyed the request %s, not %s as computed from its prompt", k.Str(), j.key.Str())}
 	c.fail(j, ce, attempts)
 	return ce
-}
-
-// A simPut is a simulated exchange waiting for flushSim.
-type simPut struct {
-	j *job
-	x *cache.Exchange
-}
-
-// flushSim stores the simulated exchanges of a batch of calls in one
-// pack; if that fails, their calls fail.
-func (c *Client) flushSim() {
-	c.mu.Lock()
-	pending := c.simPending
-	c.simPending = nil
-	c.mu.Unlock()
-	if len(pending) == 0 {
-		return
-	}
-	// Calls finish in any order; the pack's bytes must not.
-	slices.SortFunc(pending, func(a, b simPut) int { return bytes.Compare(a.j.key[:], b.j.key[:]) })
-	b := c.store.NewBatch()
-	var err error
-	for _, p := range pending {
-		var k cache.Key
-		if k, _, err = b.Add(p.x); err != nil {
-			break
-		}
-		if c.checkStoredKey(p.j, k, p.x.Meta.Attempts) != nil {
-			c.mu.Lock()
-			c.counts.Recorded--
-			c.mu.Unlock()
-		}
-	}
-	if err == nil {
-		err = b.Flush()
-	}
-	if err == nil {
-		return
-	}
-	for _, p := range pending {
-		ce := &CallError{Cause: CauseStore, Msg: err.Error()}
-		c.fail(p.j, ce, p.x.Meta.Attempts)
-		c.mu.Lock()
-		c.counts.Recorded--
-		c.mu.Unlock()
-	}
 }
 
 // A Provenance says where a hand-collected report came from.

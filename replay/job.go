@@ -29,6 +29,10 @@ type job struct {
 	// keepBody asks lookup to keep the stored response in body.
 	keepBody bool
 	body     []byte
+	// stream, for a simulated job being recorded, stores its exchange;
+	// simAt is its place there.
+	stream *simStream
+	simAt  int
 }
 
 // answerChunk is how many requests answer builds, keys and looks up at a
@@ -80,19 +84,18 @@ func (c *Client) answer(ctx context.Context, n int, bodies bool, request func(i 
 				c.mu.Lock()
 				c.counts.Hits++
 				c.mu.Unlock()
+			} else if c.cfg.Mode != Offline {
+				pending = append(pending, j) // its request is built when sent
+				continue
 			} else if err := j.materialize(); err != nil {
 				j.reply.Err = c.badRequest(j.req, err)
-			} else if c.cfg.Mode == Offline {
-				c.addMiss(j)
 			} else {
-				pending = append(pending, j)
-				continue
+				c.addMiss(j)
 			}
 			j.req.Body, j.raw, j.prompt = nil, nil, nil // answered: the request is no longer needed
 		}
 	}
 	c.record(ctx, pending)
-	c.flushSim()
 	for _, j := range jobs {
 		for _, i := range j.idxs {
 			replies[i] = j.reply

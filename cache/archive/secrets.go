@@ -17,18 +17,53 @@ import (
 type SecretPattern struct {
 	Name string
 	Re   *regexp.Regexp
+	// Has, when set, reports whether b holds the literal text every
+	// match of Re begins with; Re is run only on text that does. (Go's
+	// regexp finds no literal prefix after a leading \b, so it would try
+	// a match at every byte: most of the time of a scan.)
+	Has func(b []byte) bool
 }
 
 // SecretPatterns are the credential shapes ScanSecrets looks for besides
 // the exact values it is given.
 var SecretPatterns = []SecretPattern{
-	{"OpenAI or Anthropic API key", regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}`)},
-	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`)},
-	{"AWS access key ID", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`)},
-	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`)},
-	{"bearer token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}`)},
-	{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+	{"OpenAI or Anthropic API key", regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}`), hasAny("sk-")},
+	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`), hasAny("AIza")},
+	{"AWS access key ID", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hasAny("AKIA", "ASIA")},
+	{"GitHub token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), hasAny("ghp_", "gho_", "ghu_", "ghs_", "ghr_")},
+	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), hasAny("hf_")},
+	{"bearer token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}`), hasFold("bearer")},
+	{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), hasAny("-----BEGIN ")},
+}
+
+// hasAny returns a SecretPattern.Has for text holding any of lits.
+func hasAny(lits ...string) func([]byte) bool {
+	return func(b []byte) bool {
+		for _, l := range lits {
+			if bytes.Contains(b, []byte(l)) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// hasFold returns a SecretPattern.Has for text holding lit, an ASCII
+// lower-case word, in any case (as (?i) matches it).
+func hasFold(lit string) func([]byte) bool {
+	return func(b []byte) bool {
+		for i := 0; i+len(lit) <= len(b); i++ {
+			j := bytes.IndexAny(b[i:len(b)-len(lit)+1], lit[:1]+strings.ToUpper(lit[:1]))
+			if j < 0 {
+				return false
+			}
+			i += j
+			if bytes.EqualFold(b[i:i+len(lit)], []byte(lit)) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // A Finding is a secret found by a scan: in a file, or in one exchange of
@@ -61,7 +96,7 @@ func scan(b []byte, needles []string) []string {
 		}
 	}
 	for _, p := range SecretPatterns {
-		if p.Re.Match(b) {
+		if (p.Has == nil || p.Has(b)) && p.Re.Match(b) {
 			what = append(what, p.Name)
 		}
 	}
