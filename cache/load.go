@@ -265,10 +265,45 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 	}()
 	st := &LoadStats{}
 	b := s.NewBatch()
+	b.loading = true
 	// Exchanges count as added once their pack is written: queued counts
-	// those waiting in b.
+	// those waiting in b, writingN those of the batch being written.
 	queued := 0
+	// A full batch is written in the background (its delta search, its
+	// blocks' compression, its fsync) while the next one fills, one at a
+	// time: written in line, the parse waited for them (on the random
+	// corpus with two cores, about a fifth of the load's time).
+	var writing chan error // the batch being written; nil: none
+	writingN := 0
+	wait := func() error {
+		if writing == nil {
+			return nil
+		}
+		err := <-writing
+		writing = nil
+		if err == nil {
+			st.Added += writingN
+		}
+		writingN = 0
+		return err
+	}
+	writeFull := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
+		full := b
+		b = s.NewBatch()
+		b.loading = true
+		b.pending, b.pendingObjs = full.keys, full.objs
+		full.keys, full.objs = map[Key]Digest{}, map[Digest]bool{}
+		writing, writingN, queued = make(chan error, 1), queued, 0
+		go func() { writing <- full.Flush() }()
+		return nil
+	}
 	flush := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
 		if err := b.Flush(); err != nil {
 			return err
 		}
@@ -297,12 +332,14 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 				case errors.Is(err, ErrTooLarge):
 					lerr = &LineError{Msg: err.Error()}
 				case err != nil:
+					wait() // the error reported is this one
 					return st, fmt.Errorf("cache: load: line %d: %w", l.n, err)
 				case added:
 					queued++
-					if b.Len() == 0 { // addPrepared flushed a full pack
-						st.Added += queued
-						queued = 0
+					if b.raw >= packTarget {
+						if err := writeFull(); err != nil {
+							return st, fmt.Errorf("cache: load: %w", err)
+						}
 					}
 				default:
 					st.Present++
