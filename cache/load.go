@@ -40,11 +40,13 @@ func (e *LineError) Error() string {
 // that the response is valid JSON and that the meta is valid; errors are
 // *LineError with Line 0.
 func ParseLine(b []byte) (*Exchange, error) {
-	x, _, err := parseLine(b)
+	x, _, err := parseLine(bytes.Clone(b))
 	return x, err
 }
 
-// parseLine is ParseLine that also returns the request's canonical form.
+// parseLine is ParseLine that also returns the request's canonical form;
+// the exchange's request, response and meta are slices of b, which it
+// does not change.
 func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
@@ -53,7 +55,8 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	// response or meta, as encoding/json allows them; the request is
 	// tokenized again, strictly, by the key rule; raw invalid UTF-8 is
 	// refused everywhere.
-	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	// (A bytes.Buffer is read in place, a bytes.Reader copied.)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
 		var re *reqkey.RequestError
 		if errors.As(err, &re) {
@@ -91,7 +94,7 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 			if !utf8.Valid(v) {
 				return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
 			}
-			raw := []byte(bytes.Clone(v))
+			raw := []byte(v[:len(v):len(v)]) // a slice of b: the decoder reads b in place
 			switch k {
 			case "request":
 				if canon, err = reqkey.CanonicalField("request", raw); err != nil {
@@ -252,6 +255,9 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 						l.p = &prepared{err: err}
 						continue
 					}
+					// The batch keeps the response until its pack is
+					// written, not the whole line.
+					x.Response = bytes.Clone(x.Response)
 					l.p = s.prepare(x, canon)
 				}
 				close(c.done)

@@ -141,9 +141,10 @@ func JoinField(a, b string) string {
 
 // newDecoder returns a strict JSON (RFC 8259) tokenizer of b: valid
 // UTF-8, no lone surrogates. Duplicate names are the encoder's to find,
-// after NFC.
+// after NFC. It reads b in place (a bytes.Buffer is not copied, as a
+// bytes.Reader is, into the decoder's own buffer) and does not change it.
 func newDecoder(b []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))
+	return jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true))
 }
 
 // whole encodes the one JSON value that makes up the source, with
