@@ -1,8 +1,9 @@
 #!/bin/sh
 # Compare finrepro's cache with a sqlitedict store (the cache of HELM and
 # lm-evaluation-harness) and with SQLite holding zstd BLOBs compressed with a
-# trained dictionary, on the same synthetic exchanges: load time, dump time
-# and store size; the store's size against the JSONL compressed with
+# trained dictionary, on the same synthetic exchanges: load time (finrepro's
+# on one core, GOMAXPROCS=1, as the peers are, and on every core), dump
+# time and store size; the store's size against the JSONL compressed with
 # zstd -3 and zstd -19 --long; 1,000 random requests answered by key
 # (finrepro replay against the SQLite peer's lookups); finrepro's
 # offline replay of every request of the corpus (which must answer all of
@@ -58,7 +59,17 @@ for r in $(seq "$ROUNDS"); do
 	PEER_PROC=$(awk -v a="$p0" -v b="$p1" '{print b - a, $1 + $2}' "$W/peer.cpu")
 	rm -f "$W/base.sqlite" "$W/peer.sqlite" "$W/peer.sqlite.dict"
 	rm -rf "$W/c"
+	# The load on one core first (the peer is single-threaded), then on
+	# every core; both must write the same store.
+	rm -rf "$W/c1"
+	u0=$(now); GOMAXPROCS=1 "$W/finrepro" cache load --dir "$W/c1" "$W/ex.jsonl" > /dev/null; u1=$(now)
 	t0=$(now); "$W/finrepro" cache load --dir "$W/c" "$W/ex.jsonl" > /dev/null; t1=$(now)
+	if [ "$(cd "$W/c1" && find packs dicts -type f | sort)" != "$(cd "$W/c" && find packs dicts -type f | sort)" ]; then
+		echo "cache load on one core and on $(nproc) wrote different stores" >&2
+		exit 1
+	fi
+	rm -rf "$W/c1"
+	echo "$u0 $u1" > "$W/load1"
 	/usr/bin/time -f "%U %S" -o "$W/dump.cpu" "$W/finrepro" cache dump --dir "$W/c" > /dev/null; t2=$(now)
 	"$W/finrepro" replay --requests "$W/req.jsonl" --dir "$W/c" > /dev/null 2>"$W/replay.err" || { cat "$W/replay.err"; exit 1; }
 	t3=$(now)
@@ -68,7 +79,7 @@ for r in $(seq "$ROUNDS"); do
 	F_BYTES=$(du -sb "$W/c" | cut -f1)
 	FLOOR=$(/usr/bin/python3 bench/zstd_floor.py "$W/c")
 	DUMP_CPU=$(awk '{print $1 + $2}' "$W/dump.cpu")
-	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" "$FLOOR" "$DUMP_CPU" "$REPLAY_CPU" $PEER_PROC <<'PY'
+	/usr/bin/python3 - "$B" "$t0" "$t1" "$t2" "$F_BYTES" "$t3" "$Z3" "$Z19" "$P" "$t4" "$FLOOR" "$DUMP_CPU" "$REPLAY_CPU" $PEER_PROC "$W/load1" <<'PY'
 import json, sys
 b = json.loads(sys.argv[1])
 floor = json.loads(sys.argv[11])
@@ -86,6 +97,8 @@ replay_cpu, peer_wall, peer_cpu = float(sys.argv[13]), float(sys.argv[14]), floa
 print(f"finrepro 1000-request replay: {t4 - t3:.2f}s, {replay_cpu:.2f} CPU-s")
 print(f"sqlite+zstd+dict 1000 lookups as a new process: {peer_wall:.2f}s, {peer_cpu:.2f} CPU-s; finrepro replay {peer_wall / (t4 - t3):.2f}x faster in wall time, {peer_cpu / replay_cpu:.2f}x in CPU")
 print(f"libzstd floor (one thread): {fl_s:.2f}s, {fl_cpu:.2f} CPU-s; finrepro dump {fd / fl_s:.2f}x the floor in wall time (with opening the store and reading its files, which the floor does before its clock starts), {dump_cpu:.2f} CPU-s: {dump_cpu / fl_cpu:.2f}x the floor's CPU")
+u0, u1 = map(float, open(sys.argv[16]).read().split())
+print(f"finrepro load on one core (GOMAXPROCS=1): {u1 - u0:.2f}s: {p['load_s']/(u1 - u0):.2f}x faster than sqlite+zstd+dict")
 print(f"against sqlite+zstd+dict: load {p['load_s']/fl:.2f}x faster, dump {p['dump_s']/fd:.2f}x faster, 1000 requests {p['lookup_s']/(t4 - t3):.2f}x faster, store {p['bytes']/fb:.2f}x smaller")
 print(f"ratios: load {b['load_s']/fl:.2f}x faster, dump {b['dump_s']/fd:.2f}x faster, store {b['bytes']/fb:.2f}x smaller (raw JSONL/finrepro {b['raw_bytes']/fb:.2f}x)")
 PY

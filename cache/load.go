@@ -40,11 +40,13 @@ func (e *LineError) Error() string {
 // that the response is valid JSON and that the meta is valid; errors are
 // *LineError with Line 0.
 func ParseLine(b []byte) (*Exchange, error) {
-	x, _, err := parseLine(b)
+	x, _, err := parseLine(bytes.Clone(b))
 	return x, err
 }
 
-// parseLine is ParseLine that also returns the request's canonical form.
+// parseLine is ParseLine that also returns the request's canonical form;
+// the exchange's request, response and meta are slices of b, which it
+// does not change.
 func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
@@ -53,7 +55,8 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	// response or meta, as encoding/json allows them; the request is
 	// tokenized again, strictly, by the key rule; raw invalid UTF-8 is
 	// refused everywhere.
-	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	// (A bytes.Buffer is read in place, a bytes.Reader copied.)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	lerr := func(err error) error {
 		var re *reqkey.RequestError
 		if errors.As(err, &re) {
@@ -91,7 +94,7 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 			if !utf8.Valid(v) {
 				return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
 			}
-			raw := []byte(bytes.Clone(v))
+			raw := []byte(v[:len(v):len(v)]) // a slice of b: the decoder reads b in place
 			switch k {
 			case "request":
 				if canon, err = reqkey.CanonicalField("request", raw); err != nil {
@@ -252,6 +255,9 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 						l.p = &prepared{err: err}
 						continue
 					}
+					// The batch keeps the response until its pack is
+					// written, not the whole line.
+					x.Response = bytes.Clone(x.Response)
 					l.p = s.prepare(x, canon)
 				}
 				close(c.done)
@@ -265,10 +271,45 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 	}()
 	st := &LoadStats{}
 	b := s.NewBatch()
+	b.loading = true
 	// Exchanges count as added once their pack is written: queued counts
-	// those waiting in b.
+	// those waiting in b, writingN those of the batch being written.
 	queued := 0
+	// A full batch is written in the background (its delta search, its
+	// blocks' compression, its fsync) while the next one fills, one at a
+	// time: written in line, the parse waited for them (on the random
+	// corpus with two cores, about a fifth of the load's time).
+	var writing chan error // the batch being written; nil: none
+	writingN := 0
+	wait := func() error {
+		if writing == nil {
+			return nil
+		}
+		err := <-writing
+		writing = nil
+		if err == nil {
+			st.Added += writingN
+		}
+		writingN = 0
+		return err
+	}
+	writeFull := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
+		full := b
+		b = s.NewBatch()
+		b.loading = true
+		b.pending, b.pendingObjs = full.keys, full.objs
+		full.keys, full.objs = map[Key]Digest{}, map[Digest]bool{}
+		writing, writingN, queued = make(chan error, 1), queued, 0
+		go func() { writing <- full.Flush() }()
+		return nil
+	}
 	flush := func() error {
+		if err := wait(); err != nil {
+			return err
+		}
 		if err := b.Flush(); err != nil {
 			return err
 		}
@@ -297,12 +338,14 @@ func (s *Store) Load(r io.Reader, opt LoadOptions) (*LoadStats, error) {
 				case errors.Is(err, ErrTooLarge):
 					lerr = &LineError{Msg: err.Error()}
 				case err != nil:
+					wait() // the error reported is this one
 					return st, fmt.Errorf("cache: load: line %d: %w", l.n, err)
 				case added:
 					queued++
-					if b.Len() == 0 { // addPrepared flushed a full pack
-						st.Added += queued
-						queued = 0
+					if b.raw >= packTarget {
+						if err := writeFull(); err != nil {
+							return st, fmt.Errorf("cache: load: %w", err)
+						}
 					}
 				default:
 					st.Present++

@@ -460,6 +460,12 @@ func FuzzParseLine(f *testing.F) {
 	f.Add([]byte(`{"request":{"provider":"p","endpoint":"e","body":{}},"response":null}`))
 	f.Add([]byte(`{"request":{"provider":"p","endpoint":"e","body":{}},"response":1,"meta":{"source":"api","cost_usd":"x"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// parseLine reads its input in place and must leave it as it was.
+		in := bytes.Clone(b)
+		parseLine(in)
+		if !bytes.Equal(in, b) {
+			t.Fatalf("parseLine changed its input %q to %q", b, in)
+		}
 		x, err := ParseLine(b)
 		if err != nil {
 			var le *LineError

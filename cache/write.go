@@ -51,6 +51,12 @@ type Batch struct {
 	// grouped batches (a group commit's) neither compress nor flush
 	// before Flush: Put has compressed ahead, and Flush is the loop's.
 	grouped bool
+	// loading batches (Load's) do not flush when full: Load writes them
+	// in the background and goes on with a new batch, whose pending
+	// and pendingObjs are the keys and objects of the one being written.
+	loading     bool
+	pending     map[Key]Digest
+	pendingObjs map[Digest]bool
 }
 
 type item struct {
@@ -164,6 +170,11 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	if !stored {
 		storedResp, stored = b.keys[k]
 	}
+	if !stored {
+		storedResp, stored = b.pending[k]
+	}
+	haveReq = haveReq || b.pendingObjs[Digest(k)]
+	haveResp = haveResp || b.pendingObjs[resp]
 	if stored {
 		if storedResp != resp && s.opt.Verify {
 			// A local id (a response stored without its digest) is
@@ -196,7 +207,7 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	if err := b.dispatch(false); err != nil {
 		return k, false, err
 	}
-	if b.raw >= packTarget {
+	if b.raw >= packTarget && !b.loading {
 		if err := b.Flush(); err != nil {
 			return k, false, err
 		}

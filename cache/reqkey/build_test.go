@@ -30,21 +30,25 @@ func TestSettled(t *testing.T) {
 	}
 }
 
+// nfcTests are strings for the NFC shortcuts: settled text, marks that
+// combine with what precedes them, jamo, invalid UTF-8.
+var nfcTests = []string{
+	"",
+	"plain ASCII text that is longer than eight bytes",
+	"quote \" backslash \\ newline \n tab \t bell \x07",
+	"中文报告：收入增长20%。",
+	"e\u0301 after ASCII",                 // composes with the ASCII before it
+	"中\u0301",                             // a mark after a settled character
+	"日本語のテキスト\u3099です",                    // a combining mark inside CJK text
+	"\u1100\u1161\u11a8 한국어 \uac00\u11a8", // Hangul jamo and an LV syllable with a trailing jamo
+	"bad \xff byte and \xe4\xb8 cut sequence",
+	"12345678\u0301",
+	"“quoted” — dash…",
+	"中文报告A\u030a 段落", // a composing pair after settled text
+}
+
 func TestAppendCanonicalString(t *testing.T) {
-	tests := []string{
-		"",
-		"plain ASCII text that is longer than eight bytes",
-		"quote \" backslash \\ newline \n tab \t bell \x07",
-		"中文报告：收入增长20%。",
-		"e\u0301 after ASCII",                 // composes with the ASCII before it
-		"中\u0301",                             // a mark after a settled character
-		"日本語のテキスト\u3099です",                    // a combining mark inside CJK text
-		"\u1100\u1161\u11a8 한국어 \uac00\u11a8", // Hangul jamo and an LV syllable with a trailing jamo
-		"bad \xff byte and \xe4\xb8 cut sequence",
-		"12345678\u0301",
-		"“quoted” — dash…",
-	}
-	for _, s := range tests {
+	for _, s := range nfcTests {
 		if got, want := AppendCanonicalString(nil, s), canonicalStringRef(t, s); !bytes.Equal(got, want) {
 			t.Errorf("AppendCanonicalString(%q) = %s, want %s", s, got, want)
 		}
@@ -52,10 +56,19 @@ func TestAppendCanonicalString(t *testing.T) {
 }
 
 // canonicalStringRef encodes s as encoding/json does and returns the
-// canonical encoding of that JSON value.
+// canonical encoding of that JSON value, normalised by x/text's NFC
+// before the encoder sees it (so that the encoder's own NFC shortcut is
+// not its oracle).
 func canonicalStringRef(t testing.TB, s string) []byte {
 	j, err := json.Marshal(s)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var u string
+	if err := json.Unmarshal(j, &u); err != nil {
+		t.Fatal(err)
+	}
+	if j, err = json.Marshal(norm.NFC.String(u)); err != nil {
 		t.Fatal(err)
 	}
 	want, err := AppendCanonicalValue(nil, j)
@@ -63,6 +76,18 @@ func canonicalStringRef(t testing.TB, s string) []byte {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return want
+}
+
+// TestNFC checks the encoder's NFC, with its shortcut, against x/text's.
+func TestNFC(t *testing.T) {
+	for _, s := range nfcTests {
+		if !utf8.ValidString(s) {
+			continue // the encoder sees only the decoder's valid strings
+		}
+		if got, want := nfc(s), norm.NFC.String(s); got != want {
+			t.Errorf("nfc(%q) = %q, want %q", s, got, want)
+		}
+	}
 }
 
 func FuzzAppendCanonicalString(f *testing.F) {

@@ -1,6 +1,7 @@
 package reqkey
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,7 +228,11 @@ func FuzzCanonical(f *testing.F) {
 	f.Add([]byte(`{"body":{"n":-0.0e+00},"provider":"x","endpoint":""}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Canonical(b)
+		in := bytes.Clone(b)
+		c, err := Canonical(in)
+		if !bytes.Equal(in, b) {
+			t.Fatalf("Canonical changed its input %q to %q", b, in)
+		}
 		if err != nil {
 			return
 		}
