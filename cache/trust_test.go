@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/reqkey"
+	"github.com/finrepro/finrepro/internal/trusttest"
 )
 
 // mislabelledStore writes a store of one exchange whose content does not
@@ -370,5 +371,12 @@ func TestTrustRecordBounded(t *testing.T) {
 	packs := len(packFiles(t, dir))
 	if lines > 2*packs+256+1 || lines >= n {
 		t.Errorf("the record has %d lines for %d packs after %d writes", lines, packs, n)
+	}
+}
+
+// The tests of other packages keep their trust records apart by this name.
+func TestTrustDirEnvName(t *testing.T) {
+	if trusttest.Env != TrustDirEnv {
+		t.Fatalf("trusttest.Env = %q, want %q", trusttest.Env, TrustDirEnv)
 	}
 }

@@ -1,0 +1,9 @@
+package archive
+
+import (
+	"testing"
+
+	"github.com/finrepro/finrepro/internal/trusttest"
+)
+
+func TestMain(m *testing.M) { trusttest.Main(m) }

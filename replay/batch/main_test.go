@@ -1,0 +1,9 @@
+package batch
+
+import (
+	"testing"
+
+	"github.com/finrepro/finrepro/internal/trusttest"
+)
+
+func TestMain(m *testing.M) { trusttest.Main(m) }
