@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/finrepro/finrepro/internal/trusttest"
 )
 
 // helperEnv makes the test binary act as a loader process: it loads its
@@ -19,19 +21,6 @@ import (
 const helperEnv = "FINREPRO_CACHE_TEST_LOAD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(TrustDirEnv) == "" {
-		// Trust records of the tests' stores go to a folder of their own,
-		// not the user's cache folder.
-		d, err := os.MkdirTemp("", "finrepro-trust-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Setenv(TrustDirEnv, d)
-		code := m.Run()
-		os.RemoveAll(d)
-		os.Exit(code)
-	}
 	if dir := os.Getenv(helperEnv); dir != "" {
 		packTarget = 64 << 10 // many packs, so that kills land mid-load
 		s, err := Open(dir, Options{})
@@ -47,7 +36,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	trusttest.Main(m) // the tests' trust records go to a folder of their own
 }
 
 // loader starts a process loading data into dir.
