@@ -128,23 +128,13 @@ func TestVerifiedPacksTrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	trusted := func(s *Store) (n int) {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		for _, p := range s.packs {
-			if p.trusted.Load() {
-				n++
-			}
-		}
-		return n
-	}
-	if n := trusted(s); n != 0 {
+	if n := trustedPacks(s); n != 0 {
 		t.Fatalf("%d packs trusted before verify", n)
 	}
 	if n, err := s.Verify(context.Background(), func(p Problem) { t.Error(p) }); n > 0 || err != nil {
 		t.Fatal(n, err)
 	}
-	if n := trusted(s); n != 3 {
+	if n := trustedPacks(s); n != 3 {
 		t.Fatalf("%d packs trusted after verify, want 3", n)
 	}
 	for _, format := range []int{1, 2} {
@@ -154,7 +144,7 @@ func TestVerifiedPacksTrusted(t *testing.T) {
 		if n, _ := b.Verify(context.Background(), func(Problem) {}); n == 0 {
 			t.Fatalf("format %d: verify passed a mislabelled object", format)
 		}
-		if n := trusted(b); n != 0 {
+		if n := trustedPacks(b); n != 0 {
 			t.Fatalf("format %d: %d packs trusted after a failed verify", format, n)
 		}
 	}
