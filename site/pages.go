@@ -1066,20 +1066,8 @@ const foldVerdicts = 40
 // boundary, and reports whether it cut. Runs of bytes that need no escape
 // are copied whole: the exchanges embedded in task pages made this 11 % of
 // a full-scale reproduce when it went rune by rune (BenchmarkAppendJSONString:
-// 2.1-3.2x on exchange text), and 5 % still with a check of the limit at
-// every run and escape, which appendJSONText does without (1.2-1.5x).
+// 2.1-3.2x on exchange text).
 func appendJSONString(b []byte, text string, n int) ([]byte, bool) {
-	// A text whose encoding fits is encoded in one pass (appendJSONText);
-	// one that cannot fit (an encoding is never shorter than its text),
-	// or turns out not to, is encoded again below, cut.
-	if n < 0 || len(text) <= n {
-		start := len(b)
-		b = appendJSONText(b, text)
-		if n < 0 || len(b)-start-2 <= n {
-			return b, false
-		}
-		b = b[:start]
-	}
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	size := 0
@@ -1140,64 +1128,6 @@ func appendJSONString(b []byte, text string, n int) ([]byte, bool) {
 	}
 	return append(b, '"'), false
 }
-
-// appendJSONText is appendJSONString without a limit: the same bytes, in
-// one pass that copies each run of bytes needing no escape at once and
-// writes an escape straight after it (BenchmarkAppendJSONString/json:
-// stored exchange texts, which task pages embed, escape a byte in ten).
-func appendJSONText(b []byte, text string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	run := 0 // start of the bytes not yet copied
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if !jsonEscaped[c] {
-				i++
-				continue
-			}
-			b = append(b, text[run:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default: // a control character, <, > or &
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			}
-			i++
-			run = i
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case r == utf8.RuneError && w == 1: // an invalid byte, written as U+FFFD
-			b = utf8.AppendRune(append(b, text[run:i]...), utf8.RuneError)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, text[run:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&15])
-		default:
-			i += w
-			continue
-		}
-		i += w
-		run = i
-	}
-	b = append(b, text[run:]...)
-	return append(b, '"')
-}
-
-// jsonEscaped marks the ASCII bytes appendJSONString escapes: control
-// characters, the quote, the backslash, <, > and &.
-var jsonEscaped = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
-		t[c] = c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
-	}
-	return t
-}()
 
 // maxSummaryVerdicts is the most verdicts a task page's summary lists
 // for one system; more are counted.
