@@ -270,6 +270,11 @@ var buffers = sync.Pool{New: func() any { return new(pageBuffer) }}
 const titleMarker = "finreproTitle7c1f0e"
 
 // A frameKey is what a task page's frame depends on besides its title.
+// The layout uses the page's Current only to mark the navigation entry
+// it equals, which a task page is not: its key holds "" then, so that
+// the task pages of a site share one frame (a frame per page made the
+// frames a tenth of the site's template work and memory that grew with
+// the bundle).
 type frameKey struct {
 	root, current string
 	synthetic     bool
@@ -281,12 +286,17 @@ type frameKey struct {
 // holds the frames of one site, rendered with the templates once per
 // frameKey.
 func frame(p *page, frames *sync.Map) ([3]string, error) {
-	k := frameKey{p.Root, p.Current, p.Synthetic, len(p.Nav)}
+	current := p.Current
+	if !slices.ContainsFunc(p.Nav, func(l link) bool { return l.Href == current }) {
+		current = ""
+	}
+	k := frameKey{p.Root, current, p.Synthetic, len(p.Nav)}
 	if f, ok := frames.Load(k); ok {
 		return f.([3]string), nil
 	}
 	stub := *p
 	stub.Title = titleMarker
+	stub.Current = current
 	var b bytes.Buffer
 	if err := pageTemplates[p.Kind].ExecuteTemplate(&b, "layout", &stub); err != nil {
 		return [3]string{}, err
