@@ -81,7 +81,10 @@ func TestAuditLinks(t *testing.T) {
 // encoding: it decodes to the text (or to a prefix of it when cut, within
 // the limit), and holds no <, > or & that could end the script element.
 func TestAppendJSONString(t *testing.T) {
-	for _, text := range append(slices.Clone(payloads), "", "plain", "tab\tline\nquote\"back\\slash\x01\x1f", "文心一言 深度研究 \u2028\u2029") {
+	for _, text := range append(slices.Clone(payloads), "", "plain", "tab\tline\nquote\"back\\slash\x01\x1f", "文心一言 深度研究 \u2028\u2029",
+		// three-byte sequences at the edges of the fast path: overlong,
+		// surrogate, U+2027 to U+202A, the last BMP rune, cut short
+		"a\xe0\x80\x80b", "\xed\xa0\x80", "\xe2\x80\xa7\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xaa", "\xef\xbf\xbf", "x\xe4\xb8", "\xe4\xb8\xad\xf0\x9f\x98\x80") {
 		checkJSONString(t, text, -1)
 		for _, n := range []int{0, 1, 5, 6, 7, 20, 1 << 20} {
 			checkJSONString(t, text, n)
