@@ -2,8 +2,10 @@ package site
 
 import (
 	"bytes"
+	"hash/maphash"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -48,13 +50,13 @@ const exchangeBudget = 256 << 10
 // the prompt every system was sent.
 const longString = 256
 
-// splitJSON cuts b into pieces that concatenate to b: every JSON string
-// token (from its opening quote to its closing one) of at least n bytes
-// is a piece of its own, and the bytes between them are pieces. It reads
+// splitJSON appends to out the pieces b is cut into, which concatenate
+// to b: every JSON string token (from its opening quote to its closing
+// one) of at least n bytes is a piece of its own, and the bytes between
+// them are pieces. It reads
 // any bytes (an unterminated string runs to the end), so that hostile
 // stored bytes still split in one pass.
-func splitJSON(b []byte, n int) [][]byte {
-	var out [][]byte
+func splitJSON(out [][]byte, b []byte, n int) [][]byte {
 	lit := 0 // start of the pending literal
 	for i := 0; i < len(b); {
 		q := bytes.IndexByte(b[i:], '"')
@@ -109,10 +111,25 @@ type exchangeSet struct {
 	lookup ExchangeLookup
 	keys   map[string]int // key -> index in xs
 	xs     []pageExchange
-	owner  []int          // the detail whose entry lists each exchange
-	pieces map[string]int // piece -> index in the block's strings
-	strs   [][]byte       // encoded pieces, in index order
-	size   int            // bytes of strs
+	owner  []int // the detail whose entry lists each exchange
+	// The pieces of the block, in index order: their encodings in enc,
+	// each followed by a comma, and the pieces themselves in raw, piece
+	// k at raw[rawAt[k]:rawAt[k+1]]. A piece is found by its hash in
+	// byHash, or, when another piece has its hash, in other. One buffer
+	// of each per page, not a string per piece: the texts are 100 MB of
+	// a full-scale site, and copying each piece into a map key and an
+	// encoding of its own was a fifth of the exchanges' cost.
+	seed   maphash.Seed
+	hashFn func([]byte) uint64 // replaces maphash in tests
+	byHash map[uint64]int
+	other  map[string]int
+	raw    []byte
+	rawAt  []int
+	enc    []byte
+	idx    []int // the pieces of the embedded exchanges; see pageExchange
+	// scratch of fetch: the pieces of an exchange and their hashes
+	split  [][]byte
+	hashes []uint64
 	// full is set once an exchange did not fit: later ones are looked
 	// up without their texts
 	full bool
@@ -127,7 +144,8 @@ type pageExchange struct {
 	name string // the judge or the system
 	x    *Exchange
 	err  error
-	// req and resp index strs; nil when the texts are not embedded.
+	// req and resp are the indexes of the pieces of the request and the
+	// response; nil when the texts are not embedded.
 	req, resp []int
 	embedded  bool
 	tried     bool // fetch has looked it up
@@ -144,7 +162,7 @@ func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
 		return i
 	}
 	if s.keys == nil {
-		s.keys, s.pieces, s.left = map[string]int{}, map[string]int{}, map[string]bool{}
+		s.keys, s.left = map[string]int{}, map[string]bool{}
 	}
 	if len(s.xs) >= maxExchanges {
 		s.left[c.Key] = true
@@ -154,6 +172,67 @@ func (s *exchangeSet) add(call *analysis.Call, role, name string) int {
 	s.keys[c.Key] = len(s.xs)
 	s.xs = append(s.xs, px)
 	return len(s.xs) - 1
+}
+
+// pieces is the number of pieces in the block.
+func (s *exchangeSet) pieces() int { return max(len(s.rawAt)-1, 0) }
+
+// hash is the hash of piece p.
+func (s *exchangeSet) hash(p []byte) uint64 {
+	if s.hashFn != nil {
+		return s.hashFn(p)
+	}
+	return maphash.Bytes(s.seed, p)
+}
+
+// find returns the index of piece p, whose hash is h, or -1.
+func (s *exchangeSet) find(p []byte, h uint64) int {
+	if k, ok := s.byHash[h]; ok && bytes.Equal(s.raw[s.rawAt[k]:s.rawAt[k+1]], p) {
+		return k
+	}
+	if k, ok := s.other[string(p)]; ok {
+		return k
+	}
+	return -1
+}
+
+// insert adds piece p, whose hash is h, to the block.
+func (s *exchangeSet) insert(p []byte, h uint64) int {
+	if len(s.rawAt) == 0 {
+		s.rawAt = append(s.rawAt, 0)
+	}
+	k := s.pieces()
+	if _, taken := s.byHash[h]; taken {
+		if s.other == nil {
+			s.other = map[string]int{}
+		}
+		s.other[string(p)] = k
+	} else {
+		s.byHash[h] = k
+	}
+	s.raw = append(s.raw, p...)
+	s.rawAt = append(s.rawAt, len(s.raw))
+	// p is read, not kept: appendJSONString copies what it writes
+	s.enc, _ = appendJSONString(s.enc, bytesString(p), -1)
+	s.enc = append(s.enc, ',')
+	return k
+}
+
+// truncate drops the pieces from index n on, whose encodings start at
+// enc[e].
+func (s *exchangeSet) truncate(n, e int) {
+	for k := n; k < s.pieces(); k++ {
+		p := s.raw[s.rawAt[k]:s.rawAt[k+1]]
+		if h := s.hash(p); s.byHash[h] == k {
+			delete(s.byHash, h)
+		} else {
+			delete(s.other, string(p))
+		}
+	}
+	if s.pieces() > n {
+		s.raw, s.rawAt = s.raw[:s.rawAt[n]], s.rawAt[:n+1]
+	}
+	s.enc = s.enc[:e]
 }
 
 // fetch looks exchange i up and puts its texts into the page's block
@@ -181,54 +260,51 @@ func (s *exchangeSet) fetch(i int) {
 	x := *px.x // a copy: the lookup's value is not ours to change
 	px.x = &x
 	defer func() { x.Request, x.Response = nil, nil }()
-	reqP, respP := splitJSON(px.x.Request, longString), splitJSON(px.x.Response, longString)
+	s.split = splitJSON(s.split[:0], x.Request, longString)
+	nreq := len(s.split)
+	s.split = splitJSON(s.split, x.Response, longString)
+	if s.byHash == nil {
+		s.seed, s.byHash = maphash.MakeSeed(), map[uint64]int{}
+	}
+	s.hashes = s.hashes[:0]
 	raw := 0
-	for _, ps := range [][][]byte{reqP, respP} {
-		for _, p := range ps {
-			if _, ok := s.pieces[string(p)]; !ok {
-				raw += len(p)
-			}
+	for _, p := range s.split {
+		h := s.hash(p)
+		s.hashes = append(s.hashes, h)
+		if s.find(p, h) < 0 {
+			raw += len(p)
 		}
 	}
-	if s.size+raw > exchangeBudget {
+	if len(s.enc)+raw > exchangeBudget {
 		s.full = true
 		return
 	}
 	// new pieces are encoded once, and kept only when all fit
-	added := map[string]int{}
-	var enc [][]byte
-	size := s.size
-	index := func(ps [][]byte) []int {
-		out := make([]int, 0, len(ps))
-		for _, p := range ps {
-			k, ok := s.pieces[string(p)]
-			if !ok {
-				if k, ok = added[string(p)]; !ok {
-					k = len(s.strs) + len(enc)
-					ps := string(p) // one copy, the key and the text
-					added[ps] = k
-					// room for the quotes and a few escapes, so that
-					// the encoding does not grow from nothing (the
-					// texts are 100 MB of a full-scale site)
-					e, _ := appendJSONString(make([]byte, 0, len(p)+len(p)/8+16), ps, -1)
-					enc = append(enc, e)
-					size += len(e) + 1
-				}
-			}
-			out = append(out, k)
+	n, e, at := s.pieces(), len(s.enc), len(s.idx)
+	for j, p := range s.split {
+		k := s.find(p, s.hashes[j])
+		if k < 0 {
+			k = s.insert(p, s.hashes[j])
 		}
-		return out
+		s.idx = append(s.idx, k)
 	}
-	req, resp := index(reqP), index(respP)
-	if size > exchangeBudget {
+	if len(s.enc) > exchangeBudget {
+		s.truncate(n, e)
+		s.idx = s.idx[:at]
 		s.full = true
 		return
 	}
-	for p, k := range added {
-		s.pieces[p] = k
+	px.req, px.resp = s.idx[at:at+nreq:at+nreq], s.idx[at+nreq:len(s.idx):len(s.idx)]
+	px.embedded = true
+}
+
+// bytesString is b as a string, without a copy, for a reader that does
+// not keep it while b may change.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	s.strs, s.size = append(s.strs, enc...), size
-	px.req, px.resp, px.embedded = req, resp, true
+	return unsafe.String(&b[0], len(b))
 }
 
 // appendBlock appends the page's exchange block: a JSON object with the
@@ -238,11 +314,8 @@ func (s *exchangeSet) appendBlock(b []byte, id string) []byte {
 	b = append(b, "\n<script type=\"application/json\" id=\""...)
 	b = append(b, id...)
 	b = append(b, `">{"s":[`...)
-	for i, e := range s.strs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, e...)
+	if len(s.enc) > 0 {
+		b = append(b, s.enc[:len(s.enc)-1]...) // the last comma
 	}
 	b = append(b, `],"x":[`...)
 	ints := func(ns []int) {

@@ -178,7 +178,7 @@ func TestSplitJSON(t *testing.T) {
 		{`"ab""cd"`, 4, []string{`"ab"`, `"cd"`}},
 	} {
 		var got []string
-		for _, p := range splitJSON([]byte(c.in), c.n) {
+		for _, p := range splitJSON(nil, []byte(c.in), c.n) {
 			got = append(got, string(p))
 		}
 		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
@@ -199,7 +199,7 @@ func FuzzSplitJSON(f *testing.F) {
 		if n < 1 {
 			n += 64
 		}
-		ps := splitJSON(b, n)
+		ps := splitJSON(nil, b, n)
 		var all []byte
 		for _, p := range ps {
 			if len(p) == 0 {
@@ -236,5 +236,104 @@ func TestExchangeTextsOnlyWhileRoom(t *testing.T) {
 		if px.embedded != (i < 2) || px.x == nil || px.x.Model != "m-"+px.call.Key || px.x.Request != nil {
 			t.Errorf("exchange %d: embedded %v, metadata %+v", i, px.embedded, px.x)
 		}
+	}
+}
+
+// blockOf fetches the exchanges of keys from lookup into a new set, with
+// hash as its piece hash when not nil, and returns the set and its block.
+func blockOf(t *testing.T, lookup ExchangeLookup, keys []string, hash func([]byte) uint64) (*exchangeSet, exchangeBlock) {
+	t.Helper()
+	xs := &exchangeSet{lookup: lookup, hashFn: hash}
+	for _, k := range keys {
+		xs.fetch(xs.add(&analysis.Call{Key: k}, "judge", "j"))
+	}
+	b := xs.appendBlock(nil, "x")
+	m := blockRE.FindSubmatch(bytes.ReplaceAll(b, []byte(`id="x"`), []byte(`id="exchanges"`)))
+	if m == nil {
+		t.Fatalf("no block in %q", b)
+	}
+	var blk exchangeBlock
+	if err := json.Unmarshal(m[1], &blk); err != nil {
+		t.Fatalf("block %s: %v", m[1], err)
+	}
+	return xs, blk
+}
+
+// joined is the text of pieces ix of blk.
+func joined(blk exchangeBlock, ix []int) string {
+	var sb strings.Builder
+	for _, i := range ix {
+		sb.WriteString(blk.S[i])
+	}
+	return sb.String()
+}
+
+// TestExchangePiecesAnyHash checks that a page's block does not depend
+// on how pieces are hashed: with every piece given the same hash (each
+// found by its bytes alone) the block is the one the real hash gives, its
+// pieces join to the exchanges' texts, and a piece quoted by several
+// exchanges is stored once.
+func TestExchangePiecesAnyHash(t *testing.T) {
+	quote := `"` + strings.Repeat("The shared report <b>quoted</b> by every judge. ", 20) + `"`
+	lookup := func(key string, texts bool) (*Exchange, error) {
+		req := `{"judge":"` + key + `","report":` + quote + `,"note":"` + strings.Repeat(key, 300) + `"}`
+		return &Exchange{Request: []byte(req), Response: []byte(`{"verdict":"yes ` + key + `"}`), Source: "sim"}, nil
+	}
+	keys := []string{"a", "b", "c", "d"}
+	_, want := blockOf(t, lookup, keys, nil)
+	xs, got := blockOf(t, lookup, keys, func([]byte) uint64 { return 7 })
+	if !slices.Equal(got.S, want.S) || len(got.X) != len(want.X) {
+		t.Fatalf("one hash for all gives strings %q, want %q", got.S, want.S)
+	}
+	for i, k := range keys {
+		x, _ := lookup(k, true)
+		if !xs.xs[i].embedded || joined(got, got.X[i][0]) != string(x.Request) || joined(got, got.X[i][1]) != string(x.Response) {
+			t.Errorf("exchange %s: pieces join to %q", k, joined(got, got.X[i][0]))
+		}
+	}
+	n := 0
+	for _, s := range got.S {
+		if strings.Contains(s, "The shared report") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the shared report is in %d strings, want 1", n)
+	}
+}
+
+// TestExchangeRollback gives a page an exchange whose raw text fits what
+// is left of exchangeBudget but whose encoding does not (every '<' takes
+// six bytes): it is not embedded, the block is what it was before it, and
+// the exchanges after it are asked for without texts.
+func TestExchangeRollback(t *testing.T) {
+	texts := map[string]string{
+		"a": `{"user":"` + strings.Repeat("plain text ", 10<<10) + `"}`, // 110 KB
+		"b": `{"user":"` + strings.Repeat("<", 100<<10) + `"}`,          // 100 KB raw, 600 KB encoded
+		"c": `{"user":"small"}`,
+	}
+	var asked []bool
+	lookup := func(key string, full bool) (*Exchange, error) {
+		asked = append(asked, full)
+		x := &Exchange{Source: "sim"}
+		if full {
+			x.Request, x.Response = []byte(texts[key]), []byte(`{"ok":true}`)
+		}
+		return x, nil
+	}
+	_, alone := blockOf(t, lookup, []string{"a"}, nil)
+	asked = nil
+	xs, blk := blockOf(t, lookup, []string{"a", "b", "c"}, nil)
+	if !slices.Equal(asked, []bool{true, true, false}) {
+		t.Errorf("texts asked %v", asked)
+	}
+	if !xs.xs[0].embedded || xs.xs[1].embedded || xs.xs[2].embedded {
+		t.Errorf("embedded: %v %v %v", xs.xs[0].embedded, xs.xs[1].embedded, xs.xs[2].embedded)
+	}
+	if !slices.Equal(blk.S, alone.S) || joined(blk, blk.X[0][0]) != texts["a"] || blk.X[1] != nil || blk.X[2] != nil {
+		t.Errorf("block after the rollback: %d strings, x %v", len(blk.S), blk.X[1:])
+	}
+	if len(xs.raw) != len(texts["a"])+len(`{"ok":true}`) || xs.pieces() != len(alone.S) {
+		t.Errorf("%d raw bytes and %d pieces kept", len(xs.raw), xs.pieces())
 	}
 }
