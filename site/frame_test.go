@@ -16,10 +16,8 @@ func TestTaskPagesShareFrame(t *testing.T) {
 	}
 	var shared sync.Map
 	tasks := 0
-	for _, p := range s.pages() {
-		if p.Task == nil {
-			continue
-		}
+	for _, g := range s.tasks["icbcbench"] {
+		p := s.taskPage(s.in.Results[0], g)
 		tasks++
 		got, err := frame(p, &shared)
 		if err != nil {

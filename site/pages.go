@@ -120,32 +120,36 @@ type systemBench struct {
 	Href   string
 	Name   string
 	Tables []*tableView
-	Tasks  taskLinks
+	Tasks  *taskLinks // nil when it has no task
 	// Provenance says where the system's outputs in this benchmark come
 	// from, when the run's provenance has a "system.BENCHMARK.NAME" entry.
 	Provenance string
 }
 
-// taskLinks are the links to a system's task pages in one benchmark.
-type taskLinks []link
+// taskLinks are the links to a system's task pages in one benchmark:
+// where its details are in the benchmark's task groups, in their order
+// (links made when the page is written, not kept for every detail).
+type taskLinks struct {
+	s     *site
+	bench string
+	at    [][2]int32 // group, and the detail in it
+}
 
 // Items writes the list items, the bytes the template would write for
 // them: a system can have thousands of tasks.
-func (ls taskLinks) Items() template.HTML {
-	size := 0
-	for _, l := range ls {
-		size += len(`<li><a href=""></a>: </li>`) + len(l.Href) + len(l.Text) + len(l.Note)
-	}
-	b := make([]byte, 0, size+size/8)
-	for _, l := range ls {
+func (ls *taskLinks) Items() template.HTML {
+	groups := ls.s.tasks[ls.bench]
+	var b []byte
+	for _, at := range ls.at {
+		d := groups[at[0]][at[1]]
 		b = append(b, `<li><a href="`...)
-		b = append(b, escapeHref(l.Href)...)
+		b = append(b, escapeHref(ls.s.taskHref(ls.bench, d.Task, "../")+"#"+ls.s.entryAnchor(ls.bench, d.System))...)
 		b = append(b, `">`...)
-		b = appendEscaped(b, l.Text)
+		b = appendEscaped(b, d.Task)
 		b = append(b, "</a>"...)
-		if l.Note != "" {
+		if d.Score != "" {
 			b = append(b, ": "...)
-			b = appendEscaped(b, l.Note)
+			b = appendEscaped(b, d.Score)
 		}
 		b = append(b, "</li>"...)
 	}
@@ -168,9 +172,10 @@ type taskView struct {
 	lookup  ExchangeLookup
 }
 
-// pages returns every page of the site, in a fixed order. Pages with
-// tables can be remade with fewer rows per table, should they come out
-// over MaxPage.
+// pages returns every page of the site but the task pages, in a fixed
+// order (taskPage makes those, one at a time as they are written). Pages
+// with tables can be remade with fewer rows per table, should they come
+// out over MaxPage.
 func (s *site) pages() []*page {
 	var out []*page
 	add := func(make func(rows int) *page, rows int) {
@@ -186,22 +191,23 @@ func (s *site) pages() []*page {
 	for _, sys := range s.systems {
 		add(func(rows int) *page { return s.systemPage(sys, rows) }, maxSystemRows)
 	}
-	for _, r := range s.in.Results {
-		out = append(out, s.taskPages(r)...)
-	}
 	return out
 }
 
 // newPage returns a page at p with the navigation filled in.
 func (s *site) newPage(kind, p, title string) *page {
 	root := strings.Repeat("../", strings.Count(p, "/"))
-	pg := &page{Kind: kind, Path: p, Root: root, Title: title, Synthetic: s.synthetic, Current: p}
-	pg.Nav = append(pg.Nav, link{Href: "index.html", Text: "Overview"})
+	return &page{Kind: kind, Path: p, Root: root, Title: title, Synthetic: s.synthetic, Current: p, Nav: s.nav}
+}
+
+// navigation returns the links every page's navigation holds, which the
+// pages share and only read.
+func (s *site) navigation() []link {
+	nav := []link{{Href: "index.html", Text: "Overview"}}
 	for _, r := range s.in.Results {
-		pg.Nav = append(pg.Nav, link{Href: s.benchSlug[r.Benchmark] + ".html", Text: title0(r)})
+		nav = append(nav, link{Href: s.benchSlug[r.Benchmark] + ".html", Text: title0(r)})
 	}
-	pg.Nav = append(pg.Nav, link{Href: "sensitivity.html", Text: "Sensitivity"})
-	return pg
+	return append(nav, link{Href: "sensitivity.html", Text: "Sensitivity"})
 }
 
 func title0(r *analysis.Result) string {
@@ -616,22 +622,22 @@ func naturalCompare(a, b string) int {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // groupTasks groups details by task, tasks (see naturalCompare) and
-// systems sorted. The
-// groups share one sorted copy of ds (ds itself when already sorted, as
-// analysis.Result documents).
-func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
-	order := func(a, b analysis.Detail) int {
+// systems sorted: pointers into ds, which are all a group holds of a
+// detail (a sorted copy of the details of a large bundle was a tenth of
+// the site's memory).
+func groupTasks(ds []analysis.Detail) [][]*analysis.Detail {
+	order := func(a, b *analysis.Detail) int {
 		if c := naturalCompare(a.Task, b.Task); c != 0 {
 			return c
 		}
 		return strings.Compare(a.System, b.System)
 	}
-	sorted := ds
-	if !slices.IsSortedFunc(ds, order) {
-		sorted = slices.Clone(ds)
-		slices.SortStableFunc(sorted, order)
+	sorted := make([]*analysis.Detail, len(ds))
+	for i := range ds {
+		sorted[i] = &ds[i]
 	}
-	var out [][]analysis.Detail
+	slices.SortStableFunc(sorted, order)
+	var out [][]*analysis.Detail
 	start := 0
 	for i := 1; i <= len(sorted); i++ {
 		if i == len(sorted) || sorted[i].Task != sorted[i-1].Task {
@@ -642,40 +648,41 @@ func groupTasks(ds []analysis.Detail) [][]analysis.Detail {
 	return out
 }
 
-func (s *site) taskPages(r *analysis.Result) []*page {
-	var out []*page
-	for _, g := range s.tasks[r.Benchmark] {
-		task := g[0].Task
-		p := s.taskHref(r.Benchmark, task, "")
-		pg := s.newPage("task", p, task+" – "+title0(r))
-		v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, details: g, lookup: s.in.Exchanges}
-		if s.in.TaskDetails != nil {
-			// loaded when the page is written (see taskView.prepare)
-			bench := r.Benchmark
-			v.load = func() ([]analysis.Detail, error) { return s.loadTask(bench, g) }
-		}
+// taskPage returns the page of task group g of r (see groupTasks).
+func (s *site) taskPage(r *analysis.Result, g []*analysis.Detail) *page {
+	task := g[0].Task
+	p := s.taskHref(r.Benchmark, task, "")
+	pg := s.newPage("task", p, task+" – "+title0(r))
+	v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, lookup: s.in.Exchanges}
+	if s.in.TaskDetails != nil {
+		// loaded when the page is written (see taskView.prepare)
+		bench := r.Benchmark
+		v.load = func() ([]analysis.Detail, error) { return s.loadTask(bench, g) }
+	} else {
 		for _, d := range g {
-			href := ""
-			if sys := s.canonical(r.Benchmark, d.System); sys != nil {
-				href = "../../systems/" + sys.Slug + ".html"
-			}
-			v.hrefs = append(v.hrefs, href)
-			a := s.entryAnchor(r.Benchmark, d.System)
-			if slices.Contains(v.anchors, a) {
-				a += "-" + itoa(len(v.anchors))
-			}
-			v.anchors = append(v.anchors, a)
+			v.details = append(v.details, *d)
 		}
-		pg.Task = v
-		out = append(out, pg)
 	}
-	return out
+	for _, d := range g {
+		href := ""
+		if sys := s.canonical(r.Benchmark, d.System); sys != nil {
+			href = "../../systems/" + sys.Slug + ".html"
+		}
+		v.hrefs = append(v.hrefs, href)
+		a := s.entryAnchor(r.Benchmark, d.System)
+		if slices.Contains(v.anchors, a) {
+			a += "-" + itoa(len(v.anchors))
+		}
+		v.anchors = append(v.anchors, a)
+	}
+	pg.Task = v
+	return pg
 }
 
 // loadTask returns the full details of the task of the group g of
 // benchmark bench through Input.TaskDetails, in the order of g: sorted by
 // system, ties in the order loaded, as groupTasks sorts them.
-func (s *site) loadTask(bench string, g []analysis.Detail) ([]analysis.Detail, error) {
+func (s *site) loadTask(bench string, g []*analysis.Detail) ([]analysis.Detail, error) {
 	ds, err := s.in.TaskDetails(bench, g[0].Task)
 	if err != nil {
 		return nil, err

@@ -220,29 +220,38 @@ func render(in Input, emit func(file) error) error {
 	var g errgroup.Group
 	// twice the CPUs: a page's goroutine also waits on the disk
 	g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	write := func(p *page) error {
+		buf := buffers.Get().(*pageBuffer)
+		defer buffers.Put(buf)
+		for {
+			data, err := buf.render(p, &frames)
+			if err != nil {
+				return fmt.Errorf("page %s: %w", p.Path, err)
+			}
+			if len(data) <= MaxPage || p.remake == nil || p.rows <= minRows {
+				break
+			}
+			// too big: the same page with a quarter of the rows per
+			// table, the notes saying so
+			rows := max(p.rows/4, minRows)
+			p = p.remake(rows)
+			p.rows = rows
+		}
+		if len(buf.page) > MaxPage {
+			return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, len(buf.page), MaxPage)
+		}
+		return emit(file{p.Path, buf.page})
+	}
 	for _, p := range pages {
-		g.Go(func() error {
-			buf := buffers.Get().(*pageBuffer)
-			defer buffers.Put(buf)
-			for {
-				data, err := buf.render(p, &frames)
-				if err != nil {
-					return fmt.Errorf("page %s: %w", p.Path, err)
-				}
-				if len(data) <= MaxPage || p.remake == nil || p.rows <= minRows {
-					break
-				}
-				// too big: the same page with a quarter of the rows per
-				// table, the notes saying so
-				rows := max(p.rows/4, minRows)
-				p = p.remake(rows)
-				p.rows = rows
-			}
-			if len(buf.page) > MaxPage {
-				return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, len(buf.page), MaxPage)
-			}
-			return emit(file{p.Path, buf.page})
-		})
+		g.Go(func() error { return write(p) })
+	}
+	// A task page is made when it is written, not before: what a site
+	// holds at once of its task pages is the pages being written (Go
+	// waits for a free goroutine), whatever the number of tasks.
+	for _, r := range s.in.Results {
+		for _, tg := range s.tasks[r.Benchmark] {
+			g.Go(func() error { return write(s.taskPage(r, tg)) })
+		}
 	}
 	return g.Wait()
 }
@@ -346,12 +355,13 @@ type site struct {
 	synthetic bool
 	benchSlug map[string]string // benchmark -> page stem
 	sysSlug   *slugger
-	taskSlug  map[string]*slugger            // per benchmark
-	systems   []*system                      // sorted by canonical name
-	byName    map[[2]string]*system          // benchmark and name there -> system
-	tasks     map[string][][]analysis.Detail // benchmark -> groupTasks of its details
-	sysTasks  map[[2]string]taskLinks        // benchmark and system -> links to its task pages from a system page
-	downloads map[string]bool                // in.Downloads
+	taskSlug  map[string]*slugger             // per benchmark
+	systems   []*system                       // sorted by canonical name
+	byName    map[[2]string]*system           // benchmark and name there -> system
+	tasks     map[string][][]*analysis.Detail // benchmark -> groupTasks of its details
+	sysTasks  map[[2]string]*taskLinks        // benchmark and system -> links to its task pages from a system page
+	downloads map[string]bool                 // in.Downloads
+	nav       []link                          // every page's navigation
 	mu        sync.Mutex
 	err       error // the first error met while rendering
 }
@@ -409,6 +419,7 @@ func newSite(in Input) (*site, error) {
 		}
 		s.taskSlug[r.Benchmark] = ts
 	}
+	s.nav = s.navigation()
 	s.downloads = map[string]bool{}
 	for _, p := range in.Downloads {
 		s.downloads[p] = true
@@ -449,14 +460,19 @@ func newSite(in Input) (*site, error) {
 			s.byName[[2]string{bench, n}] = sys
 		}
 	}
-	s.tasks = map[string][][]analysis.Detail{}
-	s.sysTasks = map[[2]string]taskLinks{}
+	s.tasks = map[string][][]*analysis.Detail{}
+	s.sysTasks = map[[2]string]*taskLinks{}
 	for _, r := range in.Results {
 		s.tasks[r.Benchmark] = groupTasks(r.Details)
-		for _, g := range s.tasks[r.Benchmark] {
-			for _, d := range g {
+		for i, g := range s.tasks[r.Benchmark] {
+			for j, d := range g {
 				k := [2]string{r.Benchmark, d.System}
-				s.sysTasks[k] = append(s.sysTasks[k], link{Href: s.taskHref(r.Benchmark, d.Task, "../") + "#" + s.entryAnchor(r.Benchmark, d.System), Text: d.Task, Note: d.Score})
+				ls := s.sysTasks[k]
+				if ls == nil {
+					ls = &taskLinks{s: s, bench: r.Benchmark}
+					s.sysTasks[k] = ls
+				}
+				ls.at = append(ls.at, [2]int32{int32(i), int32(j)})
 			}
 		}
 	}
