@@ -242,7 +242,8 @@ func render(in Input, emit func(file) error) error {
 		}
 		return emit(file{p.Path, buf.page})
 	}
-	for _, p := range pages {
+	for i, p := range pages {
+		pages[i] = nil // held by its goroutine alone, and let go once written
 		g.Go(func() error { return write(p) })
 	}
 	// A task page is made when it is written, not before: what a site

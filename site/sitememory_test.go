@@ -1,0 +1,78 @@
+package site
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/finrepro/finrepro/analysis"
+)
+
+// siteHeap writes the site of a benchmark of tasks tasks with 4 systems
+// each, listed details and a loader, and returns the live heap the
+// writing adds to its input, at its peak (sampled after a collection
+// every 200 task pages).
+func siteHeap(t *testing.T, tasks int) uint64 {
+	r := &analysis.Result{Benchmark: "b", Title: "B", Scores: map[string]float64{}}
+	for s := range 4 {
+		r.Ranking = append(r.Ranking, fmt.Sprintf("system-%02d", s))
+	}
+	for k := range tasks {
+		task := fmt.Sprintf("task-%05d", k)
+		for _, sys := range r.Ranking {
+			r.Details = append(r.Details, analysis.Detail{Task: task, System: sys, Question: "Question", Score: "58.0/100"})
+		}
+	}
+	var mu sync.Mutex
+	var base, peak uint64
+	loads := 0
+	in := Input{Results: []*analysis.Result{r}, TaskDetails: func(bench, task string) ([]analysis.Detail, error) {
+		var ds []analysis.Detail
+		for _, sys := range r.Ranking {
+			ds = append(ds, analysis.Detail{Task: task, System: sys, Question: "Question", Output: "An output.", Score: "58.0/100"})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if loads++; loads%200 == 0 {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+		return ds, nil
+	}}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base = ms.HeapAlloc
+	if _, err := WriteHashed(t.TempDir(), in); err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(r)
+	if peak < base {
+		return 0
+	}
+	return peak - base
+}
+
+// TestSiteMemoryPerTask checks that what the site keeps per task while
+// it writes its pages stays small: the task's slug and group, pointers to
+// its listed details and their place in their system's task list, not a
+// page, a frame or links made in advance for each. From 3,000 to 9,000
+// tasks (the benchmark page lists 2,000 tasks at most, so its buffers are
+// the same size) the live heap the writing adds grows by at most 1,500
+// bytes a task (about 1 KB: the slugs, the groups, the file sums and
+// what the heap needs around them); making every task page before
+// writing any took about 2.7 KB a task.
+func TestSiteMemoryPerTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes two sites of 3,000 and 9,000 task pages")
+	}
+	small, large := siteHeap(t, 3000), siteHeap(t, 9000)
+	per := (float64(large) - float64(small)) / 6000
+	t.Logf("live heap the site adds: %.2f MB with 3,000 tasks, %.2f MB with 9,000: %.0f bytes a task", float64(small)/(1<<20), float64(large)/(1<<20), per)
+	if per > 1500 {
+		t.Errorf("the site keeps %.0f bytes a task", per)
+	}
+}
