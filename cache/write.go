@@ -131,9 +131,9 @@ func (s *Store) prepare(x *Exchange, c []byte) *prepared {
 	}
 	s.mu.RLock()
 	d := s.writeDict
-	_, stored := s.recs[p.key]
-	haveReq := len(s.objs[Digest(p.key)]) > 0
-	haveResp := len(s.objs[p.resp]) > 0
+	_, stored := s.lookup(p.key)
+	haveReq := s.hasObj(Digest(p.key))
+	haveResp := s.hasObj(p.resp)
 	s.mu.RUnlock()
 	if d == nil || stored || s.packFormat != 1 {
 		return p
@@ -159,13 +159,14 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	}
 	s := b.s
 	s.mu.RLock()
-	r, stored := s.recs[k]
+	r, stored := s.lookup(k)
+	inStore := stored
 	var storedResp Digest
 	if stored {
-		storedResp = r.resp
+		storedResp = s.respID(r)
 	}
-	haveReq := len(s.objs[Digest(k)]) > 0
-	haveResp := len(s.objs[resp]) > 0
+	haveReq := s.hasObj(Digest(k))
+	haveResp := s.hasObj(resp)
 	s.mu.RUnlock()
 	if !stored {
 		storedResp, stored = b.keys[k]
@@ -179,9 +180,12 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 		if storedResp != resp && s.opt.Verify {
 			// A local id (a response stored without its digest) is
 			// compared by its content.
-			d, err := s.contentDigest(storedResp)
-			if err != nil {
-				return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+			d := storedResp
+			if inStore {
+				var err error
+				if d, err = s.respDigest(k, r); err != nil {
+					return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+				}
 			}
 			if d != resp {
 				return k, false, &ConflictError{Key: k, Stored: d, Posted: resp}
@@ -298,10 +302,12 @@ func (b *Batch) flushAny() error {
 	}
 	s.mu.Lock()
 	if _, dup := s.packs[name]; !dup {
-		if err := s.addIndex(p, ix); err != nil {
+		var runs indexRuns
+		if err := s.addIndex(p, ix, nil, nil, &runs); err != nil {
 			s.mu.Unlock()
 			return fmt.Errorf("cache: flush: %w", err)
 		}
+		s.addRuns(&runs)
 		s.packs[name] = p
 	}
 	s.mu.Unlock()
