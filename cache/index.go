@@ -45,7 +45,8 @@ type packMem struct {
 	// objects: objs1 (format 1) or objs2 (format 2), in pack order.
 	objs1  []obj1
 	objs2  []obj2
-	end1   int64 // format 1: where the last object ends (the index frame)
+	end1   int64   // format 1: where the last object ends (the index frame)
+	wide1  []int64 // format 1: the objects' offsets, in a pack of 4 GiB or more
 	blocks []blockLoc
 	// named are the objects that carry a digest of their own, sorted
 	// by digest.
@@ -59,9 +60,9 @@ type packMem struct {
 }
 
 // obj1 locates an object of a format-1 pack: its frame starts at off
-// and ends where the next one starts.
+// (or wide1's entry) and ends where the next one starts.
 type obj1 struct {
-	off  int64
+	off  uint32
 	raw  uint32 // uncompressed length (saturated: see satLen)
 	name int32  // index in named, or noName
 }
@@ -226,8 +227,14 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 		}
 	} else {
 		m.objs1 = make([]obj1, nobj)
+		if m.end1 > 1<<32-1 {
+			m.wide1 = make([]int64, nobj)
+		}
 		for i, o := range ix.objs {
-			m.objs1[i] = obj1{off: o.off, raw: satLen(o.rawLen), name: names[i]}
+			m.objs1[i] = obj1{off: uint32(o.off), raw: satLen(o.rawLen), name: names[i]}
+			if m.wide1 != nil {
+				m.wide1[i] = o.off
+			}
 		}
 	}
 	metas := make([][]byte, len(perm))
@@ -242,12 +249,11 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 // where returns the location of object i as the readers take it.
 func (m *packMem) where(i int) where {
 	if !m.v2 {
-		o := m.objs1[i]
-		end := m.end1
+		off, end := m.off1(i), m.end1
 		if i+1 < len(m.objs1) {
-			end = m.objs1[i+1].off
+			end = m.off1(i + 1)
 		}
-		return where{off: o.off, clen: end - o.off, rawLen: rawLen(o.raw)}
+		return where{off: off, clen: end - off, rawLen: rawLen(m.objs1[i].raw)}
 	}
 	o := m.objs2[i]
 	b := &m.blocks[o.blk]
@@ -257,6 +263,14 @@ func (m *packMem) where(i int) where {
 		w.base = &bw
 	}
 	return w
+}
+
+// off1 returns the offset of object i of a format-1 pack.
+func (m *packMem) off1(i int) int64 {
+	if m.wide1 != nil {
+		return m.wide1[i]
+	}
+	return int64(m.objs1[i].off)
 }
 
 // rawLen undoes satLen: the largest uint32 stands for more than any
@@ -434,10 +448,9 @@ func (x *sortedRefs[R]) compact(name func(*R) *[32]byte, live func(*R) bool) {
 	all := mergeRuns([][]R{x.base, x.tail}, name)
 	all = slices.DeleteFunc(all, func(r R) bool { return !live(&r) })
 	x.base, x.tail, x.dead = slices.Clip(all), nil, 0
-	x.bits = 0
-	if n := len(x.base); n > 1 {
-		x.bits = uint(min(24, bits.Len(uint(n))-1))
-	}
+	// About four entries per prefix: a lookup compares a few keys
+	// of one cache line or two, and the table costs a byte an entry.
+	x.bits = uint(min(24, max(0, bits.Len(uint(len(x.base)))-3)))
 	x.starts = make([]uint32, 1<<x.bits+1)
 	j := 0
 	for p := range 1 << x.bits {
@@ -636,8 +649,8 @@ func (s *Store) addMem(p *pack, m *packMem, keys []Key, runs *indexRuns) {
 
 // indexRuns are the entries of packs being added.
 type indexRuns struct {
-	recs    [][]recRef
-	objs    [][]objRef
+	recs [][]recRef
+	objs [][]objRef
 }
 
 // addRuns adds what addMem gathered to the sorted arrays.

@@ -127,8 +127,8 @@ type Store struct {
 	plainDec  *zstd.Decoder // objects of packs without a dictionary
 	metaDec   *zstd.Decoder // the in-memory index's groups of metas
 
-	mu        sync.RWMutex
-	packs     map[string]*pack
+	mu    sync.RWMutex
+	packs map[string]*pack
 	// byID are the packs of the index by id (pack.id), recIx the
 	// records by key and objIx the objects with a digest of their own
 	// by digest (index.go).
