@@ -415,21 +415,35 @@ func prefix(name *[32]byte, bits uint) uint32 {
 
 // run returns the entries of xs (sorted by name) named n.
 func run[R any](xs []R, n *[32]byte, name func(*R) *[32]byte) []R {
-	lo, _ := slices.BinarySearchFunc(xs, n, func(r R, n *[32]byte) int { return bytes.Compare(name(&r)[:], n[:]) })
-	hi := lo
+	lo, hi := 0, len(xs)
+	for hi-lo > 8 { // binary search down to a few entries, then scan
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(name(&xs[mid])[:], n[:]) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	for lo < len(xs) && bytes.Compare(name(&xs[lo])[:], n[:]) < 0 {
+		lo++
+	}
+	hi = lo
 	for hi < len(xs) && *name(&xs[hi]) == *n {
 		hi++
 	}
 	return xs[lo:hi]
 }
 
-// find appends to dst the entries named n.
-func (x *sortedRefs[R]) find(dst []R, n *[32]byte, name func(*R) *[32]byte) []R {
+// find returns the entries named n in the base and in the tail.
+func (x *sortedRefs[R]) find(n *[32]byte, name func(*R) *[32]byte) (base, tail []R) {
 	if len(x.base) > 0 {
 		p := prefix(n, x.bits)
-		dst = append(dst, run(x.base[x.starts[p]:x.starts[p+1]], n, name)...)
+		base = run(x.base[x.starts[p]:x.starts[p+1]], n, name)
 	}
-	return append(dst, run(x.tail, n, name)...)
+	if len(x.tail) > 0 {
+		tail = run(x.tail, n, name)
+	}
+	return base, tail
 }
 
 // add adds runs, each sorted by name; entries for which live is false
@@ -550,28 +564,44 @@ type rec struct {
 
 // recsOf returns the live records of k.
 func (s *Store) recsOf(k Key) []recRef {
-	var buf [4]recRef
-	refs := s.recIx.find(buf[:0], (*[32]byte)(&k), recName)
-	return slices.DeleteFunc(refs, func(r recRef) bool { return !s.liveRec(&r) })
+	base, tail := s.recIx.find((*[32]byte)(&k), recName)
+	var out []recRef
+	for _, rr := range [2][]recRef{base, tail} {
+		for _, r := range rr {
+			if s.liveRec(&r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // lookup returns the record of k. Of several records of one key
 // (concurrent writers) the smallest response digest wins, then the
 // smallest pack name, so that every process resolves them alike.
 func (s *Store) lookup(k Key) (rec, bool) {
-	refs := s.recsOf(k)
-	if len(refs) == 0 {
-		return rec{}, false
-	}
-	best := rec{p: s.byID[refs[0].pack], i: int(refs[0].rec), dup: len(refs) - 1}
-	for _, r := range refs[1:] {
-		c := rec{p: s.byID[r.pack], i: int(r.rec), dup: len(refs) - 1}
-		a, b := s.respID(c), s.respID(best)
-		if x := cmpDigest(a, b); x < 0 || x == 0 && c.p.name < best.p.name {
-			best = c
+	base, tail := s.recIx.find((*[32]byte)(&k), recName)
+	var best rec
+	n := 0
+	for _, rr := range [2][]recRef{base, tail} {
+		for _, r := range rr {
+			if !s.liveRec(&r) {
+				continue
+			}
+			n++
+			c := rec{p: s.byID[r.pack], i: int(r.rec)}
+			if n == 1 {
+				best = c
+				continue
+			}
+			a, b := s.respID(c), s.respID(best)
+			if x := cmpDigest(a, b); x < 0 || x == 0 && c.p.name < best.p.name {
+				best = c
+			}
 		}
 	}
-	return best, true
+	best.dup = n - 1
+	return best, n > 0
 }
 
 // respID returns the digest of r's response, or its local id.
@@ -596,8 +626,8 @@ func (s *Store) respLoc(r rec) (objLoc, bool) {
 // and requests named by their records' keys.
 func (s *Store) locs(d Digest) []objLoc {
 	var out []objLoc
-	var buf [4]objRef
-	for _, r := range s.objIx.find(buf[:0], (*[32]byte)(&d), s.objName) {
+	base, tail := s.objIx.find((*[32]byte)(&d), s.objName)
+	for _, r := range slices.Concat(base, tail) {
 		if s.liveObj(&r) {
 			p := s.byID[r.pack]
 			out = append(out, objLoc{p, p.mem.where(int(p.mem.named[r.i].obj))})
@@ -614,10 +644,12 @@ func (s *Store) locs(d Digest) []objLoc {
 
 // hasObj reports whether some pack holds object d.
 func (s *Store) hasObj(d Digest) bool {
-	var buf [4]objRef
-	for _, r := range s.objIx.find(buf[:0], (*[32]byte)(&d), s.objName) {
-		if s.liveObj(&r) {
-			return true
+	base, tail := s.objIx.find((*[32]byte)(&d), s.objName)
+	for _, rr := range [2][]objRef{base, tail} {
+		for _, r := range rr {
+			if s.liveObj(&r) {
+				return true
+			}
 		}
 	}
 	for _, r := range s.recsOf(Key(d)) {
@@ -705,21 +737,33 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 	m := r.p.mem
 	g := r.i / metaGroup
 	count := min(metaGroup, len(m.recs)-g*metaGroup)
-	k := blockKey{r.p, -1 - int64(g)}
-	dec, _ := s.blocks.get(k)
-	if dec == nil {
-		b, compressed := m.metas.group(g)
-		if compressed {
-			var err error
-			if dec, err = s.metaDec.DecodeAll(b, nil); err != nil {
-				return nil, fmt.Errorf("meta group: %w", err)
-			}
-		} else {
-			dec = b
-		}
-		s.blocks.put(k, dec, true)
+	slot := &s.metaSlots[(uint(r.p.id)*0x9E3779B1+uint(g))%metaSlots]
+	if c := slot.Load(); c != nil && c.p == r.p && c.g == g {
+		return metaIn(c.dec, r.i%metaGroup, count)
 	}
+	b, compressed := m.metas.group(g)
+	dec := b
+	if compressed {
+		var err error
+		if dec, err = s.metaDec.DecodeAll(b, nil); err != nil {
+			return nil, fmt.Errorf("meta group: %w", err)
+		}
+	}
+	slot.Store(&metaSlot{r.p, g, dec})
 	return metaIn(dec, r.i%metaGroup, count)
+}
+
+// metaSlots is how many decoded groups of metas a store keeps, each in
+// the slot its pack and group hash to (at most 512 times 32 metas,
+// about 3 MB for the demo's), so that a walk in key order and reads of
+// neighbouring keys decode each group about once, without a lock.
+const metaSlots = 512
+
+// metaSlot is one decoded group of metas.
+type metaSlot struct {
+	p   *pack
+	g   int
+	dec []byte
 }
 
 // countObjects returns the number of distinct objects: digests of

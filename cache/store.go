@@ -120,6 +120,7 @@ type Store struct {
 	// the store's FORMAT (1 or 2).
 	packFormat, format int
 	blocks             blockCache
+	metaSlots          [metaSlots]atomic.Pointer[metaSlot]
 
 	indexEnc  *zstd.Encoder // indexes of format 1, at zstd's default level (byte-identical packs)
 	index2Enc *zstd.Encoder // indexes of format 2, at indexLevel
