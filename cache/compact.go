@@ -359,6 +359,7 @@ func (s *Store) forgetGone() error {
 	if len(gone) > 0 {
 		s.recIx.compact(recName, s.liveRec)
 		s.objIx.compact(s.objName, s.liveObj)
+		s.releaseGone()
 	}
 	s.mu.Unlock()
 	return s.refresh()

@@ -694,6 +694,21 @@ func (s *Store) addRuns(runs *indexRuns) {
 		s.objIx.add(runs.objs, s.objName, s.liveObj)
 	}
 	*runs = indexRuns{}
+	s.releaseGone()
+}
+
+// releaseGone lets go of the packs merged away or removed once no entry
+// of the sorted arrays names them any more, so that their in-memory
+// indexes are freed (reads under way keep what they hold).
+func (s *Store) releaseGone() {
+	if s.recIx.dead != 0 || s.objIx.dead != 0 {
+		return
+	}
+	for i, p := range s.byID {
+		if p != nil && p.gone.Load() {
+			s.byID[i] = nil
+		}
+	}
 }
 
 // dropMem marks pack p's entries dead: lookups skip them and the next
