@@ -500,7 +500,23 @@ func mergeRuns[R any](runs [][]R, name func(*R) *[32]byte) []R {
 }
 
 func merge2[R any](a, b []R, name func(*R) *[32]byte) []R {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
 	out := make([]R, 0, len(a)+len(b))
+	if len(b) < len(a)/16 {
+		// A few entries into many (a pack written into a large
+		// tail): each finds its place by binary search, and the
+		// entries between are copied in one piece.
+		for i := range b {
+			n := name(&b[i])
+			k, _ := slices.BinarySearchFunc(a, n, func(r R, n *[32]byte) int { return bytes.Compare(name(&r)[:], n[:]) })
+			out = append(out, a[:k]...)
+			out = append(out, b[i])
+			a = a[k:]
+		}
+		return append(out, a...)
+	}
 	for len(a) > 0 && len(b) > 0 {
 		if bytes.Compare(name(&b[0])[:], name(&a[0])[:]) < 0 {
 			out, b = append(out, b[0]), b[1:]
@@ -522,8 +538,13 @@ func (x *sortedRefs[R]) each(fn func(*R)) {
 	}
 }
 
-// sorted returns every entry for which keep is true, sorted by name.
+// sorted returns every entry for which keep is true, sorted by name:
+// the base itself when nothing was added or dropped since it was merged
+// (shared: not to be changed).
 func (x *sortedRefs[R]) sorted(name func(*R) *[32]byte, keep func(*R) bool) []R {
+	if len(x.tail) == 0 && x.dead == 0 {
+		return x.base
+	}
 	all := mergeRuns([][]R{x.base, x.tail}, name)
 	return slices.DeleteFunc(all, func(r R) bool { return !keep(&r) })
 }

@@ -798,7 +798,7 @@ func (s *Store) get(k Key, r rec) (*Exchange, error) {
 // (JSON); with withMeta false it leaves x.Meta empty (for callers that
 // use the meta JSON as it is).
 func (s *Store) getMeta(k Key, r rec, withMeta bool) (*Exchange, []byte, error) {
-	req, err := s.readRequest(k, r)
+	req, err := s.readObject(nil, Digest(k)) // any copy
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
@@ -825,11 +825,6 @@ func (s *Store) getMeta(k Key, r rec, withMeta bool) (*Exchange, []byte, error) 
 		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	return x, meta, nil
-}
-
-// readRequest returns the request object of key k, trying every copy.
-func (s *Store) readRequest(k Key, _ rec) ([]byte, error) {
-	return s.readObject(nil, Digest(k))
 }
 
 // readResponse appends the response of record r of key k to dst. When
