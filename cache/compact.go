@@ -251,7 +251,9 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		s.packs[name] = np
 	}
 	for _, sc := range srcs {
-		s.dropPack(sc.p)
+		if sc.p.name != name {
+			s.dropPack(sc.p)
+		}
 	}
 	s.addRuns(&runs)
 	s.mu.Unlock()
@@ -260,6 +262,9 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 	}
 	dirs := map[string]bool{}
 	for _, sc := range srcs {
+		if sc.p.name == name {
+			continue // the merged pack is this very file
+		}
 		if err := os.Remove(sc.p.path); err != nil && !isNotExist(err) {
 			return len(srcs), err
 		}

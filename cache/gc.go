@@ -164,9 +164,13 @@ func (s *Store) GC() (*GCStats, error) {
 		if err := b.flushRaw(&recs, st, true); err != nil {
 			return nil, err
 		}
-		// The new packs are durable: the old ones can go.
+		// The new packs are durable: the old ones can go, but for one
+		// written again byte for byte (the same name: the same file).
 		dirs := map[string]bool{}
 		for p := range rewrite {
+			if b.written[p.name] {
+				continue
+			}
 			if err := os.Remove(p.path); err != nil && !isNotExist(err) {
 				return nil, fmt.Errorf("cache: gc: %w", err)
 			}

@@ -2,13 +2,16 @@ package cache
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -203,4 +206,112 @@ func TestMetaArena(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWritersDisagree: two writers store the same request with
+// different responses, each in its own pack, and a third store sees
+// both records. Every store resolves them alike, as before the index
+// moved to sorted arrays: in format 1 the record with the smaller
+// response digest wins (the digests computed here with sha256), in
+// format 2, where each response is named by its place, the record of
+// the pack with the smaller name (its local id starts with the pack's
+// name). Stats counts one exchange and one conflict, and gc keeps the
+// winner alone.
+func TestWritersDisagree(t *testing.T) {
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
+			dir := t.TempDir()
+			resps := []string{`{"answer":"first"}`, `{"answer":"second"}`}
+			// Both open before either writes: neither sees the other's.
+			ws := []*Store{openTest(t, dir, Options{PackFormat: format, NoCompact: true}), openTest(t, dir, Options{PackFormat: format, NoCompact: true})}
+			for i, r := range resps {
+				if _, err := ws[i].Put(testExchange(1, r)); err != nil {
+					t.Fatal(err)
+				}
+				ws[i].Close()
+			}
+			var want string
+			if format == 1 {
+				a, b := sha256.Sum256([]byte(resps[0])), sha256.Sum256([]byte(resps[1]))
+				want = resps[0]
+				if bytes.Compare(b[:], a[:]) < 0 {
+					want = resps[1]
+				}
+			} else {
+				names := packNames(t, dir)
+				if len(names) != 2 {
+					t.Fatalf("%d packs, want 2", len(names))
+				}
+				// The pack of the smaller name holds the winner.
+				want = responseInPack(t, dir, names[0])
+			}
+			k, _ := testKey(t, testExchange(1, ""))
+			for range 2 { // two processes resolve alike
+				s := openTest(t, dir, Options{ReadOnly: true})
+				x, err := s.Get(k)
+				if err != nil || string(x.Response) != want {
+					t.Fatalf("got %s, %v; want %s", x.Response, err, want)
+				}
+				st, err := s.Stats()
+				if err != nil || st.Exchanges != 1 || st.Conflicts != 1 {
+					t.Fatalf("stats %+v, %v; want 1 exchange, 1 conflict", st, err)
+				}
+				s.Close()
+			}
+			s := openTest(t, dir, Options{PackFormat: format})
+			if _, err := s.GC(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.Stats()
+			if err != nil || st.Exchanges != 1 || st.Conflicts != 0 || st.Packs != 1 {
+				t.Fatalf("after gc: stats %+v, %v; want 1 exchange in 1 pack, no conflict", st, err)
+			}
+			if x, err := s.Get(k); err != nil || string(x.Response) != want {
+				t.Fatalf("after gc: got %s, %v; want %s", x.Response, err, want)
+			}
+		})
+	}
+}
+
+// packNames returns the names of the pack files of the store in dir,
+// sorted.
+func packNames(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, packsDir, "*", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".pack"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// responseInPack returns the response of the only record of pack name,
+// read from that pack's index and blocks alone.
+func responseInPack(t *testing.T, dir, name string) string {
+	t.Helper()
+	s := openTest(t, dir, Options{ReadOnly: true})
+	p := &pack{name: name, path: s.packPath(name)}
+	ix, _, err := s.loadPack(p.path)
+	if err != nil || len(ix.recs) != 1 || ix.v2 == nil || ix.v2.respAt[0] == 0 {
+		t.Fatalf("pack %s: %v", name, err)
+	}
+	raw, err := s.readAt(nil, objLoc{p, ix.objs[ix.v2.respAt[0]-1].where}, Digest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// testKey returns the key of x's request.
+func testKey(t *testing.T, x *Exchange) (Key, error) {
+	t.Helper()
+	k, err := reqkey.Of(x.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, nil
 }

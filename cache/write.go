@@ -57,6 +57,10 @@ type Batch struct {
 	loading     bool
 	pending     map[Key]Digest
 	pendingObjs map[Digest]bool
+
+	// written names the packs the batch has written, for gc, which
+	// must not remove a pack it has just written again byte for byte.
+	written map[string]bool
 }
 
 type item struct {
@@ -296,6 +300,10 @@ func (b *Batch) flushAny() error {
 	if err != nil {
 		return fmt.Errorf("cache: flush: %w", err)
 	}
+	if b.written == nil {
+		b.written = map[string]bool{}
+	}
+	b.written[name] = true
 	p := &pack{name: name, path: s.packPath(name), size: size}
 	if st, err := os.Stat(p.path); err == nil {
 		p.size = st.Size()
