@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -54,9 +53,16 @@ type packMem struct {
 	// recs are the pack's records, sorted by key.
 	recs []recInfo
 	// ext holds the response digests of the records whose response
-	// object is in another pack, by record position.
-	ext   map[uint32]Digest
+	// object is in another pack, in record order.
+	ext   []extResp
 	metas metaArena
+}
+
+// extResp is the response digest of record rec, whose response is in
+// another pack.
+type extResp struct {
+	rec uint32
+	d   Digest
 }
 
 // obj1 locates an object of a format-1 pack: its frame starts at off
@@ -143,10 +149,7 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 		for i, p := range perm {
 			m.recs[i] = recInfo{int32(v.reqAt[p]) - 1, int32(v.respAt[p]) - 1}
 			if v.respAt[p] == 0 {
-				if m.ext == nil {
-					m.ext = map[uint32]Digest{}
-				}
-				m.ext[uint32(i)] = ix.recs[p].resp
+				m.ext = append(m.ext, extResp{uint32(i), ix.recs[p].resp})
 			}
 		}
 	} else {
@@ -169,10 +172,7 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 				ri.resp = j
 				isResp[j] = true
 			} else {
-				if m.ext == nil {
-					m.ext = map[uint32]Digest{}
-				}
-				m.ext[uint32(i)] = r.resp
+				m.ext = append(m.ext, extResp{uint32(i), r.resp})
 			}
 			m.recs[i] = ri
 		}
@@ -192,6 +192,7 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 			}
 		}
 	}
+	m.ext = slices.Clip(m.ext)
 	m.named = make([]namedObj, 0, nNamed)
 	for i, n := range names {
 		if n == 0 {
@@ -549,13 +550,6 @@ func (x *sortedRefs[R]) sorted(name func(*R) *[32]byte, keep func(*R) bool) []R 
 	return slices.DeleteFunc(all, func(r R) bool { return !keep(&r) })
 }
 
-func cmpRecRef(a, b recRef) int {
-	if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.pack, b.pack)
-}
-
 // The store's side of the index; s.mu is held (read or write) by every
 // caller.
 
@@ -632,7 +626,8 @@ func (s *Store) respID(r rec) Digest {
 		d, _ := m.objDigest(r.p.name, int(j)) // a response has a name
 		return d
 	}
-	return m.ext[uint32(r.i)]
+	j, _ := slices.BinarySearchFunc(m.ext, uint32(r.i), func(e extResp, i uint32) int { return int(e.rec) - int(i) })
+	return m.ext[j].d
 }
 
 // respLoc returns where r's response is in its pack, if it is there.
