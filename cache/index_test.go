@@ -315,3 +315,71 @@ func testKey(t *testing.T, x *Exchange) (Key, error) {
 	}
 	return k, nil
 }
+
+// checkPackMem checks the in-memory index of an accepted pack index
+// against the index itself: every object's location, every record's key,
+// meta and objects, in key order.
+func checkPackMem(t *testing.T, ix *packIndex) {
+	t.Helper()
+	m, keys, err := buildPackMem(ix, compressMetas)
+	if err != nil {
+		return // an object 4 GiB or more into its block
+	}
+	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || len(m.recs) != len(ix.recs) {
+		t.Fatalf("%d objects, %d records; want %d, %d", m.nobjs(), len(keys), len(ix.objs), len(ix.recs))
+	}
+	same := func(a, b where) bool {
+		return a.off == b.off && a.clen == b.clen && a.v2 == b.v2 && a.blockRaw == b.blockRaw && a.at == b.at && a.slen == b.slen && a.local == b.local &&
+			(a.rawLen == b.rawLen || a.rawLen >= 1<<32-1 && b.rawLen == 1<<62) &&
+			(a.blockSum == nil) == (b.blockSum == nil) && (a.blockSum == nil || *a.blockSum == *b.blockSum)
+	}
+	pos := map[*where]int{}
+	for i := range ix.objs {
+		pos[&ix.objs[i].where] = i
+	}
+	for i, o := range ix.objs {
+		w := m.where(i)
+		if !same(o.where, w) || (o.base == nil) != (w.base == nil) || o.base != nil && !same(*o.base, *w.base) {
+			t.Fatalf("object %d: %+v in memory, %+v in the index", i, w, o.where)
+		}
+		if d, ok := m.objDigest("", i); ok && !o.local && d != o.digest {
+			t.Fatalf("object %d: digest %s in memory, %s in the index", i, d.Str(), o.digest.Str())
+		}
+	}
+	byKey := map[Key]int{}
+	for i, r := range ix.recs {
+		byKey[r.key] = i
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	for i, k := range keys {
+		if i > 0 && bytes.Compare(keys[i-1][:], k[:]) >= 0 {
+			t.Fatalf("keys out of order at %d", i)
+		}
+		j, ok := byKey[k]
+		if !ok {
+			t.Fatalf("key %s not in the index", k.Str())
+		}
+		g := i / metaGroup
+		b, compressed := m.metas.group(g)
+		if compressed {
+			if b, err = dec.DecodeAll(b, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		meta, err := metaIn(b, i%metaGroup, min(metaGroup, len(keys)-g*metaGroup))
+		if err != nil || !bytes.Equal(meta, ix.recs[j].meta) {
+			t.Fatalf("record %s: meta %q, %v; want %q", k.Str(), meta, err, ix.recs[j].meta)
+		}
+		ri := m.recs[i]
+		if ix.v2 != nil && (int(ri.req) != ix.v2.reqAt[j]-1 || int(ri.resp) != ix.v2.respAt[j]-1) {
+			t.Fatalf("record %s: objects %d, %d; want %d, %d", k.Str(), ri.req, ri.resp, ix.v2.reqAt[j]-1, ix.v2.respAt[j]-1)
+		}
+		if ix.v2 == nil && ri.req >= 0 && ix.objs[ri.req].digest != Digest(k) {
+			t.Fatalf("record %s: request object %d is %s", k.Str(), ri.req, ix.objs[ri.req].digest.Str())
+		}
+		if ix.v2 == nil && ri.resp >= 0 && ix.objs[ri.resp].digest != ix.recs[j].resp {
+			t.Fatalf("record %s: response object %d is %s", k.Str(), ri.resp, ix.objs[ri.resp].digest.Str())
+		}
+	}
+}
