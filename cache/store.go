@@ -438,6 +438,9 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 			l.ix, l.size, l.err = s.loadPack(s.packPath(name))
 			if l.err == nil {
 				l.mem, l.keys, l.err = buildPackMem(l.ix, compressMetas)
+				// Only the dictionary's name is needed further: the
+				// parsed index goes now, not once every pack is read.
+				l.ix = &packIndex{dict: l.ix.dict}
 			}
 			return nil
 		})
