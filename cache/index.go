@@ -321,21 +321,27 @@ func (m *packMem) locals() int {
 	return n
 }
 
-// metaGroup is how many records' metas are compressed together: 32
-// metas of the demo (about 6 KB) compress to about a tenth and decode in
-// a few microseconds.
-const metaGroup = 32
+// metaGroup is how many records' metas are compressed together at most,
+// and metaGroupBytes how many bytes of metas a group takes before it is
+// closed: 32 metas of the demo (about 6 KB) compress to about a tenth
+// and decode in a few microseconds, and a decoded group, kept in a slot
+// (metaSlots), is at most metaGroupBytes plus one meta.
+const (
+	metaGroup      = 32
+	metaGroupBytes = 8 << 10
+)
 
 // maxMetaGroupBytes bounds a decoded group of metas.
-const maxMetaGroupBytes = metaGroup * (MaxMetaBytes + binary.MaxVarintLen64)
+const maxMetaGroupBytes = metaGroupBytes + metaGroup*binary.MaxVarintLen64 + MaxMetaBytes
 
-// metaArena holds a pack's metas, in record order, in groups of
-// metaGroup: each group is the uvarint lengths of its metas, then the
+// metaArena holds a pack's metas, in record order, in groups (of
+// metaGroup metas or metaGroupBytes, whichever comes first): each group is the uvarint lengths of its metas, then the
 // metas, compressed as one zstd frame (or kept as it is when that is not
 // smaller).
 type metaArena struct {
-	blob []byte
-	ends []uint32 // end of each group in blob; rawGroup set: not compressed
+	blob  []byte
+	ends  []uint32 // end of each group in blob; rawGroup set: not compressed
+	first []uint32 // the first record of each group
 }
 
 const rawGroup = 1 << 31
@@ -343,8 +349,15 @@ const rawGroup = 1 << 31
 func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 	var a metaArena
 	var buf, out []byte
-	for lo := 0; lo < len(metas); lo += metaGroup {
-		g := metas[lo:min(lo+metaGroup, len(metas))]
+	for lo := 0; lo < len(metas); {
+		hi, size := lo, 0
+		for hi < len(metas) && hi-lo < metaGroup && (hi == lo || size+len(metas[hi]) <= metaGroupBytes) {
+			size += len(metas[hi])
+			hi++
+		}
+		g := metas[lo:hi]
+		a.first = append(a.first, uint32(lo))
+		lo = hi
 		buf = buf[:0]
 		for _, m := range g {
 			buf = binary.AppendUvarint(buf, uint64(len(m)))
@@ -361,7 +374,22 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		a.ends = append(a.ends, uint32(len(out))|flag)
 	}
 	a.blob = bytes.Clone(out) // exactly its size
+	a.ends, a.first = slices.Clip(a.ends), slices.Clip(a.first)
 	return a
+}
+
+// groupOf returns the group of record i of n, its first record and its
+// number of metas.
+func (a *metaArena) groupOf(i, n int) (g, first, count int) {
+	g, found := slices.BinarySearch(a.first, uint32(i))
+	if !found {
+		g--
+	}
+	end := n
+	if g+1 < len(a.first) {
+		end = int(a.first[g+1])
+	}
+	return g, int(a.first[g]), end - int(a.first[g])
 }
 
 // group returns the stored bytes of group g and whether they are
@@ -766,11 +794,10 @@ func (s *Store) winners(fn func(Key, rec)) {
 // recMeta returns the meta JSON of r (shared: not to be changed).
 func (s *Store) recMeta(r rec) ([]byte, error) {
 	m := r.p.mem
-	g := r.i / metaGroup
-	count := min(metaGroup, len(m.recs)-g*metaGroup)
+	g, first, count := m.metas.groupOf(r.i, len(m.recs))
 	slot := &s.metaSlots[(uint(r.p.id)*0x9E3779B1+uint(g))%metaSlots]
 	if c := slot.Load(); c != nil && c.p == r.p && c.g == g {
-		return metaIn(c.dec, r.i%metaGroup, count)
+		return metaIn(c.dec, r.i-first, count)
 	}
 	b, compressed := m.metas.group(g)
 	dec := b
@@ -781,12 +808,12 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 		}
 	}
 	slot.Store(&metaSlot{r.p, g, dec})
-	return metaIn(dec, r.i%metaGroup, count)
+	return metaIn(dec, r.i-first, count)
 }
 
 // metaSlots is how many decoded groups of metas a store keeps, each in
-// the slot its pack and group hash to (at most 512 times 32 metas,
-// about 3 MB for the demo's), so that a walk in key order and reads of
+// the slot its pack and group hash to (at most 512 groups of
+// maxMetaGroupBytes, 12 MB; about 3 MB for the demo's), so that a walk in key order and reads of
 // neighbouring keys decode each group about once, without a lock.
 const metaSlots = 512
 

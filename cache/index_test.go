@@ -171,7 +171,7 @@ func TestSortedRefs(t *testing.T) {
 // it was, compressed or not.
 func TestMetaArena(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, metaGroup - 1, metaGroup, metaGroup + 1, 5*metaGroup + 7} {
+	for _, n := range []int{0, 1, metaGroup - 1, metaGroup, metaGroup + 1, 5*metaGroup + 7, 200} {
 		metas := make([][]byte, n)
 		for i := range metas {
 			switch i % 3 {
@@ -180,7 +180,7 @@ func TestMetaArena(t *testing.T) {
 			case 1:
 				metas[i] = nil // an empty meta
 			default:
-				b := make([]byte, r.IntN(300))
+				b := make([]byte, r.IntN(300)+r.IntN(2)*r.IntN(MaxMetaBytes))
 				for j := range b {
 					b[j] = byte(r.Uint32())
 				}
@@ -190,7 +190,7 @@ func TestMetaArena(t *testing.T) {
 		for _, compress := range []func([]byte) []byte{compressMetas, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
 			a := packMetas(metas, compress)
 			for i, want := range metas {
-				g := i / metaGroup
+				g, first, count := a.groupOf(i, n)
 				b, compressed := a.group(g)
 				dec := b
 				if compressed {
@@ -199,7 +199,10 @@ func TestMetaArena(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				got, err := metaIn(dec, i%metaGroup, min(metaGroup, n-g*metaGroup))
+				if len(dec) > maxMetaGroupBytes {
+					t.Fatalf("a group of %d bytes, more than %d", len(dec), maxMetaGroupBytes)
+				}
+				got, err := metaIn(dec, i-first, count)
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("%d metas: meta %d: got %q, %v; want %q", n, i, got, err, want)
 				}
@@ -360,14 +363,14 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 		if !ok {
 			t.Fatalf("key %s not in the index", k.Str())
 		}
-		g := i / metaGroup
+		g, first, count := m.metas.groupOf(i, len(keys))
 		b, compressed := m.metas.group(g)
 		if compressed {
 			if b, err = dec.DecodeAll(b, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		meta, err := metaIn(b, i%metaGroup, min(metaGroup, len(keys)-g*metaGroup))
+		meta, err := metaIn(b, i-first, count)
 		if err != nil || !bytes.Equal(meta, ix.recs[j].meta) {
 			t.Fatalf("record %s: meta %q, %v; want %q", k.Str(), meta, err, ix.recs[j].meta)
 		}
