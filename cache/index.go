@@ -346,6 +346,9 @@ type metaArena struct {
 
 const rawGroup = 1 << 31
 
+// minCompressedGroup is the size under which a group is kept as it is.
+const minCompressedGroup = 256
+
 func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 	var a metaArena
 	var buf, out []byte
@@ -365,10 +368,13 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		for _, m := range g {
 			buf = append(buf, m...)
 		}
-		c := compress(buf)
-		flag := uint32(0)
-		if len(c) >= len(buf) {
-			c, flag = buf, rawGroup
+		// A group of one small meta (a pack of one Put) is not worth a
+		// frame.
+		c, flag := buf, uint32(rawGroup)
+		if len(buf) >= minCompressedGroup {
+			if z := compress(buf); len(z) < len(buf) {
+				c, flag = z, 0
+			}
 		}
 		out = append(out, c...)
 		a.ends = append(a.ends, uint32(len(out))|flag)
