@@ -220,3 +220,46 @@ func BenchmarkOpenReplayOne(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetMetaParallel reads metas from every processor at once, in
+// key order, as the site does.
+func BenchmarkGetMetaParallel(b *testing.B) {
+	s := loadedStore(b)
+	defer s.Close()
+	keys, err := s.Keys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := s.GetMeta(keys[i%len(keys)]); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkGetParallel reads exchanges from every processor at once.
+func BenchmarkGetParallel(b *testing.B) {
+	s := loadedStore(b)
+	defer s.Close()
+	keys, err := s.Keys()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := s.Get(keys[(i*7919)%len(keys)]); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}

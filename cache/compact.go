@@ -163,7 +163,7 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 		s.mu.RLock()
 		shared := false
 		for _, r := range ix.recs {
-			if w := s.recs[r.key]; w == nil || w.dup > 0 {
+			if len(s.recsOf(r.key)) != 1 {
 				shared = true
 				break
 			}
@@ -240,33 +240,31 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 	// The new pack replaces the old ones in memory before they go, so
 	// that this process's reads move to it at once.
 	s.mu.Lock()
-	np, exists := s.packs[name]
-	if !exists {
-		np = &pack{name: name, path: s.packPath(name), dict: srcs[0].p.dict, size: st.Size(), recs: len(ix.recs)}
+	var runs indexRuns
+	if _, exists := s.packs[name]; !exists {
+		np := &pack{name: name, path: s.packPath(name), size: st.Size()}
 		np.trusted.Store(s.knownGood(name))
-		s.packs[name] = np
-		for _, o := range ix.objs {
-			s.objs[o.digest] = append(s.objs[o.digest], objLoc{np, o.where})
+		if err := s.addIndex(np, ix, nil, nil, &runs); err != nil {
+			s.mu.Unlock()
+			return 0, err
 		}
+		s.packs[name] = np
 	}
 	for _, sc := range srcs {
-		s.dropPack(sc.p, sc.ix)
-	}
-	for _, r := range ix.recs {
-		if w := s.recs[r.key]; w == nil || w.p.gone.Load() {
-			dup := 0
-			if w != nil {
-				dup = w.dup
-			}
-			s.recs[r.key] = &rec{p: np, resp: r.resp, meta: r.meta, dup: dup}
+		if sc.p.name != name {
+			s.dropPack(sc.p)
 		}
 	}
+	s.addRuns(&runs)
 	s.mu.Unlock()
 	if mergedHook != nil {
 		mergedHook()
 	}
 	dirs := map[string]bool{}
 	for _, sc := range srcs {
+		if sc.p.name == name {
+			continue // the merged pack is this very file
+		}
 		if err := os.Remove(sc.p.path); err != nil && !isNotExist(err) {
 			return len(srcs), err
 		}
@@ -280,10 +278,9 @@ func (s *Store) mergePacks(sel []*pack) (int, error) {
 	return len(srcs), nil
 }
 
-// dropPack removes pack p, whose index is ix, from memory; s.mu is held.
-// Its records are left for the caller to replace. Its open file stays
-// open until Close, for reads already under way.
-func (s *Store) dropPack(p *pack, ix *packIndex) {
+// dropPack removes pack p from memory; s.mu is held. Its open file
+// stays open until Close, for reads already under way.
+func (s *Store) dropPack(p *pack) {
 	p.gone.Store(true)
 	s.dropped[p.name] = true
 	if s.packs[p.name] == p {
@@ -293,14 +290,7 @@ func (s *Store) dropPack(p *pack, ix *packIndex) {
 		s.retired = append(s.retired, p.f)
 		p.f = nil
 	}
-	for _, o := range ix.objs {
-		locs := slices.DeleteFunc(s.objs[o.digest], func(l objLoc) bool { return l.p == p })
-		if len(locs) == 0 {
-			delete(s.objs, o.digest)
-		} else {
-			s.objs[o.digest] = locs
-		}
-	}
+	s.dropMem(p)
 }
 
 // objectIn decodes object o of pack p, whose whole file is data, and
@@ -350,10 +340,10 @@ func (s *Store) readWholePack(p *pack) ([]byte, *packIndex, error) {
 }
 
 // forgetGone drops from memory the packs whose files another process has
-// removed (its compaction or gc) and rebuilds the index from the packs
-// that remain, then lists the packs again, so that their content is found
-// where it moved. (Records of a key in a removed pack may have shadowed
-// others of the same key, so the index is rebuilt rather than patched.)
+// removed (its compaction or gc), then lists the packs again, so that
+// their content is found where it moved. (Records of a key in a removed
+// pack may have shadowed others of the same key: lookups resolve the
+// records that remain.)
 func (s *Store) forgetGone() error {
 	s.mu.Lock()
 	var gone []*pack
@@ -369,30 +359,12 @@ func (s *Store) forgetGone() error {
 			s.retired = append(s.retired, p.f)
 			p.f = nil
 		}
+		s.dropMem(p)
 	}
 	if len(gone) > 0 {
-		s.recs = map[Key]*rec{}
-		s.objs = map[Digest][]objLoc{}
-		for _, name := range slices.Sorted(maps.Keys(s.packs)) {
-			p := s.packs[name]
-			p.recs = 0
-			if p.bad {
-				continue
-			}
-			ix, _, err := s.loadPack(p.path)
-			if err != nil {
-				if isNotExist(err) {
-					p.gone.Store(true)
-					delete(s.packs, name)
-					continue
-				}
-				s.packProblem(p, err)
-				continue
-			}
-			if err := s.addIndex(p, ix); err != nil {
-				s.packProblem(p, err)
-			}
-		}
+		s.recIx.compact(recName, s.liveRec)
+		s.objIx.compact(s.objName, s.liveObj)
+		s.releaseGone()
 	}
 	s.mu.Unlock()
 	return s.refresh()

@@ -249,6 +249,7 @@ func FuzzParsePackIndex2(f *testing.F) {
 		if err != nil {
 			return
 		}
+		checkPackMem(t, ix)
 		if !bytes.Equal(ix.marshal(), b) {
 			t.Fatal("index does not re-encode to the same bytes")
 		}

@@ -64,10 +64,10 @@ func (s *Store) GC() (*GCStats, error) {
 		infos = append(infos, packInfo{p, ix})
 	}
 	live := map[Digest]bool{}
-	for k, r := range s.recs {
+	s.winners(func(k Key, r rec) {
 		live[Digest(k)] = true
-		live[r.resp] = true
-	}
+		live[s.respID(r)] = true
+	})
 	// The keeper of an object is its copy in the first pack (by name).
 	keeper := map[Digest]*pack{}
 	for _, in := range infos {
@@ -97,7 +97,9 @@ func (s *Store) GC() (*GCStats, error) {
 			}
 		}
 		for _, r := range in.ix.recs {
-			if w := s.recs[r.key]; w.p != in.p || w.resp != r.resp {
+			// Keys are distinct within a pack: a record is live when
+			// its pack holds the record that wins.
+			if w, ok := s.lookup(r.key); !ok || w.p != in.p {
 				rewrite[in.p] = true
 			}
 		}
@@ -119,8 +121,8 @@ func (s *Store) GC() (*GCStats, error) {
 			}
 		}
 		for _, r := range in.ix.recs {
-			if w := s.recs[r.key]; w.p == in.p && w.resp == r.resp {
-				recs = append(recs, recEntry{r.key, r.resp, w.meta})
+			if w, ok := s.lookup(r.key); ok && w.p == in.p {
+				recs = append(recs, r)
 			}
 		}
 	}
@@ -162,9 +164,13 @@ func (s *Store) GC() (*GCStats, error) {
 		if err := b.flushRaw(&recs, st, true); err != nil {
 			return nil, err
 		}
-		// The new packs are durable: the old ones can go.
+		// The new packs are durable: the old ones can go, but for one
+		// written again byte for byte (the same name: the same file).
 		dirs := map[string]bool{}
 		for p := range rewrite {
+			if b.written[p.name] {
+				continue
+			}
 			if err := os.Remove(p.path); err != nil && !isNotExist(err) {
 				return nil, fmt.Errorf("cache: gc: %w", err)
 			}
@@ -228,8 +234,7 @@ func (s *Store) reload() error {
 		}
 	}
 	s.packs = map[string]*pack{}
-	s.recs = map[Key]*rec{}
-	s.objs = map[Digest][]objLoc{}
+	s.resetIndex()
 	s.problems = nil
 	s.mu.Unlock()
 	return s.refresh()

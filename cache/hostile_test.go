@@ -297,6 +297,7 @@ func FuzzReadPackIndex(f *testing.F) {
 			if err != nil || !bytes.Equal(again.marshal(), ix.marshal()) {
 				t.Errorf("accepted index does not round-trip: %v", err)
 			}
+			checkPackMem(t, ix)
 		}
 	})
 }

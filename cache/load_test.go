@@ -37,9 +37,13 @@ func TestLoadRepeatAcrossPacks(t *testing.T) {
 	if n := len(s.packs); n != len(lines) {
 		t.Errorf("%d packs, want one per exchange (%d)", n, len(lines))
 	}
-	for k, r := range s.recs {
-		if r.dup != 0 {
-			t.Errorf("key %s recorded %d more times", k.Str(), r.dup)
+	keys, err := s.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if n := len(s.recsOf(k)); n != 1 {
+			t.Errorf("key %s recorded %d times", k.Str(), n)
 		}
 	}
 	checkReadsBack(t, s, data)

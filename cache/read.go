@@ -23,9 +23,13 @@ func (s *Store) Keys() ([]Key, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	keys := keysOf(s.recs)
-	s.mu.RUnlock()
-	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	defer s.mu.RUnlock()
+	var keys []Key
+	for _, r := range s.recIx.sorted(recName, s.liveRec) {
+		if n := len(keys); n == 0 || keys[n-1] != r.key {
+			keys = append(keys, r.key)
+		}
+	}
 	return keys, nil
 }
 
@@ -76,14 +80,13 @@ func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) err
 					for i := lo; i < min(lo+per, len(w.keys)); i++ {
 						k := w.keys[i]
 						s.mu.RLock()
-						r := s.recs[k]
+						r, ok := s.lookup(k)
 						s.mu.RUnlock()
-						if r == nil { // dropped by a concurrent gc's reload
+						if !ok { // dropped by a concurrent gc's reload
 							w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
 							continue
 						}
-						w.xs[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
-						w.metas[i] = r.meta
+						w.xs[i], w.metas[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
 					}
 					return nil
 				})
@@ -157,19 +160,25 @@ func (s *Store) Stats() (*Stats, error) {
 		return nil, err
 	}
 	s.mu.RLock()
-	st := &Stats{Exchanges: len(s.recs), Objects: len(s.objs), Dicts: len(s.dicts)}
+	st := &Stats{Objects: s.countObjects(), Dicts: len(s.dicts)}
 	var dups []Key
 	by := [3]map[string]*Count{{}, {}, {}}
-	for k, r := range s.recs {
+	s.winners(func(k Key, r rec) {
+		st.Exchanges++
 		var m Meta
-		_ = decodeMeta(r.meta, &m) // a bad meta counts as empty here; verify reports it
-		if l := s.objs[Digest(k)]; len(l) > 0 {
+		meta, _ := s.recMeta(r)
+		_ = decodeMeta(meta, &m) // a bad meta counts as empty here; verify reports it
+		if j := r.p.mem.recs[r.i].req; j >= 0 {
+			st.RawBytes += r.p.mem.where(int(j)).rawLen - int64(len(reqkey.Schema)+1)
+		} else if l := s.locs(Digest(k)); len(l) > 0 {
 			st.RawBytes += l[0].rawLen - int64(len(reqkey.Schema)+1)
 		}
-		if l := s.objs[r.resp]; len(l) > 0 {
+		if l, ok := s.respLoc(r); ok {
+			st.RawBytes += l.rawLen
+		} else if l := s.locs(s.respID(r)); len(l) > 0 {
 			st.RawBytes += l[0].rawLen
 		}
-		st.RawBytes += int64(len(r.meta))
+		st.RawBytes += int64(len(meta))
 		st.CostUSD += m.CostUSD
 		if r.dup > 0 {
 			dups = append(dups, k)
@@ -183,7 +192,7 @@ func (s *Store) Stats() (*Stats, error) {
 			c.Exchanges++
 			c.CostUSD += m.CostUSD
 		}
-	}
+	})
 	for _, p := range s.packs {
 		st.Packs++
 		st.StoredBytes += p.size
@@ -222,26 +231,31 @@ func cmpString(a, b string) int {
 // which are rare, and the responses that are local objects.
 func (s *Store) conflicting(k Key) int {
 	s.mu.RLock()
-	var paths []string
+	var packs []*pack
 	for _, p := range s.packs {
 		if p.recs > 0 {
-			paths = append(paths, p.path)
+			packs = append(packs, p)
 		}
 	}
 	s.mu.RUnlock()
 	seen := map[Digest]bool{}
-	for _, path := range paths {
-		ix, _, err := s.loadPack(path)
+	for _, p := range packs {
+		ix, _, err := s.loadPack(p.path)
 		if err != nil {
 			continue
 		}
-		for _, r := range ix.recs {
+		for i, r := range ix.recs {
 			if r.key != k {
 				continue
 			}
-			d, err := s.contentDigest(r.resp)
-			if err != nil {
-				continue // unreadable: verify reports it
+			d := r.resp
+			if ix.v2 != nil && ix.v2.respAt[i] != 0 {
+				// A local object: compared by its content.
+				raw, err := s.readAt(nil, objLoc{p, ix.objs[ix.v2.respAt[i]-1].where}, r.resp)
+				if err != nil {
+					continue // unreadable: verify reports it
+				}
+				d = sha256.Sum256(raw)
 			}
 			seen[d] = true
 		}
@@ -252,17 +266,14 @@ func (s *Store) conflicting(k Key) int {
 	return 0
 }
 
-// contentDigest returns the digest of object id's content: id itself,
-// unless id is a local id (a response a format-2 pack stores without its
-// digest), whose content is then read and hashed.
-func (s *Store) contentDigest(id Digest) (Digest, error) {
-	s.mu.RLock()
-	locs := s.objs[id]
-	s.mu.RUnlock()
-	if len(locs) == 0 || !locs[0].local {
-		return id, nil
+// respDigest returns the digest of the content of r's response: its
+// digest, or, for a local object (a response a format-2 pack stores
+// without its digest), the hash of its content.
+func (s *Store) respDigest(k Key, r rec) (Digest, error) {
+	if l, ok := s.respLoc(r); !ok || !l.local {
+		return s.respID(r), nil
 	}
-	raw, err := s.readObject(nil, id)
+	raw, err := s.readResponse(nil, k, r)
 	if err != nil {
 		return Digest{}, err
 	}
@@ -282,7 +293,8 @@ func (s *Store) Lookup(provider, model string) ([]Key, error) {
 	defer s.mu.RUnlock()
 	for _, k := range keys {
 		var m Meta
-		if decodeMeta(s.recs[k].meta, &m) != nil {
+		r, ok := s.lookup(k)
+		if !ok || s.decodeRecMeta(r, &m) != nil {
 			continue
 		}
 		if m.Provider == provider && (model == "" || m.Model == model) {

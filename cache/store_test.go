@@ -495,6 +495,7 @@ func FuzzParsePackIndex(f *testing.F) {
 		if !bytes.Equal(ix.marshal(), b) {
 			t.Fatal("index does not re-encode to the same bytes")
 		}
+		checkPackMem(t, ix)
 	})
 }
 

@@ -81,9 +81,10 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	// Who needs which object, to name keys in problems.
 	s.mu.RLock()
 	needers := map[Digest][]Key{}
-	for k, r := range s.recs {
-		needers[r.resp] = append(needers[r.resp], k)
-	}
+	s.winners(func(k Key, r rec) {
+		d := s.respID(r)
+		needers[d] = append(needers[d], k)
+	})
 	s.mu.RUnlock()
 	for _, ks := range needers {
 		slices.SortFunc(ks, func(a, b Key) int { return cmpDigest(Digest(a), Digest(b)) })
@@ -174,12 +175,15 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 	}
 	s.mu.RLock()
 	for _, k := range keys {
-		r := s.recs[k]
+		r, ok := s.lookup(k)
+		if !ok {
+			continue // dropped by a concurrent refresh
+		}
 		if !present[Digest(k)] {
 			rep(Problem{Key: k, Path: s.rel(r.p.path), Msg: "request object missing"})
 		}
-		if !present[r.resp] {
-			rep(Problem{Key: k, Path: s.rel(r.p.path), Msg: "response object " + r.resp.Str() + " missing"})
+		if d := s.respID(r); !present[d] {
+			rep(Problem{Key: k, Path: s.rel(r.p.path), Msg: "response object " + d.Str() + " missing"})
 		}
 	}
 	s.mu.RUnlock()

@@ -57,6 +57,10 @@ type Batch struct {
 	loading     bool
 	pending     map[Key]Digest
 	pendingObjs map[Digest]bool
+
+	// written names the packs the batch has written, for gc, which
+	// must not remove a pack it has just written again byte for byte.
+	written map[string]bool
 }
 
 type item struct {
@@ -131,9 +135,9 @@ func (s *Store) prepare(x *Exchange, c []byte) *prepared {
 	}
 	s.mu.RLock()
 	d := s.writeDict
-	_, stored := s.recs[p.key]
-	haveReq := len(s.objs[Digest(p.key)]) > 0
-	haveResp := len(s.objs[p.resp]) > 0
+	_, stored := s.lookup(p.key)
+	haveReq := s.hasObj(Digest(p.key))
+	haveResp := s.hasObj(p.resp)
 	s.mu.RUnlock()
 	if d == nil || stored || s.packFormat != 1 {
 		return p
@@ -159,13 +163,14 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 	}
 	s := b.s
 	s.mu.RLock()
-	r, stored := s.recs[k]
+	r, stored := s.lookup(k)
+	inStore := stored
 	var storedResp Digest
 	if stored {
-		storedResp = r.resp
+		storedResp = s.respID(r)
 	}
-	haveReq := len(s.objs[Digest(k)]) > 0
-	haveResp := len(s.objs[resp]) > 0
+	haveReq := s.hasObj(Digest(k))
+	haveResp := s.hasObj(resp)
 	s.mu.RUnlock()
 	if !stored {
 		storedResp, stored = b.keys[k]
@@ -179,9 +184,12 @@ func (b *Batch) addPrepared(p *prepared) (Key, bool, error) {
 		if storedResp != resp && s.opt.Verify {
 			// A local id (a response stored without its digest) is
 			// compared by its content.
-			d, err := s.contentDigest(storedResp)
-			if err != nil {
-				return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+			d := storedResp
+			if inStore {
+				var err error
+				if d, err = s.respDigest(k, r); err != nil {
+					return k, false, fmt.Errorf("cache: put %s: %w", k.Str(), err)
+				}
 			}
 			if d != resp {
 				return k, false, &ConflictError{Key: k, Stored: d, Posted: resp}
@@ -292,16 +300,22 @@ func (b *Batch) flushAny() error {
 	if err != nil {
 		return fmt.Errorf("cache: flush: %w", err)
 	}
+	if b.written == nil {
+		b.written = map[string]bool{}
+	}
+	b.written[name] = true
 	p := &pack{name: name, path: s.packPath(name), size: size}
 	if st, err := os.Stat(p.path); err == nil {
 		p.size = st.Size()
 	}
 	s.mu.Lock()
 	if _, dup := s.packs[name]; !dup {
-		if err := s.addIndex(p, ix); err != nil {
+		var runs indexRuns
+		if err := s.addIndex(p, ix, nil, nil, &runs); err != nil {
 			s.mu.Unlock()
 			return fmt.Errorf("cache: flush: %w", err)
 		}
+		s.addRuns(&runs)
 		s.packs[name] = p
 	}
 	s.mu.Unlock()

@@ -1,0 +1,388 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/finrepro/finrepro/cache/reqkey"
+	"github.com/klauspost/compress/zstd"
+)
+
+var testMetaDec, _ = zstd.NewReader(nil)
+
+// indexBytesBound is the most the in-memory index may grow per exchange
+// in TestIndexMemoryPerExchange: generous against the about 140 bytes it
+// takes (docs/cache.md), far below the 810 of the maps it replaced.
+const indexBytesBound = 300
+
+// richExchange is exchange i with a meta as a recording writes one
+// (provider, models, tokens, cost, latency, time, attempts).
+func richExchange(i int) *Exchange {
+	x := smallExchange(i)
+	x.Meta = Meta{Provider: "openai", Model: "synthetic-judge", ReportedModel: "synthetic-judge-2026-01-05",
+		InputTokens: 1000 + i%4000, OutputTokens: 10 + i%300, CostUSD: float64(i%977) / 1e5, LatencyMS: int64(200 + i%1500),
+		RecordedAt: fmt.Sprintf("2026-01-%02dT%02d:%02d:00Z", 1+i%28, i%24, i%60), Attempts: 1 + i%3, Source: SourceAPI}
+	return x
+}
+
+// buildStore writes n rich exchanges into a new store of pack format
+// format, in packs of about a tenth of them, and returns its folder.
+func buildStore(t *testing.T, format, n int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "c")
+	s, err := Open(dir, Options{PackFormat: format, NoCompact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	for i := range n {
+		if _, _, err := b.Add(richExchange(i)); err != nil {
+			t.Fatal(err)
+		}
+		if (i+1)%(n/10) == 0 {
+			if err := b.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// heapOfOpen returns the live heap an opened store of dir holds.
+func heapOfOpen(t *testing.T, dir string) int64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if got, err := s.Stats(); err != nil || got.Exchanges == 0 {
+		t.Fatalf("stats %+v, %v", got, err)
+	}
+	runtime.KeepAlive(s)
+	s.Close()
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
+}
+
+// TestIndexMemoryPerExchange fails when the memory an opened store holds
+// grows by more than indexBytesBound per exchange: the live heap after
+// Open of a store of n exchanges and of one of 4n, in both pack formats.
+func TestIndexMemoryPerExchange(t *testing.T) {
+	const n = 4000
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
+			small, large := buildStore(t, format, n), buildStore(t, format, 4*n)
+			hs, hl := heapOfOpen(t, small), heapOfOpen(t, large)
+			per := float64(hl-hs) / (3 * n)
+			t.Logf("live heap after Open: %d bytes for %d exchanges, %d for %d: %.0f bytes per exchange", hs, n, hl, 4*n, per)
+			if per > indexBytesBound {
+				t.Errorf("the index grows by %.0f bytes per exchange, more than %d", per, indexBytesBound)
+			}
+		})
+	}
+}
+
+// TestSortedRefs checks the sorted arrays against a plain filter of
+// every entry added: after each batch of runs (some entries then dead),
+// every name finds exactly its live entries, whatever was merged into
+// the base.
+func TestSortedRefs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	type ent struct {
+		name [32]byte
+		pack int
+	}
+	name := func(e *ent) *[32]byte { return &e.name }
+	deadPack := map[int]bool{}
+	live := func(e *ent) bool { return !deadPack[e.pack] }
+	var x sortedRefs[ent]
+	var all []ent
+	names := make([][32]byte, 300) // few names: many entries share one
+	for i := range names {
+		for j := range names[i] {
+			names[i][j] = byte(r.Uint32())
+		}
+	}
+	for pack := range 200 {
+		run := make([]ent, 1+r.IntN(40))
+		for i := range run {
+			run[i] = ent{names[r.IntN(len(names))], pack}
+		}
+		slices.SortFunc(run, func(a, b ent) int { return bytes.Compare(a.name[:], b.name[:]) })
+		x.add([][]ent{run}, name, live)
+		all = append(all, run...)
+		if r.IntN(5) == 0 {
+			p := r.IntN(pack + 1)
+			if !deadPack[p] {
+				deadPack[p] = true
+				for _, e := range all {
+					if e.pack == p {
+						x.dead++
+					}
+				}
+			}
+		}
+		for _, n := range names[:20] {
+			base, tail := x.find(&n, name)
+			var got, want []ent
+			for _, e := range slices.Concat(base, tail) {
+				if live(&e) {
+					got = append(got, e)
+				}
+			}
+			for _, e := range all {
+				if e.name == n && live(&e) {
+					want = append(want, e)
+				}
+			}
+			cmpEnt := func(a, b ent) int { return a.pack - b.pack }
+			slices.SortFunc(got, cmpEnt)
+			slices.SortFunc(want, cmpEnt)
+			if !slices.Equal(got, want) {
+				t.Fatalf("after pack %d: %d entries found, want %d", pack, len(got), len(want))
+			}
+		}
+	}
+	if len(x.base) == 0 {
+		t.Fatal("nothing was merged into the base")
+	}
+}
+
+// TestMetaArena checks that every meta packed into groups reads back as
+// it was, compressed or not.
+func TestMetaArena(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, metaGroup - 1, metaGroup, metaGroup + 1, 5*metaGroup + 7, 200} {
+		metas := make([][]byte, n)
+		for i := range metas {
+			switch i % 3 {
+			case 0:
+				metas[i] = []byte(fmt.Sprintf(`{"provider":"sim","input_tokens":%d,"source":"sim"}`, r.IntN(10000)))
+			case 1:
+				metas[i] = nil // an empty meta
+			default:
+				b := make([]byte, r.IntN(300)+r.IntN(2)*r.IntN(MaxMetaBytes))
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				metas[i] = b
+			}
+		}
+		for _, compress := range []func([]byte) []byte{compressMetas, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
+			a := packMetas(metas, compress)
+			for i, want := range metas {
+				g, first, count := a.groupOf(i, n)
+				b, compressed := a.group(g)
+				dec := b
+				if compressed {
+					var err error
+					if dec, err = testMetaDec.DecodeAll(b, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if len(dec) > maxMetaGroupBytes {
+					t.Fatalf("a group of %d bytes, more than %d", len(dec), maxMetaGroupBytes)
+				}
+				got, err := metaIn(dec, i-first, count)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("%d metas: meta %d: got %q, %v; want %q", n, i, got, err, want)
+				}
+			}
+		}
+	}
+}
+
+// TestWritersDisagree: two writers store the same request with
+// different responses, each in its own pack, and a third store sees
+// both records. Every store resolves them alike, as before the index
+// moved to sorted arrays: in format 1 the record with the smaller
+// response digest wins (the digests computed here with sha256), in
+// format 2, where each response is named by its place, the record of
+// the pack with the smaller name (its local id starts with the pack's
+// name). Stats counts one exchange and one conflict, and gc keeps the
+// winner alone.
+func TestWritersDisagree(t *testing.T) {
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
+			dir := t.TempDir()
+			resps := []string{`{"answer":"first"}`, `{"answer":"second"}`}
+			// Both open before either writes: neither sees the other's.
+			ws := []*Store{openTest(t, dir, Options{PackFormat: format, NoCompact: true}), openTest(t, dir, Options{PackFormat: format, NoCompact: true})}
+			for i, r := range resps {
+				if _, err := ws[i].Put(testExchange(1, r)); err != nil {
+					t.Fatal(err)
+				}
+				ws[i].Close()
+			}
+			var want string
+			if format == 1 {
+				a, b := sha256.Sum256([]byte(resps[0])), sha256.Sum256([]byte(resps[1]))
+				want = resps[0]
+				if bytes.Compare(b[:], a[:]) < 0 {
+					want = resps[1]
+				}
+			} else {
+				names := packNames(t, dir)
+				if len(names) != 2 {
+					t.Fatalf("%d packs, want 2", len(names))
+				}
+				// The pack of the smaller name holds the winner.
+				want = responseInPack(t, dir, names[0])
+			}
+			k, _ := testKey(t, testExchange(1, ""))
+			for range 2 { // two processes resolve alike
+				s := openTest(t, dir, Options{ReadOnly: true})
+				x, err := s.Get(k)
+				if err != nil || string(x.Response) != want {
+					t.Fatalf("got %s, %v; want %s", x.Response, err, want)
+				}
+				st, err := s.Stats()
+				if err != nil || st.Exchanges != 1 || st.Conflicts != 1 {
+					t.Fatalf("stats %+v, %v; want 1 exchange, 1 conflict", st, err)
+				}
+				s.Close()
+			}
+			s := openTest(t, dir, Options{PackFormat: format})
+			if _, err := s.GC(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.Stats()
+			if err != nil || st.Exchanges != 1 || st.Conflicts != 0 || st.Packs != 1 {
+				t.Fatalf("after gc: stats %+v, %v; want 1 exchange in 1 pack, no conflict", st, err)
+			}
+			if x, err := s.Get(k); err != nil || string(x.Response) != want {
+				t.Fatalf("after gc: got %s, %v; want %s", x.Response, err, want)
+			}
+		})
+	}
+}
+
+// packNames returns the names of the pack files of the store in dir,
+// sorted.
+func packNames(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, packsDir, "*", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".pack"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// responseInPack returns the response of the only record of pack name,
+// read from that pack's index and blocks alone.
+func responseInPack(t *testing.T, dir, name string) string {
+	t.Helper()
+	s := openTest(t, dir, Options{ReadOnly: true})
+	p := &pack{name: name, path: s.packPath(name)}
+	ix, _, err := s.loadPack(p.path)
+	if err != nil || len(ix.recs) != 1 || ix.v2 == nil || ix.v2.respAt[0] == 0 {
+		t.Fatalf("pack %s: %v", name, err)
+	}
+	raw, err := s.readAt(nil, objLoc{p, ix.objs[ix.v2.respAt[0]-1].where}, Digest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// testKey returns the key of x's request.
+func testKey(t *testing.T, x *Exchange) (Key, error) {
+	t.Helper()
+	k, err := reqkey.Of(x.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, nil
+}
+
+// checkPackMem checks the in-memory index of an accepted pack index
+// against the index itself: every object's location, every record's key,
+// meta and objects, in key order.
+func checkPackMem(t *testing.T, ix *packIndex) {
+	t.Helper()
+	m, keys, err := buildPackMem(ix, compressMetas)
+	if err != nil {
+		return // an object 4 GiB or more into its block
+	}
+	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || len(m.recs) != len(ix.recs) {
+		t.Fatalf("%d objects, %d records; want %d, %d", m.nobjs(), len(keys), len(ix.objs), len(ix.recs))
+	}
+	same := func(a, b where) bool {
+		return a.off == b.off && a.clen == b.clen && a.v2 == b.v2 && a.blockRaw == b.blockRaw && a.at == b.at && a.slen == b.slen && a.local == b.local &&
+			(a.rawLen == b.rawLen || a.rawLen >= 1<<32-1 && b.rawLen == 1<<62) &&
+			(a.blockSum == nil) == (b.blockSum == nil) && (a.blockSum == nil || *a.blockSum == *b.blockSum)
+	}
+	pos := map[*where]int{}
+	for i := range ix.objs {
+		pos[&ix.objs[i].where] = i
+	}
+	for i, o := range ix.objs {
+		w := m.where(i)
+		if !same(o.where, w) || (o.base == nil) != (w.base == nil) || o.base != nil && !same(*o.base, *w.base) {
+			t.Fatalf("object %d: %+v in memory, %+v in the index", i, w, o.where)
+		}
+		if d, ok := m.objDigest("", i); ok && !o.local && d != o.digest {
+			t.Fatalf("object %d: digest %s in memory, %s in the index", i, d.Str(), o.digest.Str())
+		}
+	}
+	byKey := map[Key]int{}
+	for i, r := range ix.recs {
+		byKey[r.key] = i
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	for i, k := range keys {
+		if i > 0 && bytes.Compare(keys[i-1][:], k[:]) >= 0 {
+			t.Fatalf("keys out of order at %d", i)
+		}
+		j, ok := byKey[k]
+		if !ok {
+			t.Fatalf("key %s not in the index", k.Str())
+		}
+		g, first, count := m.metas.groupOf(i, len(keys))
+		b, compressed := m.metas.group(g)
+		if compressed {
+			if b, err = dec.DecodeAll(b, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		meta, err := metaIn(b, i-first, count)
+		if err != nil || !bytes.Equal(meta, ix.recs[j].meta) {
+			t.Fatalf("record %s: meta %q, %v; want %q", k.Str(), meta, err, ix.recs[j].meta)
+		}
+		ri := m.recs[i]
+		if ix.v2 != nil && (int(ri.req) != ix.v2.reqAt[j]-1 || int(ri.resp) != ix.v2.respAt[j]-1) {
+			t.Fatalf("record %s: objects %d, %d; want %d, %d", k.Str(), ri.req, ri.resp, ix.v2.reqAt[j]-1, ix.v2.respAt[j]-1)
+		}
+		if ix.v2 == nil && ri.req >= 0 && ix.objs[ri.req].digest != Digest(k) {
+			t.Fatalf("record %s: request object %d is %s", k.Str(), ri.req, ix.objs[ri.req].digest.Str())
+		}
+		if ix.v2 == nil && ri.resp >= 0 && ix.objs[ri.resp].digest != ix.recs[j].resp {
+			t.Fatalf("record %s: response object %d is %s", k.Str(), ri.resp, ix.objs[ri.resp].digest.Str())
+		}
+	}
+}
