@@ -176,11 +176,13 @@ func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error)
 // into o (see itemRecords). A result keeps its item records' fields
 // only. On success the caller must call the run's close.
 //
-// The benchmarks run one after the other, each from its collection to
-// its sweep, and a benchmark's collection (every reply it parsed) is
-// freed before the next is collected: what a run holds at once is one
-// benchmark's collection, not all of them, so that its peak memory is
-// the largest benchmark's rather than their sum.
+// The benchmarks run in order, as a pipeline of two stages (see
+// collectInTurn): while one benchmark is scored, its item records
+// written and its sweep run, the next one is collected, so that both
+// cores are busy; a benchmark's collection (every reply it parsed) is
+// freed once it is finished, before the one after the next is collected.
+// What a run holds at once is at most two benchmarks' collections, not
+// all of them.
 func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
@@ -207,33 +209,23 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		what = "replaying, scoring and sweeping"
 	}
 	end := phase(s.progress, "%s %d benchmarks from the cache", what, len(s.benches))
-	failed := false // a call had no reply or the store is damaged: collect only, for the list
-	for i, bm := range s.benches {
-		elapsed := timer(s.progress)
-		in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
-		c, err := bm.Collect(ctx, in)
-		if err == nil {
-			err = a.spill.failed()
-		}
-		if err != nil {
-			end()
-			return nil, s.benchmarkErr(bm, err)
-		}
-		failed = failed || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
-		if failed {
-			continue
-		}
-		res[i], err = s.finishBenchmark(ctx, a, bm, c, sweeper, sweep, &sens[i])
+	if err := s.collectInTurn(ctx, a, func(i int, got collected) error {
+		bm := s.benches[i]
+		var err error
+		res[i], err = s.finishBenchmark(ctx, a, bm, got.c, sweeper, sweep, &sens[i])
 		if err == nil {
 			err = a.spill.failed() // the texts the details and tables were made from
 		}
 		if err != nil {
-			end()
-			return nil, s.benchmarkErr(bm, err)
+			return s.benchmarkErr(bm, err)
 		}
 		if s.progress != nil {
-			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(elapsed))
+			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(got.elapsed))
 		}
+		return nil
+	}); err != nil {
+		end()
+		return nil, err
 	}
 	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
@@ -263,6 +255,73 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		}
 	}
 	return a, nil
+}
+
+// A collected is a benchmark's collection as collectInTurn hands it on;
+// elapsed, when not nil, is the time since its collection started.
+type collected struct {
+	c       analysis.Collection
+	elapsed func() float64
+}
+
+// collectInTurn collects s's benchmarks one after the other through s's
+// client, in a goroutine of its own, and calls finish with each
+// collection in benchmark order, one at a time, while the next benchmark
+// is collected: at most two collections are alive, the one finish has and
+// the next, since a collection is handed on only once finish is done
+// with the one before (the hand-off is unbuffered) and the one after is
+// collected only then. Once a call had no reply or the store turned out
+// damaged, the rest are collected for the list of what is missing but
+// not finished. The error is that of the first benchmark, in order,
+// whose collection or finish failed; a failed finish stops the
+// collections still under way.
+func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type handed struct {
+		collected
+		i      int
+		err    error
+		failed bool // a call so far had no reply or the store is damaged
+	}
+	ch := make(chan handed) // unbuffered: see above
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(ch)
+		failed := false
+		for i, bm := range s.benches {
+			elapsed := timer(s.progress)
+			in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
+			c, err := bm.Collect(cctx, in)
+			if err == nil {
+				err = a.spill.failed()
+			}
+			failed = failed || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+			select {
+			case ch <- handed{collected{c, elapsed}, i, err, failed}:
+			case <-cctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	var first error
+	for h := range ch {
+		switch {
+		case first != nil:
+		case h.err != nil:
+			first = s.benchmarkErr(s.benches[h.i], h.err)
+		case !h.failed:
+			first = finish(h.i, h.collected)
+		}
+		if first != nil {
+			cancel() // the collection under way is not needed
+		}
+	}
+	wg.Wait()
+	return first
 }
 
 // finishBenchmark scores benchmark bm's collection c, puts the result's
