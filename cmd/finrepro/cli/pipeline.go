@@ -329,35 +329,50 @@ func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func
 // records and, when sweep is true, sets *sens to its sweep's tables,
 // collecting again through sweeper where a knob changes the calls.
 // Nothing it returns refers to c.
+//
+// Once scored, the three run at once: each reads c as scoring does (a
+// sweep scores c concurrently already) and each sets fields of the
+// result of its own (the details, the item records) or only reads it
+// (the sweep: the ranking and scores). The error is the first of them in
+// that order.
 func (s *session) finishBenchmark(ctx context.Context, a *analysisRun, bm analysis.Benchmark, c analysis.Collection, sweeper results.Answerer, sweep bool, sens *[]*analysis.Table) (*analysis.Result, error) {
 	set := s.settings[bm.Name()]
 	r, err := bm.Score(ctx, c, set)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.spill.put(r); err != nil {
-		return nil, err
-	}
+	var putErr, itemsErr, sweepErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { putErr = a.spill.put(r) })
 	if l, ok := bm.(analysis.ItemLister); ok {
-		items, err := l.Items(c, set)
-		if err != nil {
-			return nil, err
-		}
-		r.Items = items
-		if a.items != nil {
-			if err := a.items.write(r); err != nil {
-				return nil, err
-			}
-		}
-		// the rows are generated from c: only the fields stay
-		r.Items = &analysis.Items{Fields: items.Fields}
+		wg.Go(func() { itemsErr = s.writeItems(a, l, c, set, r) })
 	}
 	if sweep {
-		if *sens, err = sweepOne(ctx, s.bundle, bm, sweeper, s.settings, nil, c, r); err != nil {
-			return nil, err
-		}
+		wg.Go(func() { *sens, sweepErr = sweepOne(ctx, s.bundle, bm, sweeper, s.settings, nil, c, r) })
+	}
+	wg.Wait()
+	if err := cmp.Or(putErr, itemsErr, sweepErr); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// writeItems sets r's item records from c and, when a writes them,
+// writes them; r then keeps their fields only, the rows being generated
+// from c.
+func (s *session) writeItems(a *analysisRun, l analysis.ItemLister, c analysis.Collection, set analysis.Settings, r *analysis.Result) error {
+	items, err := l.Items(c, set)
+	if err != nil {
+		return err
+	}
+	r.Items = items
+	if a.items != nil {
+		if err := a.items.write(r); err != nil {
+			return err
+		}
+	}
+	r.Items = &analysis.Items{Fields: items.Fields}
+	return nil
 }
 
 // benchmarkErr is err of benchmark bm as eachBenchmark reports it.
