@@ -176,13 +176,13 @@ func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error)
 // into o (see itemRecords). A result keeps its item records' fields
 // only. On success the caller must call the run's close.
 //
-// The benchmarks run in order, as a pipeline of two stages (see
-// collectInTurn): while one benchmark is scored, its item records
-// written and its sweep run, the next one is collected, so that both
-// cores are busy; a benchmark's collection (every reply it parsed) is
-// freed once it is finished, before the one after the next is collected.
-// What a run holds at once is at most two benchmarks' collections, not
-// all of them.
+// The benchmarks are collected two at a time (see collectInTurn) and
+// finished (scored, their item records written and their sweep run) in
+// order: while one benchmark is collected or finished, the next one is
+// collected, so that both cores are busy, and a benchmark's collection
+// (every reply it parsed) is freed once it is finished, before the one
+// after the next is collected. What a run holds at once is at most two
+// benchmarks' collections, not all of them.
 func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
@@ -264,61 +264,80 @@ type collected struct {
 	elapsed func() float64
 }
 
-// collectInTurn collects s's benchmarks one after the other through s's
-// client, in a goroutine of its own, and calls finish with each
-// collection in benchmark order, one at a time, while the next benchmark
-// is collected: at most two collections are alive, the one finish has and
-// the next, since a collection is handed on only once finish is done
-// with the one before (the hand-off is unbuffered) and the one after is
-// collected only then. Once a call had no reply or the store turned out
-// damaged, the rest are collected for the list of what is missing but
-// not finished. The error is that of the first benchmark, in order,
-// whose collection or finish failed; a failed finish stops the
-// collections still under way.
+// liveCollections is how many benchmarks' collections a run holds at
+// once, from the start of a collection to the end of its benchmark's
+// finish: two keep both cores busy (one benchmark collected while
+// another is, or is finished) for at most the memory of the two largest.
+const liveCollections = 2
+
+// collectInTurn collects s's benchmarks through s's client and calls
+// finish with each collection in benchmark order, one at a time. A
+// benchmark's collection starts once fewer than liveCollections
+// benchmarks are between the start of their collection and the end of
+// their finish, so that it runs beside the one before (collected or
+// finished meanwhile), and a collection is dropped when its finish
+// returns. Once a call had no reply or the store turned out damaged, the
+// benchmarks collected after are collected for the list of what is
+// missing but not finished. The error is that of the first benchmark, in
+// order, whose collection or finish failed; the collections still under
+// way are then stopped.
 func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type handed struct {
+	type slot struct {
+		done chan struct{} // closed when the fields below are set
 		collected
-		i      int
 		err    error
 		failed bool // a call so far had no reply or the store is damaged
 	}
-	ch := make(chan handed) // unbuffered: see above
+	slots := make([]slot, len(s.benches))
+	for i := range slots {
+		slots[i].done = make(chan struct{})
+	}
+	live := make(chan struct{}, liveCollections) // a token per benchmark collected or finished
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer close(ch)
-		failed := false
 		for i, bm := range s.benches {
-			elapsed := timer(s.progress)
-			in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
-			c, err := bm.Collect(cctx, in)
-			if err == nil {
-				err = a.spill.failed()
-			}
-			failed = failed || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
 			select {
-			case ch <- handed{collected{c, elapsed}, i, err, failed}:
+			case live <- struct{}{}:
 			case <-cctx.Done():
+				for k := i; k < len(slots); k++ { // never collected
+					slots[k].err = cctx.Err()
+					close(slots[k].done)
+				}
 				return
 			}
-			if err != nil {
-				return
-			}
+			wg.Go(func() {
+				sl := &slots[i]
+				defer close(sl.done)
+				sl.elapsed = timer(s.progress)
+				in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
+				sl.c, sl.err = bm.Collect(cctx, in)
+				if sl.err == nil {
+					sl.err = a.spill.failed()
+				}
+				sl.failed = s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+			})
 		}
 	})
 	var first error
-	for h := range ch {
+	failed := false
+	for i := range slots {
+		sl := &slots[i]
+		<-sl.done
+		failed = failed || sl.failed
 		switch {
 		case first != nil:
-		case h.err != nil:
-			first = s.benchmarkErr(s.benches[h.i], h.err)
-		case !h.failed:
-			first = finish(h.i, h.collected)
+		case sl.err != nil:
+			first = s.benchmarkErr(s.benches[i], sl.err)
+		case !failed:
+			first = finish(i, sl.collected)
 		}
+		sl.collected = collected{} // the collection is no longer needed
 		if first != nil {
-			cancel() // the collection under way is not needed
+			cancel() // the collections under way are not needed
 		}
+		<-live
 	}
 	wg.Wait()
 	return first
