@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,4 +174,135 @@ func TestCollectionsFreedInTurn(t *testing.T) {
 		t.Errorf("after the analysis, %d of %d collections are still reachable", alive, made.Load())
 	}
 	runtime.KeepAlive(a)
+}
+
+// A failingBenchmark fails its collection or its scoring with err.
+type failingBenchmark struct {
+	analysis.Benchmark
+	collect, score error
+	onCollect      func() // called as Collect begins, if not nil
+}
+
+func (b failingBenchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
+	if b.onCollect != nil {
+		b.onCollect()
+	}
+	if b.collect != nil {
+		return nil, b.collect
+	}
+	return b.Benchmark.Collect(ctx, in)
+}
+
+func (b failingBenchmark) Score(ctx context.Context, c analysis.Collection, s analysis.Settings) (*analysis.Result, error) {
+	if b.score != nil {
+		return nil, b.score
+	}
+	return b.Benchmark.Score(ctx, c, s)
+}
+
+// TestAnalyseCanceled checks that an analysis stopped while it collects
+// (an interrupt) returns the context's error rather than waiting for a
+// benchmark that is never collected.
+func TestAnalyseCanceled(t *testing.T) {
+	var e bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &e, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := openSession(ctx, env, bundleArg{}, nil, nil)
+	if err != nil {
+		t.Fatal(err, e.String())
+	}
+	defer s.close()
+	s.benches[1] = failingBenchmark{Benchmark: s.benches[1], onCollect: cancel}
+	folder, err := claimOutputFolder(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		a, err := s.analyse(ctx, env, folder, -1, true, true)
+		if err == nil {
+			a.close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v, want the context's", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the canceled analysis has not returned in a minute")
+	}
+}
+
+// TestAnalyseErrorsInOrder checks that, though benchmarks are collected
+// beside the ones before, the error of a run is that of the first
+// benchmark in order that failed, collecting or scoring, named; that the
+// benchmarks before it are done, their lines printed in order; and that
+// nothing after a failed benchmark is finished.
+func TestAnalyseErrorsInOrder(t *testing.T) {
+	errCollect, errScore := errors.New("collection broke"), errors.New("scoring broke")
+	for _, tc := range []struct {
+		name           string
+		collect, score int // the benchmark that fails so, -1 for none
+		want           error
+		done           int // benchmarks done before the error
+	}{
+		{"scoring before a failed collection", 2, 1, errScore, 1},
+		{"collection before a failed scoring", 1, 2, errCollect, 1},
+		{"last collection", 3, -1, errCollect, 3},
+		{"first scoring", -1, 0, errScore, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e, progress bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &e, Getenv: func(string) string { return "" }}
+			ctx := context.Background()
+			s, err := openSession(ctx, env, bundleArg{}, nil, nil)
+			if err != nil {
+				t.Fatal(err, e.String())
+			}
+			defer s.close()
+			s.progress = &progress
+			var name string
+			for i, bm := range s.benches {
+				f := failingBenchmark{Benchmark: bm}
+				if i == tc.collect {
+					f.collect = errCollect
+				}
+				if i == tc.score {
+					f.score = errScore
+				}
+				if (tc.want == errCollect && i == tc.collect) || (tc.want == errScore && i == tc.score) {
+					name = bm.Name()
+				}
+				s.benches[i] = f
+			}
+			folder, err := claimOutputFolder(t.TempDir(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := s.analyse(ctx, env, folder, -1, true, true)
+			if err == nil {
+				a.close()
+				t.Fatal("the analysis succeeded")
+			}
+			if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), name+": ") {
+				t.Errorf("error %q, want %q of %s", err, tc.want, name)
+			}
+			var lines []string
+			for l := range strings.Lines(progress.String()) {
+				if strings.Contains(l, "] ") {
+					lines = append(lines, strings.TrimSpace(l))
+				}
+			}
+			var want []string
+			for i := range tc.done {
+				want = append(want, fmt.Sprintf("finrepro:   [%d/%d] %s: done", i+1, len(s.benches), s.benches[i].Name()))
+			}
+			if !slices.Equal(lines, want) {
+				t.Errorf("progress lines\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }

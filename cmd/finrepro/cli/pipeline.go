@@ -327,7 +327,6 @@ func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func
 		<-sl.done
 		failed = failed || sl.failed
 		switch {
-		case first != nil:
 		case sl.err != nil:
 			first = s.benchmarkErr(s.benches[i], sl.err)
 		case !failed:
@@ -336,8 +335,9 @@ func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func
 		sl.collected = collected{} // the collection is no longer needed
 		if first != nil {
 			cancel() // the collections under way are not needed
+			break
 		}
-		<-live
+		<-live // the token of benchmark i, which was collected
 	}
 	wg.Wait()
 	return first
