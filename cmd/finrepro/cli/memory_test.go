@@ -57,8 +57,9 @@ func (b watchedBenchmark) Collect(ctx context.Context, in analysis.Input) (analy
 	if first {
 		close(b.ev.started[b.i])
 	}
-	// every collection made before this one, but the one being
-	// finished meanwhile, must be unreachable by now
+	// every collection made before this one, but the previous
+	// benchmark's (collected or finished meanwhile), must be unreachable
+	// by now
 	if alive := waitFreed(b.freed, b.made, 1); alive > 1 {
 		b.t.Errorf("%s: collecting, while %d of the %d collections made before are still reachable (at most 1 may be)", b.Name(), alive, b.made.Load())
 	}
@@ -135,8 +136,8 @@ func waitFreed(freed, made *atomic.Int32, want int32) int32 {
 
 // TestCollectionsFreedInTurn runs reproduce's analysis of the demo bundle
 // and checks that when a benchmark is collected, every collection made
-// before it is unreachable but one (the previous benchmark's, being
-// finished meanwhile), and that no collection is left once the analysis
+// before it is unreachable but one (the previous benchmark's, collected
+// or finished meanwhile), and that no collection is left once the analysis
 // is done: the run's peak memory is then two benchmarks' collections at
 // most, not the sum of them all; and that the next benchmark is
 // collected while one is scored (see watchedBenchmark), which keeps both
