@@ -176,13 +176,13 @@ func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error)
 // into o (see itemRecords). A result keeps its item records' fields
 // only. On success the caller must call the run's close.
 //
-// The benchmarks are collected two at a time (see collectInTurn) and
-// finished (scored, their item records written and their sweep run) in
-// order: while one benchmark is collected or finished, the next one is
-// collected, so that both cores are busy, and a benchmark's collection
-// (every reply it parsed) is freed once it is finished, before the one
-// after the next is collected. What a run holds at once is at most two
-// benchmarks' collections, not all of them.
+// The benchmarks are collected one after the other and finished
+// (scored, their item records written and their sweep run) in order, as
+// a pipeline of two stages (see collectInTurn): while one benchmark is
+// finished, the next one is collected, so that both cores are busy, and
+// a benchmark's collection (every reply it parsed) is freed once it is
+// finished, before the one after the next is collected. What a run holds
+// at once is at most two benchmarks' collections, not all of them.
 func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
@@ -266,21 +266,25 @@ type collected struct {
 
 // liveCollections is how many benchmarks' collections a run holds at
 // once, from the start of a collection to the end of its benchmark's
-// finish: two keep both cores busy (one benchmark collected while
-// another is, or is finished) for at most the memory of the two largest.
+// finish: two keep both cores busy (one benchmark collected while the
+// one before is finished) for at most the memory of two.
 const liveCollections = 2
 
-// collectInTurn collects s's benchmarks through s's client and calls
-// finish with each collection in benchmark order, one at a time. A
-// benchmark's collection starts once fewer than liveCollections
-// benchmarks are between the start of their collection and the end of
-// their finish, so that it runs beside the one before (collected or
-// finished meanwhile), and a collection is dropped when its finish
-// returns. Once a call had no reply or the store turned out damaged, the
-// benchmarks collected after are collected for the list of what is
-// missing but not finished. The error is that of the first benchmark, in
-// order, whose collection or finish failed; the collections still under
-// way are then stopped.
+// collectInTurn collects s's benchmarks one after the other through s's
+// client, in a goroutine of its own, and calls finish with each
+// collection in benchmark order, one at a time, while the next benchmark
+// is collected. A benchmark's collection starts once the one before is
+// collected and fewer than liveCollections benchmarks are between the
+// start of their collection and the end of their finish, and a
+// collection is dropped when its finish returns: the next benchmark is
+// collected beside the finish of the one before, never beside another
+// collection, whose memory while it runs (replies in flight, batches)
+// would add to it (collecting two at once raised the peak of a run at 8x
+// the full-scale demo, README). Once a call had no reply or the store turned out
+// damaged, the benchmarks collected after are collected for the list of
+// what is missing but not finished. The error is that of the first
+// benchmark, in order, whose collection or finish failed; the
+// collection under way is then stopped.
 func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -307,17 +311,15 @@ func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func
 				}
 				return
 			}
-			wg.Go(func() {
-				sl := &slots[i]
-				defer close(sl.done)
-				sl.elapsed = timer(s.progress)
-				in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
-				sl.c, sl.err = bm.Collect(cctx, in)
-				if sl.err == nil {
-					sl.err = a.spill.failed()
-				}
-				sl.failed = s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
-			})
+			sl := &slots[i]
+			sl.elapsed = timer(s.progress)
+			in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
+			sl.c, sl.err = bm.Collect(cctx, in)
+			if sl.err == nil {
+				sl.err = a.spill.failed()
+			}
+			sl.failed = s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+			close(sl.done) // the finish owns the collection now
 		}
 	})
 	var first error
