@@ -176,11 +176,13 @@ func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error)
 // into o (see itemRecords). A result keeps its item records' fields
 // only. On success the caller must call the run's close.
 //
-// The benchmarks run one after the other, each from its collection to
-// its sweep, and a benchmark's collection (every reply it parsed) is
-// freed before the next is collected: what a run holds at once is one
-// benchmark's collection, not all of them, so that its peak memory is
-// the largest benchmark's rather than their sum.
+// The benchmarks are collected one after the other and finished
+// (scored, their item records written and their sweep run) in order, as
+// a pipeline of two stages (see collectInTurn): while one benchmark is
+// finished, the next one is collected, so that both cores are busy, and
+// a benchmark's collection (every reply it parsed) is freed once it is
+// finished, before the one after the next is collected. What a run holds
+// at once is at most two benchmarks' collections, not all of them.
 func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
@@ -207,33 +209,23 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		what = "replaying, scoring and sweeping"
 	}
 	end := phase(s.progress, "%s %d benchmarks from the cache", what, len(s.benches))
-	failed := false // a call had no reply or the store is damaged: collect only, for the list
-	for i, bm := range s.benches {
-		elapsed := timer(s.progress)
-		in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
-		c, err := bm.Collect(ctx, in)
-		if err == nil {
-			err = a.spill.failed()
-		}
-		if err != nil {
-			end()
-			return nil, s.benchmarkErr(bm, err)
-		}
-		failed = failed || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
-		if failed {
-			continue
-		}
-		res[i], err = s.finishBenchmark(ctx, a, bm, c, sweeper, sweep, &sens[i])
+	if err := s.collectInTurn(ctx, a, func(i int, got collected) error {
+		bm := s.benches[i]
+		var err error
+		res[i], err = s.finishBenchmark(ctx, a, bm, got.c, sweeper, sweep, &sens[i])
 		if err == nil {
 			err = a.spill.failed() // the texts the details and tables were made from
 		}
 		if err != nil {
-			end()
-			return nil, s.benchmarkErr(bm, err)
+			return s.benchmarkErr(bm, err)
 		}
 		if s.progress != nil {
-			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(elapsed))
+			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(got.elapsed))
 		}
+		return nil
+	}); err != nil {
+		end()
+		return nil, err
 	}
 	end()
 	if cerr := s.client.Corrupt(); cerr != nil {
@@ -265,40 +257,143 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 	return a, nil
 }
 
+// A collected is a benchmark's collection as collectInTurn hands it on;
+// elapsed, when not nil, is the time since its collection started.
+type collected struct {
+	c       analysis.Collection
+	elapsed func() float64
+}
+
+// liveCollections is how many benchmarks' collections a run holds at
+// once, from the start of a collection to the end of its benchmark's
+// finish: two keep both cores busy (one benchmark collected while the
+// one before is finished) for at most the memory of two.
+const liveCollections = 2
+
+// collectInTurn collects s's benchmarks one after the other through s's
+// client, in a goroutine of its own, and calls finish with each
+// collection in benchmark order, one at a time, while the next benchmark
+// is collected. A benchmark's collection starts once the one before is
+// collected and fewer than liveCollections benchmarks are between the
+// start of their collection and the end of their finish, and a
+// collection is dropped when its finish returns: the next benchmark is
+// collected beside the finish of the one before, never beside another
+// collection, whose memory while it runs (replies in flight, batches)
+// would add to it (collecting two at once raised the peak of a run at 8x
+// the full-scale demo, README). Once a call had no reply or the store turned out
+// damaged, the benchmarks collected after are collected for the list of
+// what is missing but not finished. The error is that of the first
+// benchmark, in order, whose collection or finish failed; the
+// collection under way is then stopped.
+func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type slot struct {
+		done chan struct{} // closed when the fields below are set
+		collected
+		err    error
+		failed bool // a call so far had no reply or the store is damaged
+	}
+	slots := make([]slot, len(s.benches))
+	for i := range slots {
+		slots[i].done = make(chan struct{})
+	}
+	live := make(chan struct{}, liveCollections) // a token per benchmark collected or finished
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i, bm := range s.benches {
+			select {
+			case live <- struct{}{}:
+			case <-cctx.Done():
+				for k := i; k < len(slots); k++ { // never collected
+					slots[k].err = cctx.Err()
+					close(slots[k].done)
+				}
+				return
+			}
+			sl := &slots[i]
+			sl.elapsed = timer(s.progress)
+			in := analysis.Input{Bundle: s.bundle, Answer: s.client, Settings: s.settings[bm.Name()], Texts: a.spill}
+			sl.c, sl.err = bm.Collect(cctx, in)
+			if sl.err == nil {
+				sl.err = a.spill.failed()
+			}
+			sl.failed = s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+			close(sl.done) // the finish owns the collection now
+		}
+	})
+	var first error
+	failed := false
+	for i := range slots {
+		sl := &slots[i]
+		<-sl.done
+		failed = failed || sl.failed
+		switch {
+		case sl.err != nil:
+			first = s.benchmarkErr(s.benches[i], sl.err)
+		case !failed:
+			first = finish(i, sl.collected)
+		}
+		sl.collected = collected{} // the collection is no longer needed
+		if first != nil {
+			cancel() // the collections under way are not needed
+			break
+		}
+		<-live // the token of benchmark i, which was collected
+	}
+	wg.Wait()
+	return first
+}
+
 // finishBenchmark scores benchmark bm's collection c, puts the result's
 // details in a's spill, sets (and, when a writes them, writes) its item
 // records and, when sweep is true, sets *sens to its sweep's tables,
 // collecting again through sweeper where a knob changes the calls.
 // Nothing it returns refers to c.
+//
+// Once scored, the three run at once: each reads c as scoring does (a
+// sweep scores c concurrently already) and each sets fields of the
+// result of its own (the details, the item records) or only reads it
+// (the sweep: the ranking and scores). The error is the first of them in
+// that order.
 func (s *session) finishBenchmark(ctx context.Context, a *analysisRun, bm analysis.Benchmark, c analysis.Collection, sweeper results.Answerer, sweep bool, sens *[]*analysis.Table) (*analysis.Result, error) {
 	set := s.settings[bm.Name()]
 	r, err := bm.Score(ctx, c, set)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.spill.put(r); err != nil {
-		return nil, err
-	}
+	var putErr, itemsErr, sweepErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { putErr = a.spill.put(r) })
 	if l, ok := bm.(analysis.ItemLister); ok {
-		items, err := l.Items(c, set)
-		if err != nil {
-			return nil, err
-		}
-		r.Items = items
-		if a.items != nil {
-			if err := a.items.write(r); err != nil {
-				return nil, err
-			}
-		}
-		// the rows are generated from c: only the fields stay
-		r.Items = &analysis.Items{Fields: items.Fields}
+		wg.Go(func() { itemsErr = s.writeItems(a, l, c, set, r) })
 	}
 	if sweep {
-		if *sens, err = sweepOne(ctx, s.bundle, bm, sweeper, s.settings, nil, c, r); err != nil {
-			return nil, err
-		}
+		wg.Go(func() { *sens, sweepErr = sweepOne(ctx, s.bundle, bm, sweeper, s.settings, nil, c, r) })
+	}
+	wg.Wait()
+	if err := cmp.Or(putErr, itemsErr, sweepErr); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// writeItems sets r's item records from c and, when a writes them,
+// writes them; r then keeps their fields only, the rows being generated
+// from c.
+func (s *session) writeItems(a *analysisRun, l analysis.ItemLister, c analysis.Collection, set analysis.Settings, r *analysis.Result) error {
+	items, err := l.Items(c, set)
+	if err != nil {
+		return err
+	}
+	r.Items = items
+	if a.items != nil {
+		if err := a.items.write(r); err != nil {
+			return err
+		}
+	}
+	r.Items = &analysis.Items{Fields: items.Fields}
+	return nil
 }
 
 // benchmarkErr is err of benchmark bm as eachBenchmark reports it.

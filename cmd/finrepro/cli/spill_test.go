@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,7 +102,12 @@ func TestDetailSpill(t *testing.T) {
 	if _, err := sp.load("b", "t9"); err == nil {
 		t.Error("a task never spilled loaded")
 	}
-	// damage the record of b/t2: a length that runs past its end
+	// damage the record of b/t2, written out: a length that runs past its end
+	sp.mu.Lock()
+	if err := sp.flushLocked(); err != nil {
+		t.Fatal(err)
+	}
+	sp.mu.Unlock()
 	s := sp.at[[2]string{"b", "t2"}][0]
 	if _, err := sp.f.WriteAt([]byte{0xff, 0xff, 0xff, 0x0f}, s.off); err != nil {
 		t.Fatal(err)
@@ -191,5 +198,94 @@ func TestDetailsFileLeavesNothing(t *testing.T) {
 		if !strings.Contains(string(b), "Output</h3>") || !strings.Contains(string(b), "structure check") {
 			t.Errorf("%s: %s lacks the outputs and verdicts", cmd, pages[0])
 		}
+	}
+}
+
+// A countedFile is a spill's file that counts its writes and, once fail
+// is set, fails them.
+type countedFile struct {
+	*os.File
+	writes int
+	fail   bool
+}
+
+func (f *countedFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.fail {
+		return 0, errors.New("disk full")
+	}
+	f.writes++
+	return f.File.WriteAt(b, off)
+}
+
+// TestSpillWritesBuffered checks that many small records cost a write per
+// buffer of them, not one each, that one larger than the buffer goes
+// whole, and that every record reads back the same from the buffer, from
+// the file, and across the two.
+func TestSpillWritesBuffered(t *testing.T) {
+	sp, err := newDetailSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	f := &countedFile{File: sp.f.(*os.File)}
+	sp.f = f
+	var refs []analysis.TextRef
+	var want [][]string
+	total := 0
+	for i := range 10000 {
+		texts := []string{fmt.Sprintf("record %d", i), strings.Repeat("x", i%200)}
+		if i == 5000 {
+			texts = []string{strings.Repeat("big", spillBuffer)} // 3x the buffer
+		}
+		ref := sp.Put(texts)
+		refs, want = append(refs, ref), append(want, texts)
+		total += int(ref.Len)
+		if i%1000 == 0 { // read back while buffered or just written
+			if got := sp.Get(ref); !reflect.DeepEqual(got, texts) {
+				t.Fatalf("record %d read back as %.40q", i, got)
+			}
+		}
+	}
+	// about 1.8 MB of small records and 0.8 MB in one: a write per 256 KiB
+	// buffer filled (at most total/spillBuffer + 2 with the big one and the
+	// buffer it flushed), not 10,000
+	if max := total/spillBuffer + 2; f.writes > max {
+		t.Errorf("%d writes for %d records of %d bytes, want at most %d", f.writes, len(refs), total, max)
+	}
+	for i, ref := range refs {
+		if got := sp.Get(ref); !reflect.DeepEqual(got, want[i]) {
+			t.Fatalf("record %d read back as %.40q", i, got)
+		}
+	}
+	if err := sp.failed(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSpillWriteFails checks that a write that fails is kept as the
+// spill's failure, that records then read as nothing, and that details
+// written after it fail too: no record is taken for written that was
+// lost with the buffer.
+func TestSpillWriteFails(t *testing.T) {
+	sp, err := newDetailSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	f := &countedFile{File: sp.f.(*os.File), fail: true}
+	sp.f = f
+	sp.Put([]string{"held in the buffer, lost with it when the write fails"})
+	if err := sp.failed(); err != nil {
+		t.Fatalf("failed before any write: %v", err)
+	}
+	if ref := sp.Put([]string{strings.Repeat("y", spillBuffer)}); ref != (analysis.TextRef{}) {
+		t.Errorf("a record whose write failed has ref %+v", ref)
+	}
+	err = sp.failed()
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "details file") {
+		t.Fatalf("failed() = %v, want the write's error", err)
+	}
+	if err := sp.write("b", "t", []byte("x")); err == nil {
+		t.Error("a detail written after a failed write succeeded")
 	}
 }
