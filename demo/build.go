@@ -71,7 +71,14 @@ func Build(ctx context.Context, dir string, opt Options, gens []Generator, progr
 			Sim:   replay.NewSim(opt.Seed, oracle, nil),
 			Clock: func() time.Time { return RecordedAt },
 		})
-		res, err := analysis.Run(ctx, bench, analysis.Input{Bundle: b, Answer: client})
+		texts, err := newFileTexts(dir)
+		if err != nil {
+			return nil, err
+		}
+		res, err := analysis.Run(ctx, bench, analysis.Input{Bundle: b, Answer: client, Texts: texts})
+		if cerr := texts.close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return nil, fmt.Errorf("demo: %s: %w", name, err)
 		}

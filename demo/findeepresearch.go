@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,8 +155,9 @@ type fdrWorld struct {
 	structure *hisrubric.Structure
 	items     []hisrubric.Item
 	companies []hisrubric.Company
-	truth     map[string]map[string]hisrubric.Truth
-	cell      map[string]map[string]string // company -> item -> correct cell value
+	truth     map[string]map[string]hisrubric.Truth // until the inputs are written
+	cell      map[string]map[string]string          // company -> item -> correct cell value
+	board     map[string][]string                   // company -> its board members' names, rows @1 to @4
 	systems   []fdrSystem
 	byPrompt  map[string]int // research prompt -> company index
 	bySystem  map[string]int // model and params -> system index
@@ -172,6 +174,9 @@ func (fdrGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("findeepresearch: %w", err)
 	}
+	// The oracle answers from the cells and the boards: the truth, a
+	// quarter of the world at full scale, is in the files.
+	w.truth = nil
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
 			return nil, fmt.Errorf("findeepresearch: %w", err)
@@ -182,7 +187,7 @@ func (fdrGen) Generate(dir string, opt Options) (replay.Oracle, error) {
 
 func newFDRWorld(opt Options) (*fdrWorld, error) {
 	w := &fdrWorld{seed: opt.Seed, structure: hisrubric.Default(), items: hisrubric.DefaultItems(),
-		truth: map[string]map[string]hisrubric.Truth{}, cell: map[string]map[string]string{},
+		truth: map[string]map[string]hisrubric.Truth{}, cell: map[string]map[string]string{}, board: map[string][]string{},
 		byPrompt: map[string]int{}, bySystem: map[string]int{}}
 	targets, err := fdrTargets()
 	if err != nil {
@@ -350,6 +355,7 @@ func (w *fdrWorld) addCompany(m fdrMarket, k int, industry string) {
 		j := i + int(u("member", strconv.Itoa(i))*float64(len(members)-i))
 		members[i], members[j] = members[j], members[i]
 	}
+	w.board[id] = slices.Clone(members[:4])
 	p := c.Params()
 	for _, it := range w.items {
 		year := 0
@@ -640,7 +646,8 @@ func (w *fdrWorld) normalReport(s *fdrSystem, c *hisrubric.Company, u func(...st
 			for _, row := range rows {
 				cells := []string{row}
 				if sub.Table.FreeRows {
-					name := w.truth[c.ID]["5.1-"+strings.TrimPrefix(row, "@")+"-position"].Row
+					k, _ := strconv.Atoi(strings.TrimPrefix(row, "@"))
+					name := w.board[c.ID][k-1]
 					if !ok(byCell[sub.ID+"\x00"+row+"\x00Position"][0], "member") {
 						name = fdrPeople[int(u("wrongname", row)*float64(len(fdrPeople)))] + " (unverified)"
 					}

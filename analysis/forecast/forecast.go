@@ -213,14 +213,20 @@ type collection struct {
 	preds     [][]*Prediction // [task][system]
 	synthetic bool
 	missing   int
+	// texts keeps the drill-downs' outputs, those of task ti's systems,
+	// in system order, at outputs[ti]: the replies are most of what a
+	// collection would hold, and only the details show them.
+	texts   analysis.TextStore
+	outputs []analysis.TextRef
 }
 
 // newCollection parses and audits replies, one per call of in.Calls, in
-// order.
-func newCollection(in *Inputs, replies []results.Reply) *collection {
+// order, and puts the outputs the details show in texts.
+func newCollection(in *Inputs, replies []results.Reply, texts analysis.TextStore) *collection {
 	ns := len(in.Config.Systems)
-	c := &collection{in: in, preds: make([][]*Prediction, len(in.Tasks))}
+	c := &collection{in: in, preds: make([][]*Prediction, len(in.Tasks)), texts: texts, outputs: make([]analysis.TextRef, len(in.Tasks))}
 	all := make([]Prediction, len(in.Tasks)*ns)
+	outs := make([]string, ns)
 	for ti, t := range in.Tasks {
 		c.preds[ti] = make([]*Prediction, ns)
 		for s, sys := range in.Config.Systems {
@@ -234,9 +240,24 @@ func newCollection(in *Inputs, replies []results.Reply) *collection {
 				c.missing++
 			}
 			c.preds[ti][s] = p
+			outs[s] = detailOutput(r)
 		}
+		c.outputs[ti] = texts.Put(outs)
 	}
 	return c
+}
+
+// detailOutput is the output a drill-down shows of reply r: its text, cut
+// at maxDetailOutput bytes; "" for a missing reply.
+func detailOutput(r results.Reply) string {
+	if r.Err != nil {
+		return ""
+	}
+	out := r.Text
+	if len(out) > maxDetailOutput {
+		out = clip(out, maxDetailOutput) + "\n[output truncated: " + strconv.Itoa(len(r.Text)) + " bytes in all]"
+	}
+	return out
 }
 
 // Collect loads the inputs, asks every system for every task's forecast
@@ -262,7 +283,7 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return newCollection(inputs, replies), nil
+	return newCollection(inputs, replies, analysis.TextsOf(in)), nil
 }
 
 // Score scores a collection under s and builds the tables.

@@ -39,7 +39,7 @@ func render(res *analysis.Result) string {
 		b.WriteString(p + "\n")
 	}
 	b.WriteString("\n== details\n")
-	for _, d := range res.Details {
+	for d := range res.EachDetail() {
 		fmt.Fprintf(&b, "%s %s: %s: %s\n", d.Task, d.System, d.Score, d.Verdicts[0].Reasoning)
 	}
 	return b.String()

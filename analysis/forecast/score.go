@@ -84,7 +84,6 @@ type Prediction struct {
 	System int
 	// Missing is set when the call had no reply; nothing else is then set.
 	Missing bool
-	Text    string
 	Answer  string
 	// Invalid says why the answer could not be read; empty when valid.
 	Invalid string
@@ -112,7 +111,6 @@ func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, 
 		p.Missing = true
 		return
 	}
-	p.Text = r.Text
 	switch {
 	case hasLog:
 		p.Recorded = logged

@@ -3,6 +3,7 @@ package forecast
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,7 +80,7 @@ func (b *board) accCell(o []int8, keep func(*Task) bool) analysis.Cell {
 // Analyze scores replies (one per call of in.Calls, in order) under opt
 // and builds the result.
 func Analyze(in *Inputs, replies []results.Reply, opt Options) *analysis.Result {
-	return newCollection(in, replies).score(opt)
+	return newCollection(in, replies, &analysis.MemoryTexts{}).score(opt)
 }
 
 // score scores every prediction of c under opt and builds the result. It
@@ -113,7 +114,7 @@ func (c *collection) score(opt Options) *analysis.Result {
 	for _, t := range res.Tables {
 		t.Benchmark = Name
 	}
-	res.Details = b.details()
+	res.LazyDetails = b.details(c)
 	res.Problems = b.problems()
 	return res
 }
@@ -602,22 +603,28 @@ func (b *board) tolerancesTable() *analysis.Table {
 	return t
 }
 
-// details are the drill-downs, by task then system.
-func (b *board) details() []analysis.Detail {
-	var ds []analysis.Detail
-	for ti, task := range b.in.Tasks {
-		for s, sys := range b.in.Config.Systems {
-			p := b.preds[ti][s]
-			sum, why := verdict(p, b.status[ti], b.opt, b.out[s][ti])
-			out := p.Text
-			if len(out) > maxDetailOutput {
-				out = clip(out, maxDetailOutput) + "\n[output truncated: " + strconv.Itoa(len(p.Text)) + " bytes in all]"
+// details yields the drill-downs, by task then system, as they are asked
+// for (see analysis.Result.LazyDetails): their outputs are read back from
+// c's texts a task at a time.
+func (b *board) details(c *collection) iter.Seq[analysis.Detail] {
+	return func(yield func(analysis.Detail) bool) {
+		for ti, task := range b.in.Tasks {
+			outs := c.texts.Get(c.outputs[ti])
+			for s, sys := range b.in.Config.Systems {
+				p := b.preds[ti][s]
+				sum, why := verdict(p, b.status[ti], b.opt, b.out[s][ti])
+				out := ""
+				if s < len(outs) { // none when the texts failed, which their owner reports
+					out = outs[s]
+				}
+				d := analysis.Detail{Task: task.ID, System: sys.Name, Question: task.Question, Output: out, Score: sum,
+					Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}, Call: p.call}
+				if !yield(d) {
+					return
+				}
 			}
-			ds = append(ds, analysis.Detail{Task: task.ID, System: sys.Name, Question: task.Question, Output: out, Score: sum,
-				Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}, Call: p.call})
 		}
 	}
-	return ds
 }
 
 // problems lists invalid answers and isolation findings, sorted.

@@ -579,31 +579,27 @@ func (r *collector) round2(ctx context.Context) {
 		if !rep.present {
 			continue
 		}
-		ci := rep.ci
-		var idx [len(gradingStages)][]int
+		var has [len(gradingStages)]bool
 		for i := range in.Items {
-			if !rep.items[i].found {
-				continue
+			if rep.items[i].found {
+				has[stageIndex(in.Items[i].Protocol)] = true
 			}
-			k := stageIndex(in.Items[i].Protocol)
-			if k != 0 && !r.gotRound[ci] {
-				continue
-			}
-			idx[k] = append(idx[k], i)
 		}
-		if !r.gotRound[ci] {
+		if !r.gotRound[rep.ci] {
 			rep.why = append(rep.why, "no claims or criteria from the judge for this company")
 		}
 		for k, st := range gradingStages {
-			if len(idx[k]) > 0 {
-				pend = append(pend, pending{rep: rep, stage: st, items: idx[k]})
+			if has[k] && (k == 0 || r.gotRound[rep.ci]) {
+				pend = append(pend, pending{rep: rep, stage: st, k: k})
 				rep.ungraded++
 			}
 		}
 	}
 	// The calls are made gradeBatch at a time, in order, so that only
 	// one batch's prompts and replies are held at once: all of them are
-	// several times the reports, and grow with the bundle. parts[ci] are
+	// several times the reports, and grow with the bundle. A call's items
+	// are listed when its batch is made, not all at once: all of them are
+	// as many as the graded items. parts[ci] are
 	// company ci's batch items, written but for their predictions, from
 	// its first grading call to its last (the calls are company-major).
 	parts := make([][]itemJSON, len(in.Companies))
@@ -613,9 +609,15 @@ func (r *collector) round2(ctx context.Context) {
 	}
 	for lo := 0; lo < len(pend); lo += gradeBatch {
 		batch := pend[lo:min(len(pend), lo+gradeBatch)]
-		for _, p := range batch {
+		for k := range batch {
+			p := &batch[k]
 			if parts[p.rep.ci] == nil {
 				parts[p.rep.ci] = r.itemParts(p.rep.ci)
+			}
+			for i := range in.Items {
+				if p.rep.items[i].found && stageIndex(in.Items[i].Protocol) == p.k {
+					p.items = append(p.items, i)
+				}
 			}
 		}
 		r.gradePending(ctx, batch, parts)
@@ -645,7 +647,8 @@ func (r *collector) round2(ctx context.Context) {
 type pending struct {
 	rep   *report
 	stage Stage
-	items []int // item indexes in the batch
+	k     int   // the stage's index in gradingStages
+	items []int // item indexes in the batch, while it is graded
 }
 
 // gradeBatch is how many grading calls round 2 makes at once: enough to
@@ -691,7 +694,7 @@ func (r *collector) gradePending(ctx context.Context, pend []pending, parts [][]
 			rep.why = append(rep.why, "no judge reply ("+string(p.stage)+")")
 			continue
 		}
-		rep.calls[stageIndex(in.Items[p.items[0]].Protocol)] = analysis.CallOf(replies[k], 0)
+		rep.calls[p.k] = analysis.CallOf(replies[k], 0)
 		rp, err := parsed[k], perrs[k]
 		if err != nil {
 			r.problemf("%s %s: judge %s reply: %v", rep.company.ID, name, p.stage, err)

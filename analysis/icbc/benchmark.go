@@ -96,9 +96,11 @@ type collection struct {
 	human                 []humanGroup
 	humanKept, humanSkips int
 	// problems (sorted, unique) and details (sorted by task and system)
-	// are final, private tasks included.
+	// are final, private tasks included; the details' texts are in
+	// texts (see keep).
 	problems  []string
-	details   []analysis.Detail
+	details   []keptDetail
+	texts     analysis.TextStore
 	missing   int
 	synthetic bool
 	// private is the private hold-out collection, or nil.
@@ -141,8 +143,8 @@ func idLess(a, b string) int {
 
 // collect selects the tasks, parses the rubrics, answers every call
 // (private hold-out set included) and keeps the parsed replies.
-func collect(ctx context.Context, inputs *Inputs, ans results.Answerer) *collection {
-	c := newCollection(inputs, "")
+func collect(ctx context.Context, inputs *Inputs, ans results.Answerer, texts analysis.TextStore) *collection {
+	c := newCollection(inputs, "", texts)
 	c.answer(ctx, ans)
 	c.domainsOf()
 	c.humanGroups()
@@ -151,7 +153,7 @@ func collect(ctx context.Context, inputs *Inputs, ans results.Answerer) *collect
 		pin := *inputs
 		pin.Objectives, pin.Subjectives, pin.Human = inputs.PrivateObjectives, inputs.PrivateSubjectives, nil
 		pin.Config.ObjectiveTasks, pin.Config.SubjectiveTasks = nil, nil
-		p := newCollection(&pin, "private/")
+		p := newCollection(&pin, "private/", texts)
 		p.answer(ctx, ans)
 		p.makeDetails()
 		c.problems = append(c.problems, p.problems...)
@@ -163,14 +165,14 @@ func collect(ctx context.Context, inputs *Inputs, ans results.Answerer) *collect
 	}
 	slices.Sort(c.problems)
 	c.problems = slices.Compact(c.problems)
-	slices.SortFunc(c.details, func(a, b analysis.Detail) int {
-		return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.System, b.System))
+	slices.SortFunc(c.details, func(a, b keptDetail) int {
+		return cmp.Or(strings.Compare(a.d.Task, b.d.Task), strings.Compare(a.d.System, b.d.System))
 	})
 	return c
 }
 
-func newCollection(in *Inputs, prefix string) *collection {
-	c := &collection{in: in, prefix: prefix, rubrics: map[string]*Rubric{}}
+func newCollection(in *Inputs, prefix string, texts analysis.TextStore) *collection {
+	c := &collection{in: in, prefix: prefix, rubrics: map[string]*Rubric{}, texts: texts}
 	c.systems = slices.Clone(in.Config.Systems)
 	slices.SortFunc(c.systems, func(a, b System) int { return strings.Compare(a.Name, b.Name) })
 	c.selectTasks()
@@ -185,7 +187,7 @@ func score(c *collection, s analysis.Settings) (*analysis.Result, error) {
 		return nil, err
 	}
 	r := &run{collection: c, o: o, res: &analysis.Result{Benchmark: Name, Title: "ICBCBench", Headline: "main_results",
-		Problems: slices.Clone(c.problems), Details: slices.Clone(c.details), Missing: c.missing, Synthetic: c.synthetic}}
+		Problems: slices.Clone(c.problems), LazyDetails: c.eachDetail, Missing: c.missing, Synthetic: c.synthetic}}
 	r.prepare()
 	r.tables()
 	if c.private != nil {
@@ -571,7 +573,7 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 	if _, err := parseSettings(in.Settings, &inputs.Config); err != nil {
 		return nil, err
 	}
-	return collect(ctx, inputs, in.Answer), nil
+	return collect(ctx, inputs, in.Answer, analysis.TextsOf(in)), nil
 }
 
 // Score scores a collection of Collect under s.

@@ -26,7 +26,9 @@ func TestScoreShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := json.Marshal(res)
+		all := *res
+		all.Details, all.LazyDetails = res.AllDetails(), nil // which the encoding leaves out
+		b, err := json.Marshal(&all)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,7 @@ func TestScoreShared(t *testing.T) {
 	}
 	in := fixtureInputs()
 	in.PrivateObjectives, in.PrivateSubjectives = in.Objectives, in.Subjectives
-	c := collect(context.Background(), in, privateAnswerer{fixtureAnswerer{new([]results.Call)}})
+	c := collect(context.Background(), in, privateAnswerer{fixtureAnswerer{new([]results.Call)}}, &analysis.MemoryTexts{})
 	got := make([]string, len(settings))
 	var wg sync.WaitGroup
 	for i, s := range settings {

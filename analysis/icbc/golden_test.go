@@ -32,7 +32,7 @@ func render(res *analysis.Result) string {
 		}
 	}
 	fmt.Fprintf(&b, "== ranking\n%s\n== problems\n%s\n", strings.Join(res.Ranking, "\n"), strings.Join(res.Problems, "\n"))
-	fmt.Fprintf(&b, "== details %d, missing %d, synthetic %v\n", len(res.Details), res.Missing, res.Synthetic)
+	fmt.Fprintf(&b, "== details %d, missing %d, synthetic %v\n", len(res.AllDetails()), res.Missing, res.Synthetic)
 	return b.String()
 }
 

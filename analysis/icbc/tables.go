@@ -396,7 +396,7 @@ func (c *collection) makeDetails() {
 				}
 				d.Verdicts = []analysis.Verdict{v}
 			}
-			c.details = append(c.details, d)
+			c.details = append(c.details, c.keep(d))
 		}
 		for ti, s := range c.sub {
 			out, txt := c.subRes[si][ti], &c.subText[si][ti]
@@ -407,9 +407,57 @@ func (c *collection) makeDetails() {
 			if !math.IsNaN(out.expert) {
 				score = "expert " + trimFloat(out.expert) + "/100"
 			}
-			c.details = append(c.details, analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
-				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call})
+			c.details = append(c.details, c.keep(analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
+				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call}))
 		}
 	}
 	c.objText, c.subText, c.llmScores = nil, nil, nil
+}
+
+// A keptDetail is a detail whose texts (the question, the output and each
+// verdict's verdict and reasoning) are in the collection's texts at ref:
+// a collection holds the details of every output until it is scored, and
+// their texts are most of it.
+type keptDetail struct {
+	d   analysis.Detail // without its texts
+	ref analysis.TextRef
+}
+
+// keep puts d's texts in c's texts.
+func (c *collection) keep(d analysis.Detail) keptDetail {
+	texts := make([]string, 0, 2+2*len(d.Verdicts))
+	texts = append(texts, d.Question, d.Output)
+	for _, v := range d.Verdicts {
+		texts = append(texts, v.Verdict, v.Reasoning)
+	}
+	d.Question, d.Output = "", ""
+	if len(d.Verdicts) > 0 {
+		vs := make([]analysis.Verdict, len(d.Verdicts))
+		for i, v := range d.Verdicts {
+			vs[i] = analysis.Verdict{Judge: v.Judge, Call: v.Call}
+		}
+		d.Verdicts = vs
+	}
+	return keptDetail{d, c.texts.Put(texts)}
+}
+
+// eachDetail yields the details, their texts read back from c's texts
+// (none when the texts failed, which their owner reports).
+func (c *collection) eachDetail(yield func(analysis.Detail) bool) {
+	for _, k := range c.details {
+		d := k.d
+		if texts := c.texts.Get(k.ref); len(texts) == 2+2*len(d.Verdicts) {
+			d.Question, d.Output = texts[0], texts[1]
+			if len(d.Verdicts) > 0 {
+				vs := make([]analysis.Verdict, len(d.Verdicts))
+				for i, v := range d.Verdicts {
+					vs[i] = analysis.Verdict{Judge: v.Judge, Verdict: texts[2+2*i], Reasoning: texts[3+2*i], Call: v.Call}
+				}
+				d.Verdicts = vs
+			}
+		}
+		if !yield(d) {
+			return
+		}
+	}
 }
