@@ -2,12 +2,9 @@ package cli
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
@@ -19,7 +16,7 @@ import (
 // output and judges' verdicts on each task, what task pages show) in a
 // file instead of in memory: at full scale they are about half of what a
 // run keeps, and they grow with the bundle. Each task's details are one
-// record (see appendValue); a result keeps only its details' task,
+// record (see appendDetails); a result keeps only its details' task,
 // system, question and score, which the site's other pages show, and the
 // site loads a task's details when it writes the task's page
 // (site.Input.TaskDetails).
@@ -78,9 +75,16 @@ func newDetailSpill(dir string) (*detailSpill, error) {
 // details to what the site lists (see detailSpill).
 func (sp *detailSpill) put(r *analysis.Result) error {
 	// the listed texts are copied, once per text, so that they keep
-	// nothing larger alive (a question cut from a file's text)
+	// nothing larger alive (a question cut from a file's text); a
+	// detail's texts are mostly its previous detail's (the details are
+	// sorted by task and system), which are compared before a long
+	// question is hashed
 	texts := map[string]string{}
-	own := func(s string) string {
+	var prev, prevOwn analysis.Detail
+	own := func(s, prev, prevOwn string) string {
+		if s == prev {
+			return prevOwn
+		}
 		c, ok := texts[s]
 		if !ok {
 			c = strings.Clone(s)
@@ -95,7 +99,7 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 		if len(run) == 0 {
 			return nil
 		}
-		buf = appendValue(buf[:0], reflect.ValueOf(run))
+		buf = appendDetails(buf[:0], run)
 		err := sp.write(r.Benchmark, run[0].Task, buf)
 		run = run[:0]
 		return err
@@ -107,7 +111,14 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 			}
 		}
 		run = append(run, d)
-		listed = append(listed, analysis.Detail{Task: own(d.Task), System: own(d.System), Question: own(d.Question), Score: own(d.Score)})
+		l := analysis.Detail{
+			Task:     own(d.Task, prev.Task, prevOwn.Task),
+			System:   own(d.System, prev.System, prevOwn.System),
+			Question: own(d.Question, prev.Question, prevOwn.Question),
+			Score:    own(d.Score, prev.Score, prevOwn.Score),
+		}
+		listed = append(listed, l)
+		prev, prevOwn = d, l
 	}
 	if err := flush(); err != nil {
 		return err
@@ -195,7 +206,7 @@ func (sp *detailSpill) read(off, n int64) ([]byte, error) {
 // (analysis.TextStore), as a record; the first failure is kept (see
 // failed) and the record is then one Get answers with nil.
 func (sp *detailSpill) Put(texts []string) analysis.TextRef {
-	b := appendValue(nil, reflect.ValueOf(texts))
+	b := appendTexts(nil, texts)
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	off, err := sp.appendLocked(b)
@@ -214,11 +225,7 @@ func (sp *detailSpill) Get(ref analysis.TextRef) []string {
 	b, err := sp.read(ref.Off, ref.Len)
 	var texts []string
 	if err == nil {
-		d := decoder{text: bytesText(b)}
-		d.value(reflect.ValueOf(&texts).Elem())
-		if d.err != nil || d.at != len(d.text) {
-			err = errors.New("record damaged")
-		}
+		texts, err = decodeTexts(bytesText(b))
 	}
 	if err != nil {
 		sp.mu.Lock()
@@ -254,11 +261,12 @@ func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
 		if err != nil {
 			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
 		}
-		var ds []analysis.Detail
-		d := decoder{text: bytesText(b)}
-		d.value(reflect.ValueOf(&ds).Elem())
-		if d.err != nil || d.at != len(d.text) {
-			return nil, fmt.Errorf("details: %s task %s: record damaged", bench, task)
+		ds, err := decodeDetails(bytesText(b))
+		if err != nil {
+			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
+		}
+		if len(spans) == 1 {
+			return ds, nil
 		}
 		out = append(out, ds...)
 	}
@@ -284,68 +292,242 @@ func (sp *detailSpill) close() {
 	}
 }
 
-// appendValue appends v, a value made of strings, booleans, integers,
-// floats, slices, structs (their exported fields, in order) and pointers
-// to them to b: a string or slice as its length (uvarint) and its
-// contents, a number as a varint or its IEEE 754 bits, a pointer as 0 for
-// nil or 1 and what it points to (pointers shared by several values come
-// back as copies). Detail and Verdict gain fields without
-// a change here; a kind it does not know panics, which the spill test
-// catches.
-func appendValue(b []byte, v reflect.Value) []byte {
-	switch v.Kind() {
-	case reflect.String:
-		b = binary.AppendUvarint(b, uint64(v.Len()))
-		return append(b, v.String()...)
-	case reflect.Bool:
-		if v.Bool() {
-			return append(b, 1)
+// The records' encoding. A record is a list of details or of texts:
+// a list is its length and its elements, a string its length and its
+// bytes, a length a uvarint, an int a varint, in the order of the
+// struct's fields (Detail: Task, System, Question, Output, Score,
+// Verdicts, Call; Verdict: Judge, Verdict, Reasoning, Call; Call: Key,
+// Sample, Model, Source). A *Call is a byte, 0 for nil, 1 followed by
+// the Call, or 2 for the record's previous Call again: the verdicts read
+// from one exchange share one Call, and come back sharing it. The
+// encoding is canonical (a varint in its shortest form, nothing else
+// accepted), so a record read and written again is the same bytes.
+// TestSpillFields fails when Detail, Verdict or Call gains a field this
+// does not write.
+
+// Call markers of a record.
+const (
+	callNil  = 0
+	callNew  = 1
+	callLast = 2
+)
+
+// appendDetails appends the record of ds to b.
+func appendDetails(b []byte, ds []analysis.Detail) []byte {
+	var last *analysis.Call
+	b = binary.AppendUvarint(b, uint64(len(ds)))
+	for i := range ds {
+		d := &ds[i]
+		b = appendString(b, d.Task)
+		b = appendString(b, d.System)
+		b = appendString(b, d.Question)
+		b = appendString(b, d.Output)
+		b = appendString(b, d.Score)
+		b = binary.AppendUvarint(b, uint64(len(d.Verdicts)))
+		for j := range d.Verdicts {
+			v := &d.Verdicts[j]
+			b = appendString(b, v.Judge)
+			b = appendString(b, v.Verdict)
+			b = appendString(b, v.Reasoning)
+			b = appendCall(b, v.Call, &last)
 		}
-		return append(b, 0)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return binary.AppendVarint(b, v.Int())
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return binary.AppendUvarint(b, v.Uint())
-	case reflect.Float32, reflect.Float64:
-		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
-	case reflect.Slice:
-		b = binary.AppendUvarint(b, uint64(v.Len()))
-		for i := range v.Len() {
-			b = appendValue(b, v.Index(i))
-		}
-		return b
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				b = appendValue(b, v.Field(i))
-			}
-		}
-		return b
-	case reflect.Pointer:
-		if v.IsNil() {
-			return append(b, 0)
-		}
-		return appendValue(append(b, 1), v.Elem())
+		b = appendCall(b, d.Call, &last)
 	}
-	panic("details: cannot spill a " + v.Type().String())
+	return b
 }
 
-// A decoder reads what appendValue wrote from text; err is set at the
-// first thing that does not fit.
+// appendTexts appends the record of texts to b.
+func appendTexts(b []byte, texts []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(texts)))
+	for _, s := range texts {
+		b = appendString(b, s)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendCall appends c, the record's previous Call being *last.
+func appendCall(b []byte, c *analysis.Call, last **analysis.Call) []byte {
+	switch {
+	case c == nil:
+		return append(b, callNil)
+	case c == *last:
+		return append(b, callLast)
+	}
+	*last = c
+	b = append(b, callNew)
+	b = appendString(b, c.Key)
+	b = binary.AppendVarint(b, int64(c.Sample))
+	b = appendString(b, c.Model)
+	return appendString(b, c.Source)
+}
+
+// A decoder reads a record from text; err is set at the first thing
+// that does not fit, and everything read after it is zero. The strings
+// it returns are cut from text.
 type decoder struct {
 	text string
 	at   int
 	err  error
+	last *analysis.Call // the record's previous Call
 }
 
+// decodeDetails reads a record of details; the error is "record
+// damaged" when rec is not one, whole.
+func decodeDetails(rec string) ([]analysis.Detail, error) {
+	d := decoder{text: rec}
+	ds := d.details()
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// decodeTexts reads a record of texts, as decodeDetails does.
+func decodeTexts(rec string) ([]string, error) {
+	d := decoder{text: rec}
+	texts := d.texts()
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	return texts, nil
+}
+
+// end returns the decoder's error, or one when bytes are left over.
+func (d *decoder) end() error {
+	if d.err == nil && d.at != len(d.text) {
+		d.fail()
+	}
+	return d.err
+}
+
+func (d *decoder) details() []analysis.Detail {
+	// a detail takes 7 bytes at least: five lengths, a count, a marker
+	n := d.count(7)
+	if n == 0 {
+		return nil // nil, as a list with nothing in it reads
+	}
+	ds := make([]analysis.Detail, n)
+	for i := range ds {
+		x := &ds[i]
+		x.Task = d.string()
+		x.System = d.string()
+		x.Question = d.string()
+		x.Output = d.string()
+		x.Score = d.string()
+		if nv := d.count(4); nv > 0 { // three lengths and a marker
+			x.Verdicts = make([]analysis.Verdict, nv)
+			for j := range x.Verdicts {
+				v := &x.Verdicts[j]
+				v.Judge = d.string()
+				v.Verdict = d.string()
+				v.Reasoning = d.string()
+				v.Call = d.call()
+			}
+		}
+		x.Call = d.call()
+		if d.err != nil {
+			return nil
+		}
+	}
+	return ds
+}
+
+func (d *decoder) texts() []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = d.string()
+	}
+	if d.err != nil {
+		return nil
+	}
+	return texts
+}
+
+// count reads the length of a list whose elements take min bytes at
+// least, which bounds it by the bytes left before anything is made.
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if n > uint64((len(d.text)-d.at)/min) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.text)-d.at) {
+		d.fail()
+		return ""
+	}
+	s := d.text[d.at : d.at+int(n)]
+	d.at += int(n)
+	return s
+}
+
+func (d *decoder) call() *analysis.Call {
+	if d.at >= len(d.text) {
+		d.fail()
+		return nil
+	}
+	m := d.text[d.at]
+	d.at++
+	switch m {
+	case callNil:
+		return nil
+	case callLast:
+		if d.last == nil {
+			d.fail()
+		}
+		return d.last
+	case callNew:
+		c := &analysis.Call{Key: d.string(), Sample: d.int(), Model: d.string(), Source: d.string()}
+		if d.err != nil {
+			return nil
+		}
+		d.last = c
+		return c
+	}
+	d.at--
+	d.fail()
+	return nil
+}
+
+// int reads a varint (binary.Varint's zig-zag) that fits an int.
+func (d *decoder) int() int {
+	ux := d.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	if int64(int(x)) != x {
+		d.fail()
+		return 0
+	}
+	return int(x)
+}
+
+// uvarint reads a uvarint in its shortest form (binary.Uvarint's rules,
+// on the string itself, without the longer forms of a number).
 func (d *decoder) uvarint() uint64 {
-	// binary.Uvarint's rules, on the string itself
 	var x uint64
 	for i, shift := 0, uint(0); i < binary.MaxVarintLen64 && d.at+i < len(d.text); i, shift = i+1, shift+7 {
 		c := d.text[d.at+i]
 		if c < 0x80 {
 			if i == binary.MaxVarintLen64-1 && c > 1 {
 				break // overflow
+			}
+			if i > 0 && c == 0 {
+				break // not the shortest form
 			}
 			d.at += i + 1
 			return x | uint64(c)<<shift
@@ -361,77 +543,4 @@ func (d *decoder) fail() {
 		d.err = fmt.Errorf("record damaged at byte %d", d.at)
 	}
 	d.at = len(d.text)
-}
-
-// value sets v, which must be settable, from the record.
-func (d *decoder) value(v reflect.Value) {
-	if d.err != nil {
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		n := d.uvarint()
-		if n > uint64(len(d.text)-d.at) {
-			d.fail()
-			return
-		}
-		v.SetString(d.text[d.at : d.at+int(n)])
-		d.at += int(n)
-	case reflect.Bool:
-		if d.at >= len(d.text) || d.text[d.at] > 1 {
-			d.fail()
-			return
-		}
-		v.SetBool(d.text[d.at] == 1)
-		d.at++
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		ux := d.uvarint() // binary.Varint's zig-zag
-		x := int64(ux >> 1)
-		if ux&1 != 0 {
-			x = ^x
-		}
-		v.SetInt(x)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(d.uvarint())
-	case reflect.Float32, reflect.Float64:
-		if len(d.text)-d.at < 8 {
-			d.fail()
-			return
-		}
-		v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64([]byte(d.text[d.at : d.at+8]))))
-		d.at += 8
-	case reflect.Slice:
-		n := d.uvarint()
-		if n > uint64(len(d.text)-d.at) { // every element takes a byte at least
-			d.fail()
-			return
-		}
-		if n == 0 {
-			return // nil, as a slice with nothing in it reads
-		}
-		s := reflect.MakeSlice(v.Type(), int(n), int(n))
-		for i := range int(n) {
-			d.value(s.Index(i))
-		}
-		v.Set(s)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				d.value(v.Field(i))
-			}
-		}
-	case reflect.Pointer:
-		if d.at >= len(d.text) || d.text[d.at] > 1 {
-			d.fail()
-			return
-		}
-		d.at++
-		if d.text[d.at-1] == 1 {
-			p := reflect.New(v.Type().Elem())
-			d.value(p.Elem())
-			v.Set(p)
-		}
-	default:
-		d.err = fmt.Errorf("cannot read a %s", v.Type())
-	}
 }

@@ -117,35 +117,173 @@ func TestDetailSpill(t *testing.T) {
 	}
 }
 
+// TestSpillFields checks that every field of Detail, Verdict and Call
+// comes back from a record: each struct is filled by reflection, every
+// field with a value of its own, and a field the record does not write
+// comes back zero. A field of a kind fill does not know, or not
+// exported, fails here too, so that no field is dropped without a change
+// to the record's encoding.
+func TestSpillFields(t *testing.T) {
+	var ds []analysis.Detail
+	for i := range 4 {
+		ds = append(ds, filled(i))
+	}
+	for i := range ds {
+		checkFilled(t, reflect.ValueOf(ds[i]), fmt.Sprintf("detail %d", i))
+	}
+	// a Call in every place (fill leaves some nil)
+	call := func(n int) *analysis.Call {
+		var c analysis.Call
+		fill(reflect.ValueOf(&c).Elem(), n)
+		checkFilled(t, reflect.ValueOf(c), "Call")
+		return &c
+	}
+	ds[0].Call = call(7)
+	ds[0].Verdicts[0].Call = call(8)
+	got, err := decodeDetails(string(appendDetails(nil, ds)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, ds) {
+		t.Errorf("details came back as\n%+v\nwant\n%+v", got, ds)
+	}
+}
+
+// checkFilled fails unless every field of struct v, and of the structs
+// in it, is exported and not zero.
+func checkFilled(t *testing.T, v reflect.Value, where string) {
+	t.Helper()
+	for i := range v.NumField() {
+		f, ft := v.Field(i), v.Type().Field(i)
+		at := where + "." + ft.Name
+		if !ft.IsExported() {
+			t.Errorf("%s is not exported: the spill writes exported fields only", at)
+			continue
+		}
+		if f.Kind() == reflect.Pointer && f.IsNil() {
+			continue // fill leaves every other pointer nil
+		}
+		if f.IsZero() {
+			t.Errorf("%s is zero after fill: a kind fill does not know", at)
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Struct:
+			checkFilled(t, f, at)
+		case reflect.Pointer:
+			if f.Elem().Kind() == reflect.Struct {
+				checkFilled(t, f.Elem(), at)
+			}
+		case reflect.Slice:
+			for j := range f.Len() {
+				if e := f.Index(j); e.Kind() == reflect.Struct {
+					checkFilled(t, e, fmt.Sprintf("%s[%d]", at, j))
+				}
+			}
+		}
+	}
+}
+
+// TestSpillSharesCalls checks that the verdicts read from one exchange,
+// which share a Call, come back sharing one (not a copy each), that the
+// record writes such a Call once, and that Calls equal but not shared
+// come back apart.
+func TestSpillSharesCalls(t *testing.T) {
+	c := &analysis.Call{Key: strings.Repeat("ab", 32), Sample: 2, Model: "m", Source: "api"}
+	twin := *c
+	var vs []analysis.Verdict
+	for i := range 100 {
+		vs = append(vs, analysis.Verdict{Judge: "j", Verdict: fmt.Sprint(i), Call: c})
+	}
+	vs = append(vs, analysis.Verdict{Judge: "j", Call: &twin})
+	ds := []analysis.Detail{{Task: "t", Verdicts: vs, Call: &twin}}
+	rec := appendDetails(nil, ds)
+	// the key 4 times at most (c, twin): not once per verdict
+	if n := strings.Count(string(rec), c.Key); n != 2 {
+		t.Errorf("the record holds the key %d times, want 2", n)
+	}
+	got, err := decodeDetails(string(rec))
+	if err != nil || !reflect.DeepEqual(got, ds) {
+		t.Fatalf("came back as %+v, %v", got, err)
+	}
+	g := got[0].Verdicts
+	for i := 1; i < 100; i++ {
+		if g[i].Call != g[0].Call {
+			t.Fatalf("verdict %d has a Call of its own", i)
+		}
+	}
+	if g[100].Call == g[0].Call || got[0].Call != g[100].Call {
+		t.Error("the twin Call came back as the shared one, or the detail's not as the twin")
+	}
+}
+
 // FuzzDetailRecord checks that reading any bytes as a spilled record
-// never panics and takes no more memory than the bytes allow, and that
-// what a record reads as is spilled back to the same bytes.
+// (details or texts) never panics and takes no more memory than the
+// bytes allow, and that any record read without an error is written
+// back to the same bytes: the encoding is canonical.
 func FuzzDetailRecord(f *testing.F) {
-	f.Add(string(appendValue(nil, reflect.ValueOf([]analysis.Detail{filled(1), filled(2)}))))
+	f.Add(string(appendDetails(nil, []analysis.Detail{filled(1), filled(2)})))
+	f.Add(string(appendTexts(nil, []string{"a", "", "\xff\x00"})))
 	f.Add("")
 	f.Add("\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01")
+	f.Add("\x01\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02\x02")
 	f.Fuzz(func(t *testing.T, rec string) {
-		var ds []analysis.Detail
-		d := decoder{text: rec}
-		d.value(reflect.ValueOf(&ds).Elem())
-		if d.err != nil || d.at != len(rec) {
-			return
-		}
-		if back := string(appendValue(nil, reflect.ValueOf(ds))); back != rec {
-			// the same details, spilled again, give a record that reads back to them
-			var again []analysis.Detail
-			d2 := decoder{text: back}
-			d2.value(reflect.ValueOf(&again).Elem())
-			if d2.err != nil || !reflect.DeepEqual(again, ds) {
-				t.Fatalf("%q reads as %+v, which spills to %q", rec, ds, back)
+		if ds, err := decodeDetails(rec); err == nil {
+			if back := string(appendDetails(nil, ds)); back != rec {
+				t.Fatalf("%q reads as %+v, which is written as %q", rec, ds, back)
 			}
+		} else if ds != nil || !strings.Contains(err.Error(), "record damaged") {
+			t.Fatalf("%q: %+v, %v", rec, ds, err)
+		}
+		if texts, err := decodeTexts(rec); err == nil {
+			if back := string(appendTexts(nil, texts)); back != rec {
+				t.Fatalf("%q reads as texts %q, which are written as %q", rec, texts, back)
+			}
+		} else if texts != nil || !strings.Contains(err.Error(), "record damaged") {
+			t.Fatalf("%q: texts %q, %v", rec, texts, err)
+		}
+	})
+}
+
+// FuzzDetailRoundTrip checks that details made from any strings and
+// numbers, with Calls nil, shared and apart in any pattern, come back
+// from their record as they were, and texts too.
+func FuzzDetailRoundTrip(f *testing.F) {
+	f.Add("task", "an output\x00\xff", "key", int64(-3), uint64(0x1234), uint8(5))
+	f.Add("", "", "", int64(math.MinInt64), uint64(math.MaxUint64), uint8(0))
+	f.Fuzz(func(t *testing.T, a, b, key string, sample int64, shape uint64, n uint8) {
+		calls := []*analysis.Call{nil, {Key: key, Sample: int(sample), Model: a, Source: b}, {Key: b, Sample: -int(sample), Model: key}}
+		pick := func() *analysis.Call { // by two bits of shape at a time
+			c := calls[shape%4%3]
+			shape = shape>>2 | shape<<62
+			return c
+		}
+		var ds []analysis.Detail
+		for i := range int(n % 8) {
+			d := analysis.Detail{Task: a, System: b, Question: key, Output: a + b, Score: fmt.Sprint(i), Call: pick()}
+			for j := range i {
+				d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: b, Verdict: a[:min(j, len(a))], Reasoning: key, Call: pick()})
+			}
+			ds = append(ds, d)
+		}
+		got, err := decodeDetails(string(appendDetails(nil, ds)))
+		if err != nil || !reflect.DeepEqual(got, ds) {
+			t.Fatalf("%+v came back as %+v, %v", ds, got, err)
+		}
+		texts := []string{a, b, key}[:n%4]
+		if len(texts) == 0 {
+			texts = nil // no texts read as nil
+		}
+		back, err := decodeTexts(string(appendTexts(nil, texts)))
+		if err != nil || !reflect.DeepEqual(back, texts) {
+			t.Fatalf("%q came back as %q, %v", texts, back, err)
 		}
 	})
 }
 
 // TestRecordVarints checks the record's integers against encoding/binary
-// at the edges of their ranges, and that an overlong or cut varint is
-// damage.
+// at the edges of their ranges, and that an overlong, cut or longer than
+// shortest varint is damage.
 func TestRecordVarints(t *testing.T) {
 	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<63 - 1, 1 << 63, ^uint64(0)} {
 		b := binary.AppendUvarint(nil, x)
@@ -155,18 +293,41 @@ func TestRecordVarints(t *testing.T) {
 		}
 	}
 	for _, x := range []int64{0, -1, 1, -64, 64, math.MinInt64, math.MaxInt64} {
-		var n int64
 		d := decoder{text: string(binary.AppendVarint(nil, x))}
-		d.value(reflect.ValueOf(&n).Elem())
-		if n != x || d.err != nil {
+		if n := d.int(); int64(n) != x || d.err != nil {
 			t.Errorf("varint %d read as %d (%v)", x, n, d.err)
 		}
 	}
-	for _, bad := range []string{"", "\x80", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"} {
+	for _, bad := range []string{"", "\x80", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "\x80\x00", "\x81\x80\x00"} {
 		d := decoder{text: bad}
 		if d.uvarint(); d.err == nil {
 			t.Errorf("%q read as a varint", bad)
 		}
+	}
+}
+
+// TestDamagedRecords checks records cut at every byte, and with counts
+// and markers out of range, read as damaged, with nothing made.
+func TestDamagedRecords(t *testing.T) {
+	rec := string(appendDetails(nil, []analysis.Detail{filled(1), filled(2), filled(3)}))
+	for i := range len(rec) {
+		if ds, err := decodeDetails(rec[:i]); err == nil || ds != nil {
+			t.Fatalf("cut at %d of %d: %d details, %v", i, len(rec), len(ds), err)
+		}
+	}
+	for name, bad := range map[string]string{
+		"a count past the end":        "\xff\xff\xff\xff\x0f",
+		"7 bytes for two details":     "\x02\x00\x00\x00\x00\x00\x00\x00",
+		"a marker of 3":               "\x01\x00\x00\x00\x00\x00\x00\x03",
+		"the previous Call, none yet": "\x01\x00\x00\x00\x00\x00\x00\x02",
+		"a byte left over":            "\x01\x00\x00\x00\x00\x00\x00\x00\x00",
+	} {
+		if ds, err := decodeDetails(bad); err == nil || ds != nil || !strings.Contains(err.Error(), "record damaged") {
+			t.Errorf("%s: %+v, %v", name, ds, err)
+		}
+	}
+	if _, err := decodeDetails("\x01\x00\x00\x00\x00\x00\x00\x00"); err != nil {
+		t.Errorf("one empty detail: %v", err)
 	}
 }
 
