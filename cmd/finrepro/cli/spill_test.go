@@ -450,3 +450,52 @@ func TestSpillWriteFails(t *testing.T) {
 		t.Error("a detail written after a failed write succeeded")
 	}
 }
+
+// BenchmarkDetailSpill spills and loads a task like FinDeepResearch's at
+// full scale: 240 details (a system's report each) of 4 KB outputs with
+// 150 verdicts each (an item's answer and grade), a judge's exchange
+// shared by 10, and a Put and Get of each report's texts.
+func BenchmarkDetailSpill(b *testing.B) {
+	var ds []analysis.Detail
+	question := strings.Repeat("What was the company's operating margin? ", 20)
+	for i := range 240 {
+		d := analysis.Detail{
+			Task: "task-0042", System: fmt.Sprintf("system-%02d", i%12), Question: question,
+			Output: strings.Repeat(fmt.Sprintf("report %d, ", i), 400), Score: "58.0/100",
+			Call: &analysis.Call{Key: strings.Repeat("0f", 32), Sample: i % 3, Model: "gpt-4o", Source: "api"},
+		}
+		var c *analysis.Call
+		for j := range 150 {
+			if j%10 == 0 {
+				c = &analysis.Call{Key: fmt.Sprintf("%064x", i*60+j), Model: "judge-model", Source: "batch"}
+			}
+			d.Verdicts = append(d.Verdicts, analysis.Verdict{Judge: "judge", Verdict: "correct", Reasoning: fmt.Sprintf("answer %d matches the truth", j), Call: c})
+		}
+		ds = append(ds, d)
+	}
+	texts := []string{ds[0].Output, "answer one", "answer two", strings.Repeat("reason ", 40)}
+	sp, err := newDetailSpill(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sp.close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r := &analysis.Result{Benchmark: "findeepresearch", Details: append([]analysis.Detail(nil), ds...)}
+		for j := range ds {
+			r.Details[j].Task = fmt.Sprint("task-", i)
+		}
+		if err := sp.put(r); err != nil {
+			b.Fatal(err)
+		}
+		got, err := sp.load("findeepresearch", fmt.Sprint("task-", i))
+		if err != nil || len(got) != len(ds) {
+			b.Fatal(len(got), err)
+		}
+		for range 240 {
+			if got := sp.Get(sp.Put(texts)); len(got) != len(texts) {
+				b.Fatal(got)
+			}
+		}
+	}
+}
