@@ -198,7 +198,7 @@ func TestSpillSharesCalls(t *testing.T) {
 	vs = append(vs, analysis.Verdict{Judge: "j", Call: &twin})
 	ds := []analysis.Detail{{Task: "t", Verdicts: vs, Call: &twin}}
 	rec := appendDetails(nil, ds)
-	// the key 4 times at most (c, twin): not once per verdict
+	// the key twice (c, then twin): not once per verdict
 	if n := strings.Count(string(rec), c.Key); n != 2 {
 		t.Errorf("the record holds the key %d times, want 2", n)
 	}
