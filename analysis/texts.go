@@ -1,6 +1,10 @@
 package analysis
 
-import "sync"
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+)
 
 // A TextStore keeps texts that a collection needs only to write details
 // and audits (a report as displayed, the answers read from it, a judge's
@@ -54,4 +58,66 @@ func (m *MemoryTexts) Get(ref TextRef) []string {
 		return nil
 	}
 	return m.all[ref.Off-1]
+}
+
+// AppendTexts appends to b the record of texts that a file-backed
+// TextStore keeps (demo's build and reproduce's details file): the
+// number of texts, then each text's length and bytes, the counts as
+// uvarints.
+func AppendTexts(b []byte, texts []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(texts)))
+	for _, s := range texts {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// DecodeTexts reads the record AppendTexts wrote, which must be all of
+// rec; the texts are cut from rec, not copied, and no texts read as
+// nil. Only the shortest form of each uvarint is accepted, so that a
+// record it accepts is the one AppendTexts makes of what it returns. A
+// record that is not one is an error "record damaged at byte N", with
+// nothing made beyond what rec's length bounds.
+func DecodeTexts(rec string) ([]string, error) {
+	at := 0
+	fail := func() ([]string, error) { return nil, fmt.Errorf("record damaged at byte %d", at) }
+	n, ok := uvarintAt(rec, &at)
+	if !ok || n > uint64(len(rec)-at) { // every text takes a byte at least
+		return fail()
+	}
+	var texts []string
+	if n > 0 {
+		texts = make([]string, n)
+	}
+	for i := range texts {
+		l, ok := uvarintAt(rec, &at)
+		if !ok || l > uint64(len(rec)-at) {
+			return fail()
+		}
+		texts[i] = rec[at : at+int(l)]
+		at += int(l)
+	}
+	if at != len(rec) {
+		return fail()
+	}
+	return texts, nil
+}
+
+// uvarintAt reads the uvarint at s[*at:] in its shortest form, with
+// binary.Uvarint's rules, and moves *at past it.
+func uvarintAt(s string, at *int) (uint64, bool) {
+	var x uint64
+	for i, shift := 0, uint(0); i < binary.MaxVarintLen64 && *at+i < len(s); i, shift = i+1, shift+7 {
+		c := s[*at+i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 || i > 0 && c == 0 {
+				return 0, false // overflow, or not the shortest form
+			}
+			*at += i + 1
+			return x | uint64(c)<<shift, true
+		}
+		x |= uint64(c&0x7f) << shift
+	}
+	return 0, false
 }

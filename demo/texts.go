@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -18,8 +17,8 @@ import (
 // tables: the texts are read back when the benchmark asks for them (the
 // answers that go into the judge's prompts).
 //
-// A record is the number of texts, then each text's length and bytes, as
-// uvarints and raw bytes; a TextRef is the record's offset and length.
+// A record is what analysis.AppendTexts writes; a TextRef is the
+// record's offset and length.
 type fileTexts struct {
 	f    *os.File
 	name string // removed by close, when it could not be at once
@@ -49,15 +48,7 @@ func newFileTexts(dir string) (*fileTexts, error) {
 // Put appends texts as a record; after a failure, which is kept (see
 // close), it returns the zero TextRef.
 func (t *fileTexts) Put(texts []string) analysis.TextRef {
-	n := binary.MaxVarintLen64
-	for _, s := range texts {
-		n += binary.MaxVarintLen64 + len(s)
-	}
-	b := binary.AppendUvarint(make([]byte, 0, n), uint64(len(texts)))
-	for _, s := range texts {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
+	b := analysis.AppendTexts(nil, texts)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
@@ -88,7 +79,7 @@ func (t *fileTexts) Get(ref analysis.TextRef) []string {
 	} else {
 		b := make([]byte, ref.Len)
 		if _, err = t.f.ReadAt(b, ref.Off); err == nil {
-			texts, err = decodeTexts(b)
+			texts, err = analysis.DecodeTexts(string(b))
 		}
 	}
 	if err != nil {
@@ -100,38 +91,6 @@ func (t *fileTexts) Get(ref analysis.TextRef) []string {
 		return nil
 	}
 	return texts
-}
-
-// decodeTexts reads one record, which must be all of b.
-func decodeTexts(b []byte) ([]string, error) {
-	count, n := uvarint(b)
-	if n <= 0 || count > uint64(len(b)) { // every text takes at least a byte
-		return nil, errors.New("record damaged: text count")
-	}
-	b = b[n:]
-	if count == 0 {
-		if len(b) != 0 {
-			return nil, errors.New("record damaged: bytes after its texts")
-		}
-		return nil, nil
-	}
-	// The record's bytes are one string; the texts are cut from it.
-	all := string(b)
-	texts := make([]string, count)
-	at := 0
-	for i := range texts {
-		l, n := uvarint(b[at:])
-		if n <= 0 || l > uint64(len(b)-at-n) {
-			return nil, fmt.Errorf("record damaged: text %d", i)
-		}
-		at += n
-		texts[i] = all[at : at+int(l)]
-		at += int(l)
-	}
-	if at != len(b) {
-		return nil, errors.New("record damaged: bytes after its texts")
-	}
-	return texts, nil
 }
 
 // close closes and removes the file and returns the first failure of a
@@ -153,14 +112,4 @@ func (t *fileTexts) close() error {
 		return fmt.Errorf("demo: texts: %w", err)
 	}
 	return nil
-}
-
-// uvarint is binary.Uvarint of the canonical (shortest) form only; n <= 0
-// for anything else.
-func uvarint(b []byte) (v uint64, n int) {
-	v, n = binary.Uvarint(b)
-	if n > 1 && b[n-1] == 0 { // a last byte of 0 adds nothing
-		return 0, 0
-	}
-	return v, n
 }

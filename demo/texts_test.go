@@ -74,7 +74,7 @@ func TestFileTextsFailureKept(t *testing.T) {
 	}
 }
 
-// FuzzDecodeTexts: decodeTexts never panics, and what it accepts is in
+// FuzzDecodeTexts: analysis.DecodeTexts never panics, and what it accepts is in
 // the canonical form, the one Put writes (encoding it again gives b).
 func FuzzDecodeTexts(f *testing.F) {
 	f.Add([]byte{0})
@@ -82,7 +82,7 @@ func FuzzDecodeTexts(f *testing.F) {
 	f.Add([]byte{1, 5, 'a'})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		texts, err := decodeTexts(b)
+		texts, err := analysis.DecodeTexts(string(b))
 		if err != nil {
 			return
 		}

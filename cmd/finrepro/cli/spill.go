@@ -206,7 +206,7 @@ func (sp *detailSpill) read(off, n int64) ([]byte, error) {
 // (analysis.TextStore), as a record; the first failure is kept (see
 // failed) and the record is then one Get answers with nil.
 func (sp *detailSpill) Put(texts []string) analysis.TextRef {
-	b := appendTexts(nil, texts)
+	b := analysis.AppendTexts(nil, texts)
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	off, err := sp.appendLocked(b)
@@ -225,7 +225,7 @@ func (sp *detailSpill) Get(ref analysis.TextRef) []string {
 	b, err := sp.read(ref.Off, ref.Len)
 	var texts []string
 	if err == nil {
-		texts, err = decodeTexts(bytesText(b))
+		texts, err = analysis.DecodeTexts(bytesText(b))
 	}
 	if err != nil {
 		sp.mu.Lock()
@@ -336,15 +336,6 @@ func appendDetails(b []byte, ds []analysis.Detail) []byte {
 	return b
 }
 
-// appendTexts appends the record of texts to b.
-func appendTexts(b []byte, texts []string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(texts)))
-	for _, s := range texts {
-		b = appendString(b, s)
-	}
-	return b
-}
-
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -387,16 +378,6 @@ func decodeDetails(rec string) ([]analysis.Detail, error) {
 	return ds, nil
 }
 
-// decodeTexts reads a record of texts, as decodeDetails does.
-func decodeTexts(rec string) ([]string, error) {
-	d := decoder{text: rec}
-	texts := d.texts()
-	if err := d.end(); err != nil {
-		return nil, err
-	}
-	return texts, nil
-}
-
 // end returns the decoder's error, or one when bytes are left over.
 func (d *decoder) end() error {
 	if d.err == nil && d.at != len(d.text) {
@@ -435,21 +416,6 @@ func (d *decoder) details() []analysis.Detail {
 		}
 	}
 	return ds
-}
-
-func (d *decoder) texts() []string {
-	n := d.count(1)
-	if n == 0 {
-		return nil
-	}
-	texts := make([]string, n)
-	for i := range texts {
-		texts[i] = d.string()
-	}
-	if d.err != nil {
-		return nil
-	}
-	return texts
 }
 
 // count reads the length of a list whose elements take min bytes at

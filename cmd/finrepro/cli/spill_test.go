@@ -223,7 +223,7 @@ func TestSpillSharesCalls(t *testing.T) {
 // back to the same bytes: the encoding is canonical.
 func FuzzDetailRecord(f *testing.F) {
 	f.Add(string(appendDetails(nil, []analysis.Detail{filled(1), filled(2)})))
-	f.Add(string(appendTexts(nil, []string{"a", "", "\xff\x00"})))
+	f.Add(string(analysis.AppendTexts(nil, []string{"a", "", "\xff\x00"})))
 	f.Add("")
 	f.Add("\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01")
 	f.Add("\x01\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02\x02")
@@ -235,8 +235,8 @@ func FuzzDetailRecord(f *testing.F) {
 		} else if ds != nil || !strings.Contains(err.Error(), "record damaged") {
 			t.Fatalf("%q: %+v, %v", rec, ds, err)
 		}
-		if texts, err := decodeTexts(rec); err == nil {
-			if back := string(appendTexts(nil, texts)); back != rec {
+		if texts, err := analysis.DecodeTexts(rec); err == nil {
+			if back := string(analysis.AppendTexts(nil, texts)); back != rec {
 				t.Fatalf("%q reads as texts %q, which are written as %q", rec, texts, back)
 			}
 		} else if texts != nil || !strings.Contains(err.Error(), "record damaged") {
@@ -274,7 +274,7 @@ func FuzzDetailRoundTrip(f *testing.F) {
 		if len(texts) == 0 {
 			texts = nil // no texts read as nil
 		}
-		back, err := decodeTexts(string(appendTexts(nil, texts)))
+		back, err := analysis.DecodeTexts(string(analysis.AppendTexts(nil, texts)))
 		if err != nil || !reflect.DeepEqual(back, texts) {
 			t.Fatalf("%q came back as %q, %v", texts, back, err)
 		}
