@@ -121,25 +121,55 @@ func parseOptions(s analysis.Settings) (*options, error) {
 	return o, nil
 }
 
-// A graded item of one report, as collected: everything but what the
-// numeric_verdict and tolerance knobs change, and but its texts, which
-// only the drill-downs and audits show (see report.texts).
-// It is 24 bytes: a full-scale run has hundreds of thousands. The
-// grading exchange of a report's items of one stage is the report's
-// (report.calls).
-type graded struct {
-	score   float64 // the judge's score
-	pred    float64 // the answer as a quantity, for numeric items (see quantity)
-	percent bool    // the quantity is written with a percent sign
-	predOK  bool    // the answer reads as a quantity
-	judge   judged  // the judge's verdict on accuracy items
-	found   bool    // an answer was found in the report
-	done    bool    // graded (a score exists)
+// A report's graded items, as collected, are what scoring reads of
+// them: everything but what the numeric_verdict and tolerance knobs
+// change, and but their texts, which only the drill-downs and audits
+// show (see report.texts). Item i has a score (report.scores[i]), marks
+// (report.marks[i]) and, when numeric, its answer's value as a quantity
+// (report.preds). A full-scale run has two hundred thousand, 8 times
+// full scale two million: 13 bytes each, in three arrays shared by the
+// collection's reports, where they were 24 bytes in a struct and 8 more
+// for the scores under the judge's grading (graded once per grading, see
+// run.itemScores). The grading exchange of a report's items of one
+// stage is the report's (report.calls).
+
+// A mark is what an item's scoring reads besides its score and value:
+// bits of these.
+type mark uint8
+
+const (
+	markFound     mark = 1 << iota // an answer was found in the report
+	markDone                       // graded (a score exists)
+	markPredOK                     // the answer reads as a quantity
+	markPercent                    // the quantity is written with a percent sign
+	markCorrect                    // the judge's verdict on an accuracy item: correct
+	markIncorrect                  // the judge's verdict on an accuracy item: incorrect
+)
+
+// found reports whether an answer was found in the report.
+func (m mark) found() bool { return m&markFound != 0 }
+
+// done reports whether the item was graded.
+func (m mark) done() bool { return m&markDone != 0 }
+
+// judge is the judge's verdict on an accuracy item.
+func (m mark) judge() judged {
+	switch {
+	case m&markCorrect != 0:
+		return judgedCorrect
+	case m&markIncorrect != 0:
+		return judgedIncorrect
+	}
+	return notJudged
 }
 
-// quantity is g's answer as a quantity.
-func (g *graded) quantity() quantity {
-	return quantity{Quantity{Value: g.pred, Percent: g.percent}, g.predOK}
+// quantity is item i of rep's answer as a quantity.
+func (c *collection) quantity(rep *report, i int) quantity {
+	m := rep.marks[i]
+	if m&markPredOK == 0 {
+		return quantity{}
+	}
+	return quantity{Quantity{Value: rep.preds[c.numIdx[i]], Percent: m&markPercent != 0}, true}
 }
 
 // stageIndex is the index in gradingStages of the stage that grades
@@ -206,7 +236,12 @@ type report struct {
 	// gradingStages); nil when none answered.
 	calls    [len(gradingStages)]*analysis.Call
 	check    *Check
-	items    []graded
+	// scores[i] is item i's score from the judge, marks[i] its marks,
+	// and preds[numIdx[i]] its answer's value as a quantity when the item
+	// is numeric (see mark); parts of arrays the reports share.
+	scores   []float64
+	marks    []mark
+	preds    []float64
 	complete bool     // every needed reply arrived and parsed
 	why      []string // why the report is incomplete
 	// output is the report as the drill-down shows it, in the
@@ -231,10 +266,12 @@ type collection struct {
 	texts   analysis.TextStore
 	reports []*report // company-major, then system order
 	byTask  []*report // by company id, then system name
-	// truth[ci][i] is company ci's truth of item i; truthQ[ci][i] the
-	// same as a quantity (numeric items only).
-	truth  [][]string
-	truthQ [][]quantity
+	// numIdx[i] is item i's index among the numeric items, -1 for the
+	// others; nNum counts them. truthQ[ci*nNum+numIdx[i]] is company ci's
+	// truth of numeric item i as a quantity.
+	numIdx []int
+	nNum   int
+	truthQ []quantity
 	// itemCap and itemSec are each item's capability index and section
 	// index (-1 when the item's section is not in the structure).
 	itemCap, itemSec []int
@@ -242,10 +279,17 @@ type collection struct {
 	missing          int
 	synth            bool
 	// grades holds the item scores of every report under each grading
-	// (see run.scores), each computed once for the score, the
-	// uncertainty board and the item records.
+	// that is not the judge's (see run.itemScores), each computed once
+	// for the score, the uncertainty board and the item records.
 	gradesMu sync.Mutex
-	grades   map[grading][][]float64 // by report position
+	grades   map[grading]*grades
+}
+
+// grades are the item scores of the reports under one grading: report
+// n's are all[n*len(Items):], once done[n].
+type grades struct {
+	all  []float64
+	done []bool
 }
 
 // A collector makes the calls and fills a collection.
@@ -279,6 +323,14 @@ func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Col
 		return nil, err
 	}
 	r := &collector{collection: &collection{in: inputs, texts: analysis.TextsOf(in)}, answer: in.Answer, found: map[string]bool{}}
+	r.numIdx = make([]int, len(inputs.Items))
+	for i := range inputs.Items {
+		r.numIdx[i] = -1
+		if inputs.Items[i].Numeric {
+			r.numIdx[i] = r.nNum
+			r.nNum++
+		}
+	}
 	r.round1(ctx)
 	r.round2(ctx)
 	r.finish()
@@ -308,7 +360,7 @@ func (r *collector) question(ci, i int) string {
 	it := &r.in.Items[i]
 	c := &r.in.Companies[ci]
 	if it.FreeRow() {
-		return question(r.in.Structure, it, r.in.Truth[c.ID][it.ID], c.Params())
+		return question(r.in.Structure, it, r.in.Truth(ci, i), c.Params())
 	}
 	if r.questions == nil {
 		r.questions = make([][]string, len(r.in.Companies))
@@ -316,7 +368,7 @@ func (r *collector) question(ci, i int) string {
 	if r.questions[ci] == nil {
 		r.questions[ci] = make([]string, len(r.in.Items))
 		for k := range r.in.Items {
-			r.questions[ci][k] = question(r.in.Structure, &r.in.Items[k], r.in.Truth[c.ID][r.in.Items[k].ID], c.Params())
+			r.questions[ci][k] = question(r.in.Structure, &r.in.Items[k], r.in.Truth(ci, k), c.Params())
 		}
 	}
 	return r.questions[ci][i]
@@ -359,6 +411,14 @@ func (r *collector) round1(ctx context.Context) {
 			})
 		}
 	}
+	// The reports' items, in three arrays (see report.scores).
+	ni := len(in.Items)
+	scores, marks, preds := make([]float64, len(r.reports)*ni), make([]mark, len(r.reports)*ni), make([]float64, len(r.reports)*r.nNum)
+	for n, rep := range r.reports {
+		rep.scores = scores[n*ni : (n+1)*ni : (n+1)*ni]
+		rep.marks = marks[n*ni : (n+1)*ni : (n+1)*ni]
+		rep.preds = preds[n*r.nNum : (n+1)*r.nNum : (n+1)*r.nNum]
+	}
 	stages := []Stage{StageClaims, StageCriteria}
 	protocol := map[Stage]Protocol{StageClaims: Claim, StageCriteria: Criterion}
 	// stageCall[ci][k] is the index of company ci's call for stages[k], or -1.
@@ -371,8 +431,7 @@ func (r *collector) round1(ctx context.Context) {
 			for i := range in.Items {
 				it := &in.Items[i]
 				if it.Protocol == protocol[st] {
-					t := in.Truth[c.ID][it.ID]
-					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: t.Answer})
+					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: in.answer(ci, i)})
 				}
 			}
 			if len(b.Items) > 0 {
@@ -428,7 +487,7 @@ func (r *collector) round1(ctx context.Context) {
 				if it.Protocol != protocol[st] {
 					continue
 				}
-				truth := in.Truth[c.ID][it.ID].Answer
+				truth := in.answer(ci, i)
 				ri := byID[it.ID]
 				switch st {
 				case StageClaims:
@@ -480,11 +539,6 @@ func (r *collector) readReports(reps []*report, replies []results.Reply, cells [
 	in := r.in
 	each(len(reps), func(i int) {
 		rep := reps[i]
-		// A report's items are allocated here, where they are first
-		// written: memory the garbage collector has read before it is
-		// written costs a copy-on-write fault and a TLB flush on every
-		// core.
-		rep.items = make([]graded, len(in.Items))
 		if replies[i].Err == nil {
 			rep.check = CheckStructure(Parse(replies[i].Text), in.Structure, rep.company.Params())
 			rep.texts = make([]string, textsPer*len(in.Items))
@@ -528,7 +582,7 @@ func (r *collector) cells() [][]itemCell {
 			it := &in.Items[i]
 			row := it.Row
 			if it.FreeRow() {
-				row = in.Truth[c.ID][it.ID].Row
+				row = in.Truth(ci, i).Row
 			}
 			cells[ci][i] = itemCell{row, colKey(c.Params().Resolve(it.Column)), key(row)}
 		}
@@ -546,19 +600,24 @@ func (r *collector) extract(rep *report, cells []itemCell) {
 	c := rep.company
 	for i := range in.Items {
 		it := &in.Items[i]
-		g := &rep.items[i]
 		x := &cells[i]
 		a := extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
-		g.found = a.Found
 		if !a.Found {
-			g.done, g.score = true, 0
+			rep.marks[i], rep.scores[i] = markDone, 0
 			rep.texts[textsPer*i+verdictText] = "not found (" + a.Why + ")"
 			continue
 		}
+		rep.marks[i] = markFound
 		rep.texts[textsPer*i+answerText] = a.Text
 		if it.Numeric {
 			q := quantityOf(a.Text)
-			g.pred, g.percent, g.predOK = q.Value, q.Percent, q.ok
+			rep.preds[r.numIdx[i]] = q.Value
+			if q.ok {
+				rep.marks[i] |= markPredOK
+			}
+			if q.Percent {
+				rep.marks[i] |= markPercent
+			}
 		}
 	}
 	rep.check.Tables = nil
@@ -581,7 +640,7 @@ func (r *collector) round2(ctx context.Context) {
 		}
 		var has [len(gradingStages)]bool
 		for i := range in.Items {
-			if rep.items[i].found {
+			if rep.marks[i].found() {
 				has[stageIndex(in.Items[i].Protocol)] = true
 			}
 		}
@@ -615,7 +674,7 @@ func (r *collector) round2(ctx context.Context) {
 				parts[p.rep.ci] = r.itemParts(p.rep.ci)
 			}
 			for i := range in.Items {
-				if p.rep.items[i].found && stageIndex(in.Items[i].Protocol) == p.k {
+				if p.rep.marks[i].found() && stageIndex(in.Items[i].Protocol) == p.k {
 					p.items = append(p.items, i)
 				}
 			}
@@ -631,8 +690,8 @@ func (r *collector) round2(ctx context.Context) {
 	for _, rep := range r.reports {
 		rep.complete = len(rep.why) == 0
 		if rep.complete {
-			for i := range rep.items {
-				if !rep.items[i].done {
+			for _, m := range rep.marks {
+				if !m.done() {
 					rep.complete = false
 					rep.why = append(rep.why, "ungraded items")
 					break
@@ -736,7 +795,6 @@ func (r *collector) keepTexts(rep *report) {
 // and criteria arrived.
 func (r *collector) itemParts(ci int) []itemJSON {
 	in := r.in
-	truth := in.Truth[in.Companies[ci].ID]
 	out := make([]itemJSON, len(in.Items))
 	for i := range in.Items {
 		it := &in.Items[i]
@@ -744,7 +802,7 @@ func (r *collector) itemParts(ci int) []itemJSON {
 		// The claims or criterion stand for the truth.
 		switch {
 		case it.Protocol != Claim && it.Protocol != Criterion:
-			bi.Truth = truth[it.ID].Answer
+			bi.Truth = in.answer(ci, i)
 		case !r.gotRound[ci]:
 			continue
 		case it.Protocol == Claim:
@@ -760,10 +818,10 @@ func (r *collector) itemParts(ci int) []itemJSON {
 // grade scores item i of rep from its reply item ri (nil when the judge left
 // it out: scored 0 and reported).
 func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
-	it, g := &r.in.Items[i], &rep.items[i]
+	it := &r.in.Items[i]
 	ci := rep.ci
 	name := r.in.Config.Systems[rep.sys].Name
-	g.done = true
+	rep.marks[i] |= markDone
 	verdict := &rep.texts[textsPer*i+verdictText]
 	if ri == nil {
 		r.problemf("%s %s %s: judge gave no %s verdict; scored 0", rep.company.ID, name, it.ID, st)
@@ -777,12 +835,13 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		if !ok {
 			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
 		}
-		g.score = s
-		g.judge = judgedIncorrect
+		rep.scores[i] = s
+		j := markIncorrect
 		if s == 1 {
-			g.judge = judgedCorrect
+			j = markCorrect
 		}
-		*verdict = g.judge.String()
+		rep.marks[i] |= j
+		*verdict = rep.marks[i].judge().String()
 	case StageCoverage:
 		claims := r.claims[ci][it.ID]
 		n := 0
@@ -794,7 +853,7 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		if len(ri.Covered) != len(claims) {
 			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
 		}
-		g.score = float64(n) / float64(len(claims))
+		rep.scores[i] = float64(n) / float64(len(claims))
 		*verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
 	case StageGrading:
 		total := 0.0
@@ -807,7 +866,7 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		} else {
 			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
 		}
-		g.score = pts / total
+		rep.scores[i] = pts / total
 		*verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
 	}
 }
@@ -831,14 +890,11 @@ func (r *collector) finish() {
 		}
 		return in.Config.Systems[a.sys].Name < in.Config.Systems[b.sys].Name
 	})
-	r.truth, r.truthQ = make([][]string, len(in.Companies)), make([][]quantity, len(in.Companies))
-	for ci, c := range in.Companies {
-		r.truth[ci], r.truthQ[ci] = make([]string, len(in.Items)), make([]quantity, len(in.Items))
-		for i := range in.Items {
-			t := in.Truth[c.ID][in.Items[i].ID].Answer
-			r.truth[ci][i] = t
-			if in.Items[i].Numeric {
-				r.truthQ[ci][i] = quantityOf(t)
+	r.truthQ = make([]quantity, len(in.Companies)*r.nNum)
+	for ci := range in.Companies {
+		for i, k := range r.numIdx {
+			if k >= 0 {
+				r.truthQ[ci*r.nNum+k] = quantityOf(in.answer(ci, i))
 			}
 		}
 	}

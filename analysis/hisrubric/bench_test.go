@@ -447,7 +447,8 @@ func TestScoreConcurrently(t *testing.T) {
 // score, the uncertainty board and the item records of runs under
 // settings that grade alike (other weights, say) share one grading of
 // each report, a run under another tolerance of the numeric comparison
-// grades anew, and the judge's grading ignores the tolerance.
+// grades anew, and the judge's grading, which ignores the tolerance, is
+// the collected scores themselves.
 func TestGradedOnce(t *testing.T) {
 	b := writeInputs(t, fixtureConfig(), fixtureStructure(), fixtureItems(), fixtureCompanies(), fixtureTruth())
 	c, err := Benchmark{}.Collect(context.Background(), analysis.Input{Bundle: b, Answer: &fixtureAnswerer{}})
@@ -467,14 +468,21 @@ func TestGradedOnce(t *testing.T) {
 		for range items.Rows {
 		}
 		opt, _ := parseOptions(s)
-		g := grading{numeric: opt.numeric}
-		if g.numeric {
-			g.tol = opt.tol
-		}
 		out := map[*report]*float64{}
+		if !opt.numeric {
+			for _, rep := range col.reports {
+				out[rep] = &rep.scores[0]
+			}
+			return out
+		}
+		g := col.grades[grading{numeric: true, tol: opt.tol}]
+		if g == nil {
+			return out
+		}
+		ni := len(col.in.Items)
 		for _, rep := range col.reports {
-			if x := col.grades[g][rep.n]; x != nil {
-				out[rep] = &x[0]
+			if g.done[rep.n] {
+				out[rep] = &g.all[rep.n*ni]
 			}
 		}
 		return out
@@ -492,11 +500,17 @@ func TestGradedOnce(t *testing.T) {
 		t.Errorf("other weights graded again (%d gradings)", len(col.grades))
 	}
 	graded(analysis.Settings{"numeric_verdict": "numeric", "rel_tol": "0.25"})
-	judge := graded(nil)
-	if len(col.grades) != 3 {
-		t.Errorf("%d gradings after a second tolerance and the judge's, want 3", len(col.grades))
+	if len(col.grades) != 2 {
+		t.Errorf("%d gradings after a second tolerance, want 2", len(col.grades))
 	}
-	if tol := graded(analysis.Settings{"abs_tol": "2"}); !maps.Equal(tol, judge) || len(col.grades) != 3 {
+	judge := graded(nil)
+	for _, rep := range col.reports {
+		r := &run{collection: col, opt: &options{tol: DefaultTolerance}}
+		if got := r.itemScores(rep); &got[0] != judge[rep] {
+			t.Errorf("report %s/%d: the judge's grading is not the collected scores", rep.company.ID, rep.sys)
+		}
+	}
+	if tol := graded(analysis.Settings{"abs_tol": "2"}); !maps.Equal(tol, judge) || len(col.grades) != 2 {
 		t.Errorf("the judge's grading under another tolerance graded again (%d gradings)", len(col.grades))
 	}
 }

@@ -3,6 +3,7 @@ package hisrubric
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -126,8 +127,33 @@ type Inputs struct {
 	Structure *Structure
 	Items     []Item
 	Companies []Company
-	// Truth maps company id, then item id, to the ground truth.
-	Truth map[string]map[string]Truth
+	// truth holds the ground truth of every company and item (see
+	// Truth).
+	truth truthTable
+}
+
+// A truthTable holds the ground truth of item i for company ci as entry
+// k = ci*len(Items)+i: its answer is text[at[2k]:at[2k+1]] and its row
+// (free-row items) text[at[2k+1]:at[2k+2]]. One string and 8 bytes an
+// entry, not maps of strings: at 8 times full scale (126,464 truths)
+// the maps held 40 MB while the run scored, this 8.5 MB.
+type truthTable struct {
+	text string
+	at   []uint32
+}
+
+// Truth returns company ci's ground truth of item i (indexes of
+// Companies and Items).
+func (in *Inputs) Truth(ci, i int) Truth {
+	k := 2 * (ci*len(in.Items) + i)
+	t, at := in.truth.text, in.truth.at
+	return Truth{Company: in.Companies[ci].ID, Item: in.Items[i].ID, Answer: t[at[k]:at[k+1]], Row: t[at[k+1]:at[k+2]]}
+}
+
+// answer is company ci's ground truth answer of item i.
+func (in *Inputs) answer(ci, i int) string {
+	k := 2 * (ci*len(in.Items) + i)
+	return in.truth.text[in.truth.at[k]:in.truth.at[k+1]]
 }
 
 // Input file names.
@@ -141,7 +167,7 @@ const (
 
 // Load reads and cross-checks the inputs in fsys.
 func Load(fsys fs.FS) (*Inputs, error) {
-	in := &Inputs{Truth: map[string]map[string]Truth{}}
+	in := &Inputs{}
 	var err error
 	if in.Config, err = loadConfig(fsys); err != nil {
 		return nil, err
@@ -158,10 +184,18 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	if err := in.loadTruth(fsys); err != nil {
 		return nil, err
 	}
-	// Input order never reaches an output: items and companies by id.
-	sort.SliceStable(in.Items, func(i, j int) bool { return in.Items[i].ID < in.Items[j].ID })
-	sort.SliceStable(in.Companies, func(i, j int) bool { return in.Companies[i].ID < in.Companies[j].ID })
 	return in, nil
+}
+
+// byID returns the indexes 0, ..., n-1 in the order of id(i), which are
+// distinct.
+func byID(n int, id func(i int) string) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return id(order[a]) < id(order[b]) })
+	return order
 }
 
 func open(fsys fs.FS, name string, fn func(f fs.File) error) error {
@@ -296,28 +330,43 @@ func loadCompanies(fsys fs.FS) ([]Company, error) {
 	return cs, err
 }
 
+// loadTruth reads the ground truth of every company and item, then puts
+// the items and the companies in order of id (input order never reaches
+// an output) and the truth in the same order.
 func (in *Inputs) loadTruth(fsys fs.FS) error {
-	items := map[string]*Item{}
+	nItems := len(in.Items)
+	items := make(map[string]int, nItems)
 	for i := range in.Items {
-		items[in.Items[i].ID] = &in.Items[i]
+		items[in.Items[i].ID] = i
 	}
-	for _, c := range in.Companies {
-		in.Truth[c.ID] = map[string]Truth{}
+	companies := make(map[string]int, len(in.Companies))
+	for ci := range in.Companies {
+		companies[in.Companies[ci].ID] = ci
 	}
+	// Entry k (input order) is raw[off[k] : off[k]+alen[k]+rlen[k]],
+	// its answer then its row; alen is 0 until it is read.
+	n := len(in.Companies) * nItems
+	off, alen, rlen := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+	var raw []byte
 	err := open(fsys, TruthFile, func(f fs.File) error {
 		return results.EachJSONL(f, TruthFile, func(line int, t *Truth) error {
 			bad := func(field, format string, args ...any) error {
 				return results.Errorf(TruthFile, line, field, format, args...)
 			}
-			m, ok := in.Truth[t.Company]
+			ci, ok := companies[t.Company]
 			if !ok {
 				return bad("company", "unknown company %q", t.Company)
 			}
-			it := items[t.Item]
+			i, ok := items[t.Item]
+			var it *Item
+			if ok {
+				it = &in.Items[i]
+			}
+			k := ci*nItems + i
 			switch {
 			case it == nil:
 				return bad("item", "unknown item %q", t.Item)
-			case m[t.Item].Item != "":
+			case alen[k] > 0:
 				return bad("item", "repeated truth for %s %s", t.Company, t.Item)
 			case strings.TrimSpace(t.Answer) == "":
 				return bad("answer", "empty")
@@ -325,22 +374,49 @@ func (in *Inputs) loadTruth(fsys fs.FS) error {
 				return bad("row", "item %s needs the row it names", t.Item)
 			case !it.FreeRow() && t.Row != "":
 				return bad("row", "item %s has a fixed row", t.Item)
+			case len(raw)+len(t.Answer)+len(t.Row) > math.MaxUint32:
+				return bad("answer", "the ground truth is over %d bytes", uint64(math.MaxUint32))
 			}
-			m[t.Item] = *t
+			off[k], alen[k], rlen[k] = uint32(len(raw)), uint32(len(t.Answer)), uint32(len(t.Row))
+			raw = append(append(raw, t.Answer...), t.Row...)
 			return nil
 		})
 	})
 	if err != nil {
 		return err
 	}
-	for _, c := range in.Companies {
-		for _, it := range in.Items {
-			if _, ok := in.Truth[c.ID][it.ID]; !ok {
-				return results.Errorf(TruthFile, 0, "", "no truth for company %s item %s", c.ID, it.ID)
+	for ci := range in.Companies {
+		for i := range in.Items {
+			if alen[ci*nItems+i] == 0 {
+				return results.Errorf(TruthFile, 0, "", "no truth for company %s item %s", in.Companies[ci].ID, in.Items[i].ID)
 			}
 		}
 	}
+	itemOrder := byID(nItems, func(i int) string { return in.Items[i].ID })
+	coOrder := byID(len(in.Companies), func(ci int) string { return in.Companies[ci].ID })
+	var text strings.Builder
+	text.Grow(len(raw))
+	at := make([]uint32, 1, 2*n+1)
+	for _, c := range coOrder {
+		for _, i := range itemOrder {
+			k := c*nItems + i
+			text.Write(raw[off[k] : off[k]+alen[k]+rlen[k]])
+			at = append(at, at[len(at)-1]+alen[k], at[len(at)-1]+alen[k]+rlen[k])
+		}
+	}
+	in.truth = truthTable{text: text.String(), at: at}
+	in.Items = permuted(in.Items, itemOrder)
+	in.Companies = permuted(in.Companies, coOrder)
 	return nil
+}
+
+// permuted returns xs[order[0]], xs[order[1]], ...
+func permuted[T any](xs []T, order []int) []T {
+	out := make([]T, len(xs))
+	for k, i := range order {
+		out[k] = xs[i]
+	}
+	return out
 }
 
 func containsKey(list []string, s string) bool {

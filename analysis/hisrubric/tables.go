@@ -33,15 +33,18 @@ type run struct {
 // numeric is the numeric comparison of item i of rep under the
 // tolerance: "correct", "incorrect", or "" when not comparable.
 func (r *run) numeric(rep *report, i int) string {
-	return compare(rep.items[i].quantity(), r.truthQ[rep.ci][i], r.opt.tol)
+	k := r.numIdx[i]
+	if k < 0 {
+		return ""
+	}
+	return compare(r.quantity(rep, i), r.truthQ[rep.ci*r.nNum+k], r.opt.tol)
 }
 
 // grade is item i's score under the options: the numeric comparison
 // replaces the judge's verdict on accuracy items when asked; numeric is
 // its verdict then ("correct", "incorrect"), else "".
 func (r *run) grade(rep *report, i int) (score float64, numeric string) {
-	g := &rep.items[i]
-	if r.opt.numeric && g.judge != notJudged {
+	if r.opt.numeric && rep.marks[i].judge() != notJudged {
 		if n := r.numeric(rep, i); n != "" {
 			if n == "correct" {
 				return 1, n
@@ -49,7 +52,7 @@ func (r *run) grade(rep *report, i int) (score float64, numeric string) {
 			return 0, n
 		}
 	}
-	return g.score, ""
+	return rep.scores[i], ""
 }
 
 // A grading is what an item's score depends on besides the report: the
@@ -60,31 +63,34 @@ type grading struct {
 }
 
 // itemScores returns the score of every item of rep under the options
-// (grade's), graded once per report and grading.
+// (grade's), which the caller must not change: under the judge's
+// grading, the report's scores; under another, graded once per report
+// and grading.
 func (r *run) itemScores(rep *report) []float64 {
-	g := grading{numeric: r.opt.numeric}
-	if g.numeric {
-		g.tol = r.opt.tol
+	if !r.opt.numeric {
+		return rep.scores
 	}
+	g := grading{numeric: true, tol: r.opt.tol}
 	c := r.collection
+	ni := len(r.in.Items)
 	c.gradesMu.Lock()
 	defer c.gradesMu.Unlock()
 	if c.grades == nil {
-		c.grades = map[grading][][]float64{}
+		c.grades = map[grading]*grades{}
 	}
-	all := c.grades[g]
-	if all == nil {
-		all = make([][]float64, len(c.reports))
-		c.grades[g] = all
+	gs := c.grades[g]
+	if gs == nil {
+		gs = &grades{all: make([]float64, len(c.reports)*ni), done: make([]bool, len(c.reports))}
+		c.grades[g] = gs
 	}
-	if all[rep.n] == nil {
-		x := make([]float64, len(r.in.Items))
+	x := gs.all[rep.n*ni : (rep.n+1)*ni : (rep.n+1)*ni]
+	if !gs.done[rep.n] {
 		for i := range x {
 			x[i], _ = r.grade(rep, i)
 		}
-		all[rep.n] = x
+		gs.done[rep.n] = true
 	}
-	return all[rep.n]
+	return x
 }
 
 // scores of one complete report, in points 0-100.
@@ -571,8 +577,8 @@ func (r *run) numericTables() []*analysis.Table {
 		c := &cs[rep.sys]
 		var texts []string // the report's item texts, read once a row needs them
 		for i := range r.in.Items {
-			g := &rep.items[i]
-			if g.judge == notJudged || !r.in.Items[i].Numeric {
+			judge := rep.marks[i].judge()
+			if judge == notJudged || !r.in.Items[i].Numeric {
 				continue
 			}
 			num := r.numeric(rep, i)
@@ -580,12 +586,12 @@ func (r *run) numericTables() []*analysis.Table {
 				c.nc++
 				continue
 			}
-			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], g.judge.String()), append(na[rep.sys], num)
+			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], judge.String()), append(na[rep.sys], num)
 			switch {
-			case g.judge.String() == num:
+			case judge.String() == num:
 				c.agree++
 				continue
-			case g.judge == judgedCorrect:
+			case judge == judgedCorrect:
 				c.jOnly++
 			default:
 				c.nOnly++
@@ -597,7 +603,7 @@ func (r *run) numericTables() []*analysis.Table {
 					texts = r.texts.Get(rep.itemTexts)
 				}
 				dis.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(it.ID),
-					analysis.Text(clip(itemText(texts, i, answerText), 200)), analysis.Text(r.in.Truth[rep.company.ID][it.ID].Answer), analysis.Text(g.judge.String()), analysis.Text(num))
+					analysis.Text(clip(itemText(texts, i, answerText), 200)), analysis.Text(r.in.answer(rep.ci, i)), analysis.Text(judge.String()), analysis.Text(num))
 			}
 		}
 	}
@@ -668,7 +674,6 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 		// The items' verdicts and reasons are written into one string.
 		buf = buf[:0]
 		ends = ends[:0]
-		truth := r.truth[rep.ci]
 		for i := range r.in.Items {
 			v := itemText(texts, i, verdictText)
 			if _, n := r.grade(rep, i); n != "" {
@@ -680,7 +685,7 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 			buf = append(append(buf, heads[i]...), v...)
 			ends = append(ends, len(buf))
 			buf = append(append(buf, "answer: "...), clip(itemText(texts, i, answerText), 300)...)
-			buf = append(append(buf, " | truth: "...), clip(truth[i], 300)...)
+			buf = append(append(buf, " | truth: "...), clip(r.in.answer(rep.ci, i), 300)...)
 			if num := r.numeric(rep, i); num != "" {
 				buf = append(append(buf, " | numeric: "...), num...)
 			}
@@ -693,13 +698,13 @@ func (r *run) eachDetail(sc map[*report]scores, yield func(analysis.Detail) bool
 		d.Verdicts = slices.Grow(d.Verdicts, len(r.in.Items))
 		for i := range r.in.Items {
 			who := judge
-			if !rep.items[i].found {
+			if !rep.marks[i].found() {
 				who = "extraction"
 			}
 			v, reason := all[start:ends[2*i]], all[ends[2*i]:ends[2*i+1]]
 			start = ends[2*i+1]
 			vd := analysis.Verdict{Judge: who, Verdict: v, Reasoning: reason}
-			if rep.items[i].found {
+			if rep.marks[i].found() {
 				vd.Call = rep.calls[stageIndex(r.in.Items[i].Protocol)]
 			}
 			d.Verdicts = append(d.Verdicts, vd)
