@@ -234,8 +234,8 @@ type report struct {
 	call    *analysis.Call // the exchange that wrote the report
 	// calls are the grading exchanges of its items, by stage (see
 	// gradingStages); nil when none answered.
-	calls    [len(gradingStages)]*analysis.Call
-	check    *Check
+	calls [len(gradingStages)]*analysis.Call
+	check *Check
 	// scores[i] is item i's score from the judge, marks[i] its marks,
 	// and preds[numIdx[i]] its answer's value as a quantity when the item
 	// is numeric (see mark); parts of arrays the reports share.
