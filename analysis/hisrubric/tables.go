@@ -602,8 +602,10 @@ func (r *run) numericTables() []*analysis.Table {
 				if texts == nil {
 					texts = r.texts.Get(rep.itemTexts)
 				}
+				// The truth is cloned: the table outlives the collection,
+				// and the truths share one string (see truthTable).
 				dis.AddRow(analysis.Text(r.in.Config.Systems[rep.sys].Name), analysis.Text(rep.company.ID), analysis.Text(it.ID),
-					analysis.Text(clip(itemText(texts, i, answerText), 200)), analysis.Text(r.in.answer(rep.ci, i)), analysis.Text(judge.String()), analysis.Text(num))
+					analysis.Text(clip(itemText(texts, i, answerText), 200)), analysis.Text(strings.Clone(r.in.answer(rep.ci, i))), analysis.Text(judge.String()), analysis.Text(num))
 			}
 		}
 	}
