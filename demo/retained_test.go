@@ -114,8 +114,8 @@ func isInputs(t reflect.Type) bool {
 // small demo may hold beyond its inputs, per item it lists (a graded item
 // of FinDeepResearch's reports, a system's forecast, a judge's labels of
 // a report, an ICBCBench answer). Measured: icbcbench 3,715 (mostly its
-// parsed rubrics, 375 kB for 144 answers), findeepresearch 19 (an item's
-// score, marks and numeric value, 13 bytes, and its report's share),
+// parsed rubrics, 375 kB for 144 answers), findeepresearch 13 (an item's
+// score index, marks and numeric value, 7 bytes, and its report's share),
 // findeepforecast 342, finresearchbench2 10; the bounds leave about a
 // third more. A
 // collection that keeps its replies' texts in memory, not in the run's
@@ -124,7 +124,7 @@ func isInputs(t reflect.Type) bool {
 // texts in memory).
 var retainedPerItem = map[string]int64{
 	"icbcbench":         5000,
-	"findeepresearch":   25,
+	"findeepresearch":   17,
 	"findeepforecast":   450,
 	"finresearchbench2": 15,
 }

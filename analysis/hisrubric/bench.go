@@ -124,12 +124,13 @@ func parseOptions(s analysis.Settings) (*options, error) {
 // A report's graded items, as collected, are what scoring reads of
 // them: everything but what the numeric_verdict and tolerance knobs
 // change, and but their texts, which only the drill-downs and audits
-// show (see report.texts). Item i has a score (report.scores[i]), marks
-// (report.marks[i]) and, when numeric, its answer's value as a quantity
-// (report.preds). A full-scale run has two hundred thousand, 8 times
-// full scale two million: 13 bytes each, in three arrays shared by the
-// collection's reports, where they were 24 bytes in a struct and 8 more
-// for the scores under the judge's grading (graded once per grading, see
+// show (see report.texts). Item i has a score (report.scores[i], an
+// index of the collection's scoreSet), marks (report.marks[i]) and,
+// when numeric, its answer's value as a quantity (report.preds). A
+// full-scale run has two hundred thousand, 8 times full scale two
+// million: 7 bytes each, in three arrays shared by the collection's
+// reports, where they were 24 bytes in a struct and 8 more for the
+// scores under the judge's grading (graded once per grading, see
 // run.itemScores). The grading exchange of a report's items of one
 // stage is the report's (report.calls).
 
@@ -161,6 +162,16 @@ func (m mark) judge() judged {
 		return judgedIncorrect
 	}
 	return notJudged
+}
+
+// judgeScore is item i of rep's score from the judge.
+func (c *collection) judgeScore(rep *report, i int) float64 {
+	return c.scoreTab.get(rep.n*len(c.in.Items)+i, rep.scores[i])
+}
+
+// setScore sets item i of rep's score from the judge.
+func (c *collection) setScore(rep *report, i int, x float64) {
+	rep.scores[i] = c.scoreTab.put(rep.n*len(c.in.Items)+i, x)
 }
 
 // quantity is item i of rep's answer as a quantity.
@@ -236,10 +247,11 @@ type report struct {
 	// gradingStages); nil when none answered.
 	calls [len(gradingStages)]*analysis.Call
 	check *Check
-	// scores[i] is item i's score from the judge, marks[i] its marks,
-	// and preds[numIdx[i]] its answer's value as a quantity when the item
-	// is numeric (see mark); parts of arrays the reports share.
-	scores   []float64
+	// scores[i] is item i's score from the judge (an index of the
+	// collection's scoreTab, see judgeScore), marks[i] its marks, and
+	// preds[numIdx[i]] its answer's value as a quantity when the item is
+	// numeric (see mark); parts of arrays the reports share.
+	scores   []uint16
 	marks    []mark
 	preds    []float64
 	complete bool     // every needed reply arrived and parsed
@@ -272,6 +284,8 @@ type collection struct {
 	numIdx []int
 	nNum   int
 	truthQ []quantity
+	// scoreTab holds the reports' scores.
+	scoreTab *scoreSet
 	// itemCap and itemSec are each item's capability index and section
 	// index (-1 when the item's section is not in the structure).
 	itemCap, itemSec []int
@@ -413,7 +427,8 @@ func (r *collector) round1(ctx context.Context) {
 	}
 	// The reports' items, in three arrays (see report.scores).
 	ni := len(in.Items)
-	scores, marks, preds := make([]float64, len(r.reports)*ni), make([]mark, len(r.reports)*ni), make([]float64, len(r.reports)*r.nNum)
+	r.scoreTab = newScoreSet(overflow)
+	scores, marks, preds := make([]uint16, len(r.reports)*ni), make([]mark, len(r.reports)*ni), make([]float64, len(r.reports)*r.nNum)
 	for n, rep := range r.reports {
 		rep.scores = scores[n*ni : (n+1)*ni : (n+1)*ni]
 		rep.marks = marks[n*ni : (n+1)*ni : (n+1)*ni]
@@ -603,7 +618,7 @@ func (r *collector) extract(rep *report, cells []itemCell) {
 		x := &cells[i]
 		a := extract(rep.check, it, c.Params(), x.row, x.col, x.rowKey)
 		if !a.Found {
-			rep.marks[i], rep.scores[i] = markDone, 0
+			rep.marks[i] = markDone // scored 0, index 0
 			rep.texts[textsPer*i+verdictText] = "not found (" + a.Why + ")"
 			continue
 		}
@@ -835,7 +850,7 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		if !ok {
 			r.problemf("%s %s %s: unreadable verdict %q; scored 0", rep.company.ID, name, it.ID, clip(ri.Verdict, 40))
 		}
-		rep.scores[i] = s
+		r.setScore(rep, i, s)
 		j := markIncorrect
 		if s == 1 {
 			j = markCorrect
@@ -853,7 +868,7 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		if len(ri.Covered) != len(claims) {
 			r.problemf("%s %s %s: judge judged %d of %d claims", rep.company.ID, name, it.ID, len(ri.Covered), len(claims))
 		}
-		rep.scores[i] = float64(n) / float64(len(claims))
+		r.setScore(rep, i, float64(n)/float64(len(claims)))
 		*verdict = strconv.Itoa(n) + "/" + strconv.Itoa(len(claims)) + " claims"
 	case StageGrading:
 		total := 0.0
@@ -866,7 +881,7 @@ func (r *collector) grade(rep *report, i int, ri *ReplyItem, st Stage) {
 		} else {
 			r.problemf("%s %s %s: judge awarded no points; scored 0", rep.company.ID, name, it.ID)
 		}
-		rep.scores[i] = pts / total
+		r.setScore(rep, i, pts/total)
 		*verdict = trimFloat(pts) + "/" + trimFloat(total) + " points"
 	}
 }

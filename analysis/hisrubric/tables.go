@@ -52,7 +52,7 @@ func (r *run) grade(rep *report, i int) (score float64, numeric string) {
 			return 0, n
 		}
 	}
-	return rep.scores[i], ""
+	return r.judgeScore(rep, i), ""
 }
 
 // A grading is what an item's score depends on besides the report: the
@@ -64,11 +64,15 @@ type grading struct {
 
 // itemScores returns the score of every item of rep under the options
 // (grade's), which the caller must not change: under the judge's
-// grading, the report's scores; under another, graded once per report
-// and grading.
+// grading, read from the collection's scores; under another, graded
+// once per report and grading.
 func (r *run) itemScores(rep *report) []float64 {
 	if !r.opt.numeric {
-		return rep.scores
+		x := make([]float64, len(r.in.Items))
+		for i := range x {
+			x[i] = r.judgeScore(rep, i)
+		}
+		return x
 	}
 	g := grading{numeric: true, tol: r.opt.tol}
 	c := r.collection
