@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
@@ -78,27 +78,31 @@ func (t *Task) StatusAt(asOf time.Time, weeks int) Status {
 	return Pending
 }
 
-// A Prediction is one system's reply to one task, parsed and audited.
+// A Prediction is one system's reply to one task, parsed and audited. It
+// keeps no part of the reply's text: its strings are copies.
 type Prediction struct {
 	Task   *Task
-	System int
-	// Missing is set when the call had no reply; nothing else is then set.
-	Missing bool
-	Answer  string
+	Answer string
 	// Invalid says why the answer could not be read; empty when valid.
 	Invalid string
 	Value   float64 // recurrent forecast, in the task's unit
-	Yes     bool    // non-recurrent forecast
 	// Recorded is when the prediction was made; zero when unknown.
 	Recorded time.Time
-	// Late is set when Recorded is after t_d.
-	Late bool
-	// call is the exchange that gave the prediction, for the drill-down.
-	call *analysis.Call
 	// Leaks are the cited sources published after t_d; Undated counts
 	// cited sources without a readable publication time.
 	Leaks   []Evidence
-	Undated int
+	Undated int32
+	System  int32
+	// Missing is set when the call had no reply; nothing else is then set.
+	Missing bool
+	Yes     bool // non-recurrent forecast
+	// Late is set when Recorded is after t_d.
+	Late bool
+	// hasCall, key and via are the exchange that gave the prediction,
+	// for the drill-down (see collection.call).
+	hasCall bool
+	via     int32
+	key     [32]byte
 }
 
 // Flagged reports whether the isolation audit flags p.
@@ -106,7 +110,7 @@ func (p *Prediction) Flagged() bool { return p.Late || len(p.Leaks) > 0 }
 
 // parse fills p, a zero Prediction, from reply r of system sys to task t.
 func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) {
-	p.Task, p.System = t, sys
+	p.Task, p.System = t, int32(sys)
 	if r.Err != nil {
 		p.Missing = true
 		return
@@ -126,14 +130,14 @@ func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, 
 		case e.Time.IsZero():
 			p.Undated++
 		case e.Time.After(t.td):
-			p.Leaks = append(p.Leaks, e)
+			p.Leaks = append(p.Leaks, Evidence{URL: strings.Clone(e.URL), Published: strings.Clone(e.Published), Time: e.Time})
 		}
 	}
 	if err != nil {
 		p.Invalid = err.Error()
 		return
 	}
-	p.Answer = f.Answer
+	p.Answer = strings.Clone(f.Answer)
 	if t.Kind == Recurrent {
 		n, err := ParseNumber(f.Answer)
 		if err != nil {
