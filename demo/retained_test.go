@@ -115,7 +115,8 @@ func isInputs(t reflect.Type) bool {
 // of FinDeepResearch's reports, a system's forecast, a judge's labels of
 // a report, an ICBCBench answer). Measured: icbcbench 3,715 (mostly its
 // parsed rubrics, 375 kB for 144 answers), findeepresearch 51,
-// findeepforecast 342, finresearchbench2 10; the bounds leave about a
+// findeepforecast 128 (its predictions, 104 bytes each, with their
+// exchanges' keys), finresearchbench2 10; the bounds leave about a
 // third more. A
 // collection that keeps its replies' texts in memory, not in the run's
 // TextStore, holds several times these (FinDeepResearch 281, forecast
@@ -124,7 +125,7 @@ func isInputs(t reflect.Type) bool {
 var retainedPerItem = map[string]int64{
 	"icbcbench":         5000,
 	"findeepresearch":   70,
-	"findeepforecast":   450,
+	"findeepforecast":   170,
 	"finresearchbench2": 15,
 }
 

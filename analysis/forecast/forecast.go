@@ -232,9 +232,11 @@ func (in *Inputs) calls(lo, hi int) []results.Call {
 // window is how many calls Collect answers at once, in whole tasks (at
 // least one task): a window's calls and replies are all a collection
 // holds of them at a time. The replay client builds, keys and looks up
-// 512 calls at a time in parallel, and each answer has a fixed cost
-// besides; at 8x the full demo (161,504 calls) windows of 4,096 calls
-// replay as fast as one batch.
+// 512 calls at a time in parallel, and each Answer call has a fixed cost
+// besides. Collect alone at 8x the full demo (161,504 calls, 3 rounds on
+// a loaded 2-core machine): 7.8-8.9 CPU-s and 6.4-13.5 s with windows of
+// 4,096 calls, 8.0-8.9 CPU-s and 7.7-9.9 s in one window, 7.8-8.1 CPU-s
+// but 11.7-15.2 s with windows of 512.
 const window = 4096
 
 // A collection is what Collect gathered: the inputs and every reply
@@ -247,9 +249,12 @@ type collection struct {
 	// vias are the distinct (Model, Source) pairs of the replies, which
 	// the predictions name by index; keys are the cache keys that are not
 	// 64 lower-case hex digits, by prediction.
-	vias  []analysis.Call
-	via   map[[2]string]int32
-	keys  map[int]string
+	vias []analysis.Call
+	via  map[[2]string]int32
+	keys map[int]string
+	// leaks are the post-deadline sources of the predictions that cite
+	// some (Prediction.Leaked), by prediction.
+	leaks map[int][]Evidence
 	texts analysis.TextStore
 	// outputs[ti] keeps the texts the drill-downs show of task ti: its
 	// systems' outputs, in system order, then its question. The replies
@@ -261,7 +266,7 @@ type collection struct {
 // newCollection returns an empty collection of in's tasks.
 func newCollection(in *Inputs, texts analysis.TextStore) *collection {
 	return &collection{in: in, preds: make([]Prediction, len(in.Tasks)*len(in.Config.Systems)),
-		via: map[[2]string]int32{}, keys: map[int]string{}, texts: texts, outputs: make([]analysis.TextRef, len(in.Tasks))}
+		via: map[[2]string]int32{}, keys: map[int]string{}, leaks: map[int][]Evidence{}, texts: texts, outputs: make([]analysis.TextRef, len(in.Tasks))}
 }
 
 // pred returns the prediction of system s for task ti.
@@ -281,7 +286,9 @@ func (c *collection) add(lo, hi int, replies []results.Reply) {
 			c.synthetic = c.synthetic || r.Synthetic()
 			logged, has := in.log.at(i)
 			p := &c.preds[i]
-			p.parse(t, s, r, logged, has)
+			if leaks := p.parse(t, r, logged, has); leaks != nil {
+				c.leaks[i] = leaks
+			}
 			c.setCall(i, r)
 			if p.Missing {
 				c.missing++

@@ -360,7 +360,7 @@ func TestPairedBootstrap(t *testing.T) {
 		b.status[ti] = task.StatusAt(in.Config.asOf, 2)
 		for s := range in.Config.Systems {
 			logged, has := in.log.at(ti*3 + s)
-			b.pred(ti, s).parse(task, s, replies[ti*3+s], logged, has)
+			b.pred(ti, s).parse(task, replies[ti*3+s], logged, has)
 		}
 	}
 	b.out = b.outcomes(1)

@@ -49,7 +49,7 @@ func (c *collection) itemRows(opt Options, yield func([]string) bool) {
 		for s, sys := range in.Config.Systems {
 			p := c.pred(ti, s)
 			correctText := ""
-			switch score(p, st, opt, 1) {
+			switch score(t, p, st, opt, 1) {
 			case correct:
 				correctText = "true"
 			case wrong:

@@ -33,9 +33,10 @@ const maxDetailOutput = 4000
 type board struct {
 	in     *Inputs
 	opt    Options
-	preds  []Prediction // task ti's systems from ti*nsys()
-	status []Status     // by task
-	out    [][]int8     // [system][task] outcomes at the configured tolerances
+	preds  []Prediction       // task ti's systems from ti*nsys()
+	leaks  map[int][]Evidence // by index in preds
+	status []Status           // by task
+	out    [][]int8           // [system][task] outcomes at the configured tolerances
 	bd     *uncertainty.Board
 }
 
@@ -44,13 +45,17 @@ func (b *board) nsys() int { return len(b.in.Config.Systems) }
 // pred returns the prediction of system s for task ti.
 func (b *board) pred(ti, s int) *Prediction { return &b.preds[ti*b.nsys()+s] }
 
+// leaksOf returns the post-deadline sources the prediction of system s
+// for task ti cites.
+func (b *board) leaksOf(ti, s int) []Evidence { return b.leaks[ti*b.nsys()+s] }
+
 // outcomes scores every prediction with tolerances scaled by scale.
 func (b *board) outcomes(scale float64) [][]int8 {
 	out := make([][]int8, b.nsys())
 	for s := range out {
 		out[s] = make([]int8, len(b.in.Tasks))
 		for ti := range b.in.Tasks {
-			out[s][ti] = score(b.pred(ti, s), b.status[ti], b.opt, scale)
+			out[s][ti] = score(b.in.Tasks[ti], b.pred(ti, s), b.status[ti], b.opt, scale)
 		}
 	}
 	return out
@@ -92,7 +97,7 @@ func Analyze(in *Inputs, replies []results.Reply, opt Options) *analysis.Result 
 // does not modify c.
 func (c *collection) score(opt Options) *analysis.Result {
 	in := c.in
-	b := &board{in: in, opt: opt, preds: c.preds}
+	b := &board{in: in, opt: opt, preds: c.preds, leaks: c.leaks}
 	res := &analysis.Result{Benchmark: Name, Title: Title, Headline: "overall", Scores: map[string]float64{},
 		Synthetic: c.synthetic, Missing: c.missing}
 	b.status = make([]Status, len(in.Tasks))
@@ -438,9 +443,9 @@ func (b *board) auditTable() *analysis.Table {
 			}
 			n++
 			late += btoi(p.Late)
-			leak += btoi(len(p.Leaks) > 0)
+			leak += btoi(p.Leaked)
 			flag += btoi(p.Flagged())
-			unknown += btoi(p.Recorded.IsZero())
+			unknown += btoi(p.Recorded().IsZero())
 			undated += int(p.Undated)
 		}
 		t.AddRow(analysis.Text(sys.Name), analysis.Int(n), analysis.Int(late), analysis.Int(leak), analysis.Int(flag), analysis.Int(unknown), analysis.Int(undated))
@@ -462,9 +467,9 @@ func (b *board) flagsTable() *analysis.Table {
 			p := b.pred(ti, s)
 			if p.Late {
 				t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text("late"),
-					analysis.Text(task.Deadline), analysis.Text(p.Recorded.Format(timeLayout)), analysis.Text(""))
+					analysis.Text(task.Deadline), analysis.Text(p.Recorded().Format(timeLayout)), analysis.Text(""))
 			}
-			for _, e := range p.Leaks {
+			for _, e := range b.leaksOf(ti, s) {
 				t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text("evidence"),
 					analysis.Text(task.Deadline), analysis.Text(e.Time.Format(timeLayout)), analysis.Text(clip(e.URL, 300)))
 			}
@@ -621,7 +626,7 @@ func (b *board) details(c *collection) iter.Seq[analysis.Detail] {
 			}
 			for s, sys := range b.in.Config.Systems {
 				p := b.pred(ti, s)
-				sum, why := verdict(p, b.status[ti], b.opt, b.out[s][ti])
+				sum, why := verdict(task, p, b.status[ti], b.opt, b.out[s][ti])
 				out := ""
 				if s < len(outs) {
 					out = outs[s]
@@ -645,7 +650,7 @@ func (b *board) problems() []string {
 			if p.Missing {
 				continue
 			}
-			if p.Invalid == "" && !p.Late && len(p.Leaks) == 0 {
+			if p.Invalid == "" && !p.Flagged() {
 				continue
 			}
 			at := "task " + task.ID + " system " + strconv.Quote(sys.Name) // as %q
@@ -653,9 +658,9 @@ func (b *board) problems() []string {
 				ps = append(ps, "invalid prediction: "+at+": "+p.Invalid)
 			}
 			if p.Late {
-				ps = append(ps, fmt.Sprintf("late prediction: %s: recorded %s after deadline %s", at, p.Recorded.Format(timeLayout), task.Deadline))
+				ps = append(ps, fmt.Sprintf("late prediction: %s: recorded %s after deadline %s", at, p.Recorded().Format(timeLayout), task.Deadline))
 			}
-			for _, e := range p.Leaks {
+			for _, e := range b.leaksOf(ti, s) {
 				ps = append(ps, fmt.Sprintf("post-deadline evidence: %s: %s published %s after deadline %s", at, clip(e.URL, 200), e.Time.Format(timeLayout), task.Deadline))
 			}
 		}

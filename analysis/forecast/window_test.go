@@ -111,14 +111,16 @@ func TestCollectWindows(t *testing.T) {
 			for ti, task := range want.Tasks {
 				for s, sys := range want.Config.Systems {
 					l := task.ID + "/" + sys.Name
-					p := c.pred(ti, s)
+					p, leaks := c.pred(ti, s), c.leaks[ti*ns+s]
 					switch {
-					case p.Task.ID != task.ID || int(p.System) != s:
-						t.Errorf("%s: prediction of task %s system %d", l, p.Task.ID, p.System)
+					case c.in.Tasks[ti].ID != task.ID:
+						t.Errorf("%s: task %d is %s", l, ti, c.in.Tasks[ti].ID)
 					case labelMissing(n) != p.Missing:
 						t.Errorf("%s: missing %v, want %v", l, p.Missing, labelMissing(n))
-					case !p.Missing && (p.Answer != l || len(p.Leaks) != 1 || p.Leaks[0].URL != "https://example.com/"+l):
-						t.Errorf("%s: answer %q, leaks %v", l, p.Answer, p.Leaks)
+					case p.Missing && (p.Leaked || leaks != nil):
+						t.Errorf("%s: no reply, but leaks %v", l, leaks)
+					case !p.Missing && (p.Answer != l || !p.Leaked || len(leaks) != 1 || leaks[0].URL != "https://example.com/"+l):
+						t.Errorf("%s: answer %q, leaks %v", l, p.Answer, leaks)
 					}
 					missing += btoi(labelMissing(n))
 					n++
