@@ -326,6 +326,8 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
+// TestCallsBatched: the fixture's 21 calls fit in one window, so they are
+// answered in one Answer call (TestCollectWindows splits them).
 func TestCallsBatched(t *testing.T) {
 	n := 0
 	counter := answererFunc(func(ctx context.Context, calls []results.Call) []results.Reply {
