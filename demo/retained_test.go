@@ -116,7 +116,8 @@ func isInputs(t reflect.Type) bool {
 // a report, an ICBCBench answer). Measured: icbcbench 3,715 (mostly its
 // parsed rubrics, 375 kB for 144 answers), findeepresearch 13 (an item's
 // score index, marks and numeric value, 7 bytes, and its report's share),
-// findeepforecast 342, finresearchbench2 10; the bounds leave about a
+// findeepforecast 128 (its predictions, 104 bytes each, with their
+// exchanges' keys), finresearchbench2 10; the bounds leave about a
 // third more. A
 // collection that keeps its replies' texts in memory, not in the run's
 // TextStore, holds several times these (FinDeepResearch 281, forecast
@@ -125,7 +126,7 @@ func isInputs(t reflect.Type) bool {
 var retainedPerItem = map[string]int64{
 	"icbcbench":         5000,
 	"findeepresearch":   17,
-	"findeepforecast":   450,
+	"findeepforecast":   170,
 	"finresearchbench2": 15,
 }
 

@@ -1,7 +1,6 @@
 package forecast
 
 import (
-	"bytes"
 	"io"
 	"strconv"
 	"time"
@@ -76,31 +75,52 @@ type LogEntry struct {
 	RecordedAt string `json:"recorded_at"`
 }
 
-// logKey indexes the prediction log.
-type logKey struct{ system, task string }
+// A logTimes holds the prediction log densely, one time per (task,
+// system) at task*systems+system in the order of Inputs.Tasks and
+// Config.Systems: a map keyed by the two names held 22 MB at 8x the full
+// demo (161,504 entries), this 2 MB. The times are kept as Unix seconds
+// and nanoseconds, the nanoseconds -1 where the log has no entry.
+type logTimes struct {
+	sec  []int64
+	nsec []int32
+}
 
-// readLog reads the prediction log b (JSONL of LogEntry; none when b is
-// nil), checking that every entry names a known system and task, has an
-// RFC 3339 time, and is not repeated.
-func readLog(b []byte, systems, tasks map[string]bool) (map[logKey]time.Time, error) {
-	out := map[logKey]time.Time{}
+// at returns the logged time of entry i and whether there is one.
+func (l logTimes) at(i int) (time.Time, bool) {
+	if i >= len(l.nsec) || l.nsec[i] < 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(l.sec[i], int64(l.nsec[i])).UTC(), true
+}
+
+// readLog reads the prediction log from r (JSONL of LogEntry), checking that every entry names a known system and task, has an
+// RFC 3339 time, and is not repeated. systems and tasks map the names to
+// their indexes.
+func readLog(r io.Reader, systems, tasks map[string]int) (logTimes, error) {
+	n := len(systems) * len(tasks)
+	out := logTimes{sec: make([]int64, n), nsec: make([]int32, n)}
+	for i := range out.nsec {
+		out.nsec[i] = -1
+	}
 	file := LogFile
-	err := results.EachJSONL(bytes.NewReader(b), file, func(line int, e *LogEntry) error {
-		if !systems[e.System] {
+	err := results.EachJSONL(r, file, func(line int, e *LogEntry) error {
+		s, ok := systems[e.System]
+		if !ok {
 			return results.Errorf(file, line, "system", "unknown system %q", e.System)
 		}
-		if !tasks[e.Task] {
+		ti, ok := tasks[e.Task]
+		if !ok {
 			return results.Errorf(file, line, "task", "unknown task %q", e.Task)
 		}
 		t, err := parseTime(e.RecordedAt)
 		if err != nil {
 			return results.Errorf(file, line, "recorded_at", "%v", err)
 		}
-		k := logKey{e.System, e.Task}
-		if _, ok := out[k]; ok {
+		i := ti*len(systems) + s
+		if out.nsec[i] >= 0 {
 			return results.Errorf(file, line, "task", "system %q task %q repeated", e.System, e.Task)
 		}
-		out[k] = t
+		out.sec[i], out.nsec[i] = t.Unix(), int32(t.Nanosecond())
 		return nil
 	})
 	return out, err

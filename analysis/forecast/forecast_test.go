@@ -326,6 +326,8 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
+// TestCallsBatched: the fixture's 21 calls fit in one window, so they are
+// answered in one Answer call (TestCollectWindows splits them).
 func TestCallsBatched(t *testing.T) {
 	n := 0
 	counter := answererFunc(func(ctx context.Context, calls []results.Call) []results.Reply {
@@ -353,16 +355,14 @@ func TestPairedBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &board{in: in, opt: DefaultOptions()}
-	b.preds = make([][]*Prediction, len(in.Tasks))
+	b.preds = make([]Prediction, len(in.Tasks)*len(in.Config.Systems))
 	b.status = make([]Status, len(in.Tasks))
 	replies := fixtureReplies.Answer(context.Background(), in.Calls())
 	for ti, task := range in.Tasks {
 		b.status[ti] = task.StatusAt(in.Config.asOf, 2)
-		for s, sys := range in.Config.Systems {
-			logged, has := in.log[logKey{sys.Name, task.ID}]
-			p := &Prediction{}
-			p.parse(task, s, replies[ti*3+s], logged, has)
-			b.preds[ti] = append(b.preds[ti], p)
+		for s := range in.Config.Systems {
+			logged, has := in.log.at(ti*3 + s)
+			b.pred(ti, s).parse(task, replies[ti*3+s], logged, has)
 		}
 	}
 	b.out = b.outcomes(1)

@@ -47,9 +47,9 @@ func (c *collection) itemRows(opt Options, yield func([]string) bool) {
 	for ti, t := range in.Tasks {
 		st := t.StatusAt(in.Config.asOf, opt.ValidityWeeks)
 		for s, sys := range in.Config.Systems {
-			p := c.preds[ti][s]
+			p := c.pred(ti, s)
 			correctText := ""
-			switch score(p, st, opt, 1) {
+			switch score(t, p, st, opt, 1) {
 			case correct:
 				correctText = "true"
 			case wrong:

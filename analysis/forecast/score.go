@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/analysis/uncertainty"
 	"github.com/finrepro/finrepro/results"
 )
@@ -78,67 +78,86 @@ func (t *Task) StatusAt(asOf time.Time, weeks int) Status {
 	return Pending
 }
 
-// A Prediction is one system's reply to one task, parsed and audited.
+// A Prediction is one system's reply to one task, parsed and audited. It
+// keeps no part of the reply's text (its strings are copies) and is
+// small: a collection holds one per (task, system), 161,504 at 8x the
+// full demo.
 type Prediction struct {
-	Task   *Task
-	System int
-	// Missing is set when the call had no reply; nothing else is then set.
-	Missing bool
-	Answer  string
+	Answer string
 	// Invalid says why the answer could not be read; empty when valid.
 	Invalid string
 	Value   float64 // recurrent forecast, in the task's unit
-	Yes     bool    // non-recurrent forecast
-	// Recorded is when the prediction was made; zero when unknown.
-	Recorded time.Time
-	// Late is set when Recorded is after t_d.
+	// sec and nsec are when the prediction was made (Unix time), when
+	// timed is set; see Recorded.
+	sec  int64
+	nsec int32
+	// Undated counts cited sources without a readable publication time.
+	Undated int32
+	// via and key are the exchange that gave the prediction, when hasCall
+	// is set, for the drill-down (see collection.call).
+	via int32
+	// Missing is set when the call had no reply; nothing else is then set.
+	Missing bool
+	Yes     bool // non-recurrent forecast
+	// Late is set when the prediction was recorded after t_d.
 	Late bool
-	// call is the exchange that gave the prediction, for the drill-down.
-	call *analysis.Call
-	// Leaks are the cited sources published after t_d; Undated counts
-	// cited sources without a readable publication time.
-	Leaks   []Evidence
-	Undated int
+	// Leaked is set when the prediction cites sources published after
+	// t_d (the collection keeps them: see collection.leaks).
+	Leaked  bool
+	timed   bool
+	hasCall bool
+	key     [32]byte
+}
+
+// Recorded is when the prediction was made; zero when unknown.
+func (p *Prediction) Recorded() time.Time {
+	if !p.timed {
+		return time.Time{}
+	}
+	return time.Unix(p.sec, int64(p.nsec)).UTC()
 }
 
 // Flagged reports whether the isolation audit flags p.
-func (p *Prediction) Flagged() bool { return p.Late || len(p.Leaks) > 0 }
+func (p *Prediction) Flagged() bool { return p.Late || p.Leaked }
 
-// parse fills p, a zero Prediction, from reply r of system sys to task t.
-func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, hasLog bool) {
-	p.Task, p.System = t, sys
+// parse fills p, a zero Prediction, from reply r to task t and returns
+// the sources it cites that were published after t_d.
+func (p *Prediction) parse(t *Task, r results.Reply, logged time.Time, hasLog bool) (leaks []Evidence) {
 	if r.Err != nil {
 		p.Missing = true
-		return
+		return nil
 	}
+	var at time.Time
 	switch {
 	case hasLog:
-		p.Recorded = logged
+		at, p.timed = logged, true
 	case r.RecordedAt != "":
 		if rt, err := parseTime(r.RecordedAt); err == nil {
-			p.Recorded = rt
+			at, p.timed = rt, true
 		}
 	}
-	p.Late = !p.Recorded.IsZero() && p.Recorded.After(t.td)
+	p.sec, p.nsec = at.Unix(), int32(at.Nanosecond())
+	p.Late = !at.IsZero() && at.After(t.td)
 	f, err := ParseReply(r.Text)
 	for _, e := range f.Evidence {
 		switch {
 		case e.Time.IsZero():
 			p.Undated++
 		case e.Time.After(t.td):
-			p.Leaks = append(p.Leaks, e)
+			leaks = append(leaks, Evidence{URL: strings.Clone(e.URL), Published: strings.Clone(e.Published), Time: e.Time})
 		}
 	}
+	p.Leaked = len(leaks) > 0
 	if err != nil {
 		p.Invalid = err.Error()
-		return
+		return leaks
 	}
-	p.Answer = f.Answer
+	p.Answer = strings.Clone(f.Answer)
 	if t.Kind == Recurrent {
 		n, err := ParseNumber(f.Answer)
 		if err != nil {
 			p.Invalid = err.Error()
-			return
+			return leaks
 		}
 		p.Value = n.In(t.Scale)
 	} else {
@@ -146,6 +165,7 @@ func (p *Prediction) parse(t *Task, sys int, r results.Reply, logged time.Time, 
 			p.Invalid = err.Error()
 		}
 	}
+	return leaks
 }
 
 // Outcomes of scoring one prediction.
@@ -155,10 +175,9 @@ const (
 	correct   int8 = 1
 )
 
-// score returns the outcome of p under opt with tolerances scaled by
+// score returns the outcome of p, a prediction for task t, under opt with tolerances scaled by
 // scale (on top of opt.Scale), given the task's status.
-func score(p *Prediction, st Status, opt Options, scale float64) int8 {
-	t := p.Task
+func score(t *Task, p *Prediction, st Status, opt Options, scale float64) int8 {
 	switch {
 	case p.Missing || st != Resolved:
 		return notScored
@@ -191,9 +210,8 @@ func b2o(ok bool) int8 {
 	return wrong
 }
 
-// verdict explains the outcome of p for the drill-down pages.
-func verdict(p *Prediction, st Status, opt Options, o int8) (summary, reason string) {
-	t := p.Task
+// verdict explains the outcome of p, a prediction for task t, for the drill-down pages.
+func verdict(t *Task, p *Prediction, st Status, opt Options, o int8) (summary, reason string) {
 	switch {
 	case p.Missing:
 		return "missing", "no reply recorded"

@@ -33,13 +33,21 @@ const maxDetailOutput = 4000
 type board struct {
 	in     *Inputs
 	opt    Options
-	preds  [][]*Prediction // [task][system]
-	status []Status        // by task
-	out    [][]int8        // [system][task] outcomes at the configured tolerances
+	preds  []Prediction       // task ti's systems from ti*nsys()
+	leaks  map[int][]Evidence // by index in preds
+	status []Status           // by task
+	out    [][]int8           // [system][task] outcomes at the configured tolerances
 	bd     *uncertainty.Board
 }
 
 func (b *board) nsys() int { return len(b.in.Config.Systems) }
+
+// pred returns the prediction of system s for task ti.
+func (b *board) pred(ti, s int) *Prediction { return &b.preds[ti*b.nsys()+s] }
+
+// leaksOf returns the post-deadline sources the prediction of system s
+// for task ti cites.
+func (b *board) leaksOf(ti, s int) []Evidence { return b.leaks[ti*b.nsys()+s] }
 
 // outcomes scores every prediction with tolerances scaled by scale.
 func (b *board) outcomes(scale float64) [][]int8 {
@@ -47,7 +55,7 @@ func (b *board) outcomes(scale float64) [][]int8 {
 	for s := range out {
 		out[s] = make([]int8, len(b.in.Tasks))
 		for ti := range b.in.Tasks {
-			out[s][ti] = score(b.preds[ti][s], b.status[ti], b.opt, scale)
+			out[s][ti] = score(b.in.Tasks[ti], b.pred(ti, s), b.status[ti], b.opt, scale)
 		}
 	}
 	return out
@@ -80,14 +88,16 @@ func (b *board) accCell(o []int8, keep func(*Task) bool) analysis.Cell {
 // Analyze scores replies (one per call of in.Calls, in order) under opt
 // and builds the result.
 func Analyze(in *Inputs, replies []results.Reply, opt Options) *analysis.Result {
-	return newCollection(in, replies, &analysis.MemoryTexts{}).score(opt)
+	c := newCollection(in, &analysis.MemoryTexts{})
+	c.add(0, len(in.Tasks), replies)
+	return c.score(opt)
 }
 
 // score scores every prediction of c under opt and builds the result. It
 // does not modify c.
 func (c *collection) score(opt Options) *analysis.Result {
 	in := c.in
-	b := &board{in: in, opt: opt, preds: c.preds}
+	b := &board{in: in, opt: opt, preds: c.preds, leaks: c.leaks}
 	res := &analysis.Result{Benchmark: Name, Title: Title, Headline: "overall", Scores: map[string]float64{},
 		Synthetic: c.synthetic, Missing: c.missing}
 	b.status = make([]Status, len(in.Tasks))
@@ -192,7 +202,7 @@ func (b *board) overallTable(res *analysis.Result) *analysis.Table {
 		c, n := b.tally(b.out[s], nil)
 		var invalid, flagged, missing int
 		for ti := range b.in.Tasks {
-			p := b.preds[ti][s]
+			p := b.pred(ti, s)
 			missing += btoi(p.Missing)
 			if b.status[ti] == Resolved && !p.Missing {
 				flagged += btoi(p.Flagged())
@@ -427,16 +437,16 @@ func (b *board) auditTable() *analysis.Table {
 	for s, sys := range b.in.Config.Systems {
 		var n, late, leak, flag, unknown, undated int
 		for ti := range b.in.Tasks {
-			p := b.preds[ti][s]
+			p := b.pred(ti, s)
 			if p.Missing {
 				continue
 			}
 			n++
 			late += btoi(p.Late)
-			leak += btoi(len(p.Leaks) > 0)
+			leak += btoi(p.Leaked)
 			flag += btoi(p.Flagged())
-			unknown += btoi(p.Recorded.IsZero())
-			undated += p.Undated
+			unknown += btoi(p.Recorded().IsZero())
+			undated += int(p.Undated)
 		}
 		t.AddRow(analysis.Text(sys.Name), analysis.Int(n), analysis.Int(late), analysis.Int(leak), analysis.Int(flag), analysis.Int(unknown), analysis.Int(undated))
 	}
@@ -454,12 +464,12 @@ func (b *board) flagsTable() *analysis.Table {
 			{Name: "url", Title: "Evidence URL"}}}
 	for ti, task := range b.in.Tasks {
 		for s, sys := range b.in.Config.Systems {
-			p := b.preds[ti][s]
+			p := b.pred(ti, s)
 			if p.Late {
 				t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text("late"),
-					analysis.Text(task.Deadline), analysis.Text(p.Recorded.Format(timeLayout)), analysis.Text(""))
+					analysis.Text(task.Deadline), analysis.Text(p.Recorded().Format(timeLayout)), analysis.Text(""))
 			}
-			for _, e := range p.Leaks {
+			for _, e := range b.leaksOf(ti, s) {
 				t.AddRow(analysis.Text(task.ID), analysis.Text(sys.Name), analysis.Int(task.Week), analysis.Text("evidence"),
 					analysis.Text(task.Deadline), analysis.Text(e.Time.Format(timeLayout)), analysis.Text(clip(e.URL, 300)))
 			}
@@ -479,7 +489,7 @@ func (b *board) invalidTable() *analysis.Table {
 			{Name: "reason", Title: "Reason"}}}
 	for ti, task := range b.in.Tasks {
 		for s, sys := range b.in.Config.Systems {
-			p := b.preds[ti][s]
+			p := b.pred(ti, s)
 			if p.Missing || p.Invalid == "" {
 				continue
 			}
@@ -610,15 +620,19 @@ func (b *board) details(c *collection) iter.Seq[analysis.Detail] {
 	return func(yield func(analysis.Detail) bool) {
 		for ti, task := range b.in.Tasks {
 			outs := c.texts.Get(c.outputs[ti])
+			question := ""
+			if len(outs) > b.nsys() { // none when the texts failed, which their owner reports
+				question = outs[b.nsys()]
+			}
 			for s, sys := range b.in.Config.Systems {
-				p := b.preds[ti][s]
-				sum, why := verdict(p, b.status[ti], b.opt, b.out[s][ti])
+				p := b.pred(ti, s)
+				sum, why := verdict(task, p, b.status[ti], b.opt, b.out[s][ti])
 				out := ""
-				if s < len(outs) { // none when the texts failed, which their owner reports
+				if s < len(outs) {
 					out = outs[s]
 				}
-				d := analysis.Detail{Task: task.ID, System: sys.Name, Question: task.Question, Output: out, Score: sum,
-					Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}, Call: p.call}
+				d := analysis.Detail{Task: task.ID, System: sys.Name, Question: question, Output: out, Score: sum,
+					Verdicts: []analysis.Verdict{{Judge: "rule", Verdict: sum, Reasoning: why}}, Call: c.call(ti*b.nsys() + s)}
 				if !yield(d) {
 					return
 				}
@@ -632,11 +646,11 @@ func (b *board) problems() []string {
 	var ps []string
 	for ti, task := range b.in.Tasks {
 		for s, sys := range b.in.Config.Systems {
-			p := b.preds[ti][s]
+			p := b.pred(ti, s)
 			if p.Missing {
 				continue
 			}
-			if p.Invalid == "" && !p.Late && len(p.Leaks) == 0 {
+			if p.Invalid == "" && !p.Flagged() {
 				continue
 			}
 			at := "task " + task.ID + " system " + strconv.Quote(sys.Name) // as %q
@@ -644,9 +658,9 @@ func (b *board) problems() []string {
 				ps = append(ps, "invalid prediction: "+at+": "+p.Invalid)
 			}
 			if p.Late {
-				ps = append(ps, fmt.Sprintf("late prediction: %s: recorded %s after deadline %s", at, p.Recorded.Format(timeLayout), task.Deadline))
+				ps = append(ps, fmt.Sprintf("late prediction: %s: recorded %s after deadline %s", at, p.Recorded().Format(timeLayout), task.Deadline))
 			}
-			for _, e := range p.Leaks {
+			for _, e := range b.leaksOf(ti, s) {
 				ps = append(ps, fmt.Sprintf("post-deadline evidence: %s: %s published %s after deadline %s", at, clip(e.URL, 200), e.Time.Format(timeLayout), task.Deadline))
 			}
 		}
