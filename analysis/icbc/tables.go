@@ -355,63 +355,61 @@ func (r *run) rubricTable() *analysis.Table {
 	subs := slices.Clone(r.in.Subjectives)
 	slices.SortFunc(subs, func(a, b Subjective) int { return idLess(a.ID, b.ID) })
 	for _, s := range subs {
-		rb := r.rubrics[s.ID]
+		rb := r.sums[s.ID]
 		if rb == nil {
 			t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(0), analysis.Int(0),
 				analysis.Undefined("unparsed"), analysis.Undefined("unparsed"), analysis.Text("no dimension headings found"))
 			continue
 		}
-		t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(len(rb.Dimensions)), analysis.Int(len(rb.Subs())),
-			analysis.Number(rb.Total()), analysis.Number(rb.SubTotal()), analysis.Text(strings.Join(rb.Problems, "; ")))
+		t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(rb.dims), analysis.Int(len(rb.subs)),
+			analysis.Number(rb.total), analysis.Number(rb.subTotal), analysis.Text(rb.problems))
 	}
 	return t
 }
 
-// makeDetails builds the details of every output and drops the texts
-// kept for them.
-func (c *collection) makeDetails() {
-	for si, sys := range c.systems {
-		for ti, o := range c.obj {
-			out, txt := c.objRes[si][ti], &c.objText[si][ti]
-			if txt.answer.Err != nil || (txt.answer.Text == "" && out.missing) {
-				continue
-			}
-			score := "incorrect"
-			switch {
-			case out.missing:
-				score = "not judged (missing judge reply)"
-			case !out.parsed:
-				score = "incorrect (judge response unparsable)"
-			case out.correct:
-				score = "correct"
-			}
-			d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score,
-				Call: analysis.CallOf(txt.answer, 0)}
-			if !out.missing {
-				v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000), Call: txt.judge}
-				if out.parsed {
-					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
-				} else {
-					v.Verdict, v.Reasoning = "unparsable", clip(txt.judgeRaw, 2000)
-				}
-				d.Verdicts = []analysis.Verdict{v}
-			}
-			c.details = append(c.details, c.keep(d))
+// addDetail keeps the detail of a collected output, if it has one.
+func (c *collection) addDetail(w *output) {
+	sys := &c.systems[w.sys]
+	if !w.sub {
+		o := c.obj[w.task]
+		out, txt := c.objRes[w.sys][w.task], &w.obj
+		if txt.answer.Err != nil || (txt.answer.Text == "" && out.missing) {
+			return
 		}
-		for ti, s := range c.sub {
-			out, txt := c.subRes[si][ti], &c.subText[si][ti]
-			if !txt.present {
-				continue
-			}
-			score := "not scored"
-			if !math.IsNaN(out.expert) {
-				score = "expert " + trimFloat(out.expert) + "/100"
-			}
-			c.details = append(c.details, c.keep(analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
-				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call}))
+		score := "incorrect"
+		switch {
+		case out.missing:
+			score = "not judged (missing judge reply)"
+		case !out.parsed:
+			score = "incorrect (judge response unparsable)"
+		case out.correct:
+			score = "correct"
 		}
+		d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score,
+			Call: analysis.CallOf(txt.answer, 0)}
+		if !out.missing {
+			v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000), Call: txt.judge}
+			if out.parsed {
+				v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
+			} else {
+				v.Verdict, v.Reasoning = "unparsable", clip(txt.judgeRaw, 2000)
+			}
+			d.Verdicts = []analysis.Verdict{v}
+		}
+		c.details = append(c.details, c.keep(d))
+		return
 	}
-	c.objText, c.subText, c.llmScores = nil, nil, nil
+	s := c.sub[w.task]
+	out, txt := c.subRes[w.sys][w.task], &w.txt
+	if !txt.present {
+		return
+	}
+	score := "not scored"
+	if !math.IsNaN(out.expert) {
+		score = "expert " + trimFloat(out.expert) + "/100"
+	}
+	c.details = append(c.details, c.keep(analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
+		Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call}))
 }
 
 // A keptDetail is a detail whose texts (the question, the output and each
