@@ -39,8 +39,17 @@ func TestAnswerCallsInBatches(t *testing.T) {
 		many, manySlots = append(many, calls...), append(manySlots, slots...)
 	}
 	log := &batchLog{}
-	replies := answerCalls(context.Background(), log, many, manySlots, user)
+	var replies []results.Reply
+	read := func(lo int, got []results.Reply) {
+		if lo != len(replies) {
+			t.Fatalf("replies of calls from %d read after %d", lo, len(replies))
+		}
+		replies = append(replies, got...)
+	}
 	n := len(many)
+	if got := answerCalls(context.Background(), log, many, manySlots, user, read); got != n {
+		t.Fatalf("%d calls answered, want %d", got, n)
+	}
 	if want := []int{callBatch, callBatch, n - 2*callBatch}; !slices.Equal(log.sizes, want) {
 		t.Fatalf("batches of %v calls, want %v", log.sizes, want)
 	}
