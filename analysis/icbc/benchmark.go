@@ -109,6 +109,9 @@ type collection struct {
 
 	// Used while collecting only.
 	rubrics map[string]*Rubric
+	// objNames and subNames are the tasks' names in details, by task,
+	// "" until needed.
+	objNames, subNames []string
 	// llmScores are the rubric judges' totals by (task id, system) of the
 	// reports the experts scored, in judge order, NaN when not scored.
 	llmScores map[[2]string][]float64
@@ -166,7 +169,7 @@ func collect(ctx context.Context, inputs *Inputs, ans results.Answerer, texts an
 	slices.Sort(c.problems)
 	c.problems = slices.Compact(c.problems)
 	slices.SortFunc(c.details, func(a, b keptDetail) int {
-		return cmp.Or(strings.Compare(a.d.Task, b.d.Task), strings.Compare(a.d.System, b.d.System))
+		return cmp.Or(strings.Compare(a.task, b.task), strings.Compare(a.system, b.system))
 	})
 	return c
 }
@@ -177,7 +180,7 @@ func (c *collection) done() {
 	for id, rb := range c.rubrics {
 		c.sums[id] = sumOf(rb)
 	}
-	c.rubrics, c.llmScores = nil, nil
+	c.rubrics, c.llmScores, c.objNames, c.subNames = nil, nil, nil, nil
 }
 
 // A rubricSum is what scoring reads of a parsed rubric.

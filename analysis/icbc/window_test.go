@@ -2,6 +2,7 @@ package icbc
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -19,7 +20,8 @@ var markerRE = regexp.MustCompile(`<<([^|>]+)\|([^>]+)>>`)
 // writes "<<task|system>>" (in a cited claim for a report); a judge finds
 // that marker in its prompt and repeats it in its reasoning. It records
 // the size of every Answer call and the calls whose prompt carries
-// another task's marker.
+// another task's marker. A reply's key names its call and the system
+// whose output it is about.
 type labelAnswerer struct {
 	sizes []int
 	wrong []string
@@ -36,7 +38,7 @@ func (a *labelAnswerer) Answer(_ context.Context, calls []results.Call) []result
 			if strings.Contains(l.Task, "subjective/") {
 				text = "The marker " + m + " rose by 3% [1].\n[1] Source, https://www.x.gov/a, published 2026-01-31\n"
 			}
-			out[i] = results.Reply{Text: text, Key: fmt.Sprintf("%064x", i)}
+			out[i] = reply(l, l.Name, text)
 			continue
 		}
 		m := markerRE.FindStringSubmatch(c.Prompt.User)
@@ -54,9 +56,19 @@ func (a *labelAnswerer) Answer(_ context.Context, calls []results.Call) []result
 			v = map[string]any{"extracted_final_answer": "x", "reasoning": l.Name + " " + m[0], "correct": "yes", "confidence": 50}
 		}
 		b, _ := json.Marshal(v)
-		out[i] = results.Reply{Text: string(b), Key: fmt.Sprintf("%064x", i)}
+		out[i] = reply(l, m[2], string(b))
 	}
 	return out
+}
+
+// reply is a reply to a call of label l about system sys's output: its
+// key names all three, its model l's name.
+func reply(l results.Label, sys, text string) results.Reply {
+	return results.Reply{Text: text, Key: keyOf(l.Task, l.Name, sys), Model: l.Name, Source: results.SourceSim}
+}
+
+func keyOf(task, name, sys string) string {
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(task+"\x00"+name+"\x00"+sys)))
 }
 
 // TestAnswerWindows collects the fixture (two rubric judges, one report
@@ -98,6 +110,9 @@ func TestAnswerWindows(t *testing.T) {
 				if !strings.Contains(d.Output, m) {
 					t.Errorf("%s %s: output %q", d.Task, d.System, d.Output)
 				}
+				if d.Call == nil || d.Call.Key != keyOf(d.Task, d.System, d.System) || d.Call.Model != d.System {
+					t.Errorf("%s %s: exchange %+v", d.Task, d.System, d.Call)
+				}
 				judges := 1 // the objective judge
 				if strings.Contains(d.Task, "subjective/") {
 					judges = 1 + map[bool]int{true: 1}[d.Task == "subjective/en/1" && d.System == "A"] + map[bool]int{true: 1}[d.System == "A"]
@@ -108,6 +123,9 @@ func TestAnswerWindows(t *testing.T) {
 				for _, v := range d.Verdicts {
 					if !strings.Contains(v.Reasoning, v.Judge+" "+m) {
 						t.Errorf("%s %s: judge %s's reasoning %q", d.Task, d.System, v.Judge, v.Reasoning)
+					}
+					if v.Call == nil || v.Call.Key != keyOf(d.Task, v.Judge, d.System) || v.Call.Model != v.Judge {
+						t.Errorf("%s %s: judge %s's exchange %+v", d.Task, d.System, v.Judge, v.Call)
 					}
 				}
 			}
