@@ -76,8 +76,8 @@ type subText struct {
 	verdicts []analysis.Verdict
 }
 
-// A collection is what Collect gathered: the selected tasks, the parsed
-// rubrics and replies, and everything of the result that no knob changes
+// A collection is what Collect gathered: the selected tasks, the rubrics'
+// sums, the parsed replies, and everything of the result that no knob changes
 // (details, problems, the expert groups of the human comparison).
 type collection struct {
 	in      *Inputs
@@ -276,7 +276,10 @@ func (c *collection) humanSample() map[[2]string]bool {
 // window is the most calls one Answer call gets: the outputs of a
 // window are answered, judged, parsed and their details kept before the
 // next window's prompts are written, so that a collection holds one
-// window's prompts and replies, not the whole bundle's.
+// window's prompts and replies, not the whole bundle's (all of them in
+// two Answer calls held 176 MB over the inputs at 8x the full-scale
+// demo, 29 MB in windows). The small demo's calls fit in one window a
+// round, as they did in one Answer call, so its recording is the same.
 var window = 512
 
 // An output is a system's output on one task while it is collected: its
