@@ -103,7 +103,7 @@ func (u *userMessages) write(q, p int, lists map[int]string) string {
 // callBatch is how many judge calls answerCalls asks at once: enough to
 // keep every core and the replay's workers busy, few enough that their
 // user messages stay small beside the collection.
-const callBatch = 512
+var callBatch = 512
 
 // answerCalls answers calls, made by buildCalls, callBatch at a time in
 // order, and hands each batch's replies to read with the index of its
