@@ -306,7 +306,13 @@ type judging struct{ kind, out, judge int }
 func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 	c.objRes = make([][]objOutcome, len(c.systems))
 	c.subRes = make([][]subOutcome, len(c.systems))
-	var outs []output
+	// The outputs in call order, as (subjective, system, task): the
+	// window's outputs are made from them.
+	type ref struct {
+		sub       bool
+		sys, task int32
+	}
+	var refs []ref
 	for si := range c.systems {
 		c.objRes[si] = make([]objOutcome, len(c.obj))
 		c.subRes[si] = make([]subOutcome, len(c.sub))
@@ -318,7 +324,7 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		}
 		if c.systems[si].Does("objective") {
 			for ti := range c.obj {
-				outs = append(outs, output{sys: si, task: ti})
+				refs = append(refs, ref{false, int32(si), int32(ti)})
 			}
 		}
 	}
@@ -326,15 +332,19 @@ func (c *collection) answer(ctx context.Context, ans results.Answerer) {
 		if c.systems[si].Does("subjective") {
 			for ti, s := range c.sub {
 				if c.rubrics[s.ID] != nil {
-					outs = append(outs, output{sub: true, sys: si, task: ti})
+					refs = append(refs, ref{true, int32(si), int32(ti)})
 				}
 			}
 		}
 	}
 	c.llmScores = map[[2]string][]float64{}
 	jw := &judges{c: c, tmpl: map[string]template{}, sample: c.humanSample()}
-	for lo := 0; lo < len(outs); lo += window {
-		win := outs[lo:min(len(outs), lo+window)]
+	win := make([]output, 0, min(window, len(refs)))
+	for lo := 0; lo < len(refs); lo += window {
+		win = win[:0]
+		for _, r := range refs[lo:min(len(refs), lo+window)] {
+			win = append(win, output{sub: r.sub, sys: int(r.sys), task: int(r.task)})
+		}
 		c.answerWindow(ctx, ans, win, jw)
 		for k := range win {
 			c.addDetail(&win[k])
