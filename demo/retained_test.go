@@ -113,21 +113,21 @@ func isInputs(t reflect.Type) bool {
 // retainedPerItem is, by benchmark, the most bytes a collection of the
 // small demo may hold beyond its inputs, per item it lists (a graded item
 // of FinDeepResearch's reports, a system's forecast, a judge's labels of
-// a report, an ICBCBench answer). Measured: icbcbench 3,715 (mostly its
-// parsed rubrics, 375 kB for 144 answers), findeepresearch 13 (an item's
-// score index, marks and numeric value, 7 bytes, and its report's share),
-// findeepforecast 128 (its predictions, 104 bytes each, with their
-// exchanges' keys), finresearchbench2 10; the bounds leave about a
+// a report, an ICBCBench answer). Measured: icbcbench 774 (about 540 of
+// them its tasks, which it points into the inputs for), findeepresearch
+// 13 (an item's score index, marks and numeric value, 7 bytes, and its
+// report's share), findeepforecast 128 (its predictions, 104 bytes each,
+// with their exchanges' keys), finresearchbench2 7; the bounds leave about a
 // third more. A
 // collection that keeps its replies' texts in memory, not in the run's
 // TextStore, holds several times these (FinDeepResearch 281, forecast
-// 694 with a TextStore in memory; icbcbench 4,493 with its details'
+// 694 with a TextStore in memory; icbcbench 1,990 with its details'
 // texts in memory).
 var retainedPerItem = map[string]int64{
-	"icbcbench":         5000,
+	"icbcbench":         1030,
 	"findeepresearch":   17,
 	"findeepforecast":   170,
-	"finresearchbench2": 15,
+	"finresearchbench2": 10,
 }
 
 // TestRetainedCollections builds the small demo, collects every

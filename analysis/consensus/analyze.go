@@ -76,15 +76,15 @@ func (a *analyzer) result() *analysis.Result {
 	a.tables = append(a.tables, a.figures)
 
 	res := &analysis.Result{
-		Benchmark: Name,
-		Title:     Benchmark{}.Title(),
-		Tables:    a.tables,
-		Headline:  "pass_rates",
-		Ranking:   namesOf(a.ranking, a.names),
-		Scores:    scores,
-		Details:   a.details(),
-		Synthetic: a.c.synthetic,
-		Missing:   a.c.missing,
+		Benchmark:   Name,
+		Title:       Benchmark{}.Title(),
+		Tables:      a.tables,
+		Headline:    "pass_rates",
+		Ranking:     namesOf(a.ranking, a.names),
+		Scores:      scores,
+		LazyDetails: a.eachDetail,
+		Synthetic:   a.c.synthetic,
+		Missing:     a.c.missing,
 	}
 	slices.Sort(a.problems)
 	res.Problems = slices.Compact(a.problems)

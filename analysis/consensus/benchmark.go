@@ -103,13 +103,15 @@ func (u *userMessages) write(q, p int, lists map[int]string) string {
 // callBatch is how many judge calls answerCalls asks at once: enough to
 // keep every core and the replay's workers busy, few enough that their
 // user messages stay small beside the collection.
-const callBatch = 512
+var callBatch = 512
 
 // answerCalls answers calls, made by buildCalls, callBatch at a time in
-// order: the user messages of a batch are written, answered and
-// dropped before the next batch's are written.
-func answerCalls(ctx context.Context, ans results.Answerer, calls []results.Call, slots []slot, user *userMessages) []results.Reply {
-	replies := make([]results.Reply, 0, len(calls))
+// order, and hands each batch's replies to read with the index of its
+// first call: the user messages of a batch are written, answered and
+// dropped, and its replies read, before the next batch's are written.
+// It returns how many calls were answered; a batch answered short is not
+// read, nor any after it.
+func answerCalls(ctx context.Context, ans results.Answerer, calls []results.Call, slots []slot, user *userMessages, read func(lo int, replies []results.Reply)) int {
 	for lo := 0; lo < len(calls); lo += callBatch {
 		batch := calls[lo:min(len(calls), lo+callBatch)]
 		written := map[[2]int]string{} // a batch's stability reruns share messages
@@ -125,15 +127,15 @@ func answerCalls(ctx context.Context, ans results.Answerer, calls []results.Call
 			batch[i].Prompt.User = u
 		}
 		got := ans.Answer(ctx, batch)
-		if len(got) < len(batch) {
-			return append(replies, got...) // the caller reports the shortfall
-		}
-		replies = append(replies, got...)
 		for i := range batch {
 			batch[i].Prompt.User = ""
 		}
+		if len(got) < len(batch) {
+			return lo + len(got) // the caller reports the shortfall
+		}
+		read(lo, got[:len(batch)])
 	}
-	return replies
+	return len(calls)
 }
 
 // stabilityJudges returns the positions in judges (panel indices) of the
@@ -219,8 +221,8 @@ func (t template) fill(query, category, report, rubrics string) string {
 }
 
 // Collect loads the inputs, asks the selected judges about every report
-// in one batch of calls (plus the stability reruns) and parses their
-// verdicts. Of the settings it reads only the judges knob.
+// (plus the stability reruns), callBatch calls at a time, and parses
+// their verdicts. Of the settings it reads only the judges knob.
 func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)

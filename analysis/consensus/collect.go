@@ -26,24 +26,29 @@ type collection struct {
 	problems  []string
 	missing   int
 	synthetic bool
-	// reasons[q][r] is "[ID] text" of rubric r of query q, the details'
-	// reasoning.
-	reasons [][]string
 	// calls[j][q][p] is the main-run exchange of judge j (an index in
 	// judges) on query q's report of product p, for the details.
 	calls [][][]*analysis.Call
 }
 
 // RunFS is Run over an inputs folder given as a file system: it loads and
-// checks the inputs, asks every judge about every report in one batch of
-// calls (plus the stability reruns), parses the verdicts and builds every
-// table.
+// checks the inputs, asks every judge about every report (plus the
+// stability reruns), parses the verdicts and builds every table. Its
+// result's details are in Details.
 func RunFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
 	c, err := collectFS(ctx, fsys, ans, s)
 	if err != nil {
 		return nil, err
 	}
-	return c.score(s)
+	res, err := c.score(s)
+	if err != nil {
+		return nil, err
+	}
+	res.Details, res.LazyDetails = res.AllDetails(), nil
+	if res.Details == nil {
+		res.Details = []analysis.Detail{}
+	}
+	return res, nil
 }
 
 // collectFS loads the inputs in fsys, answers the calls of the judges s
@@ -61,13 +66,6 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 	}
 	judges := cfg.judges
 	calls, slots, user := buildCalls(in, judges)
-	replies := answerCalls(ctx, ans, calls, slots, user)
-	if len(replies) < len(calls) {
-		return nil, fmt.Errorf("%s: answerer gave %d replies for %d calls", Name, len(replies), len(calls))
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", Name, err)
-	}
 	c := &collection{in: in, judges: judges, reruns: map[slot][][]int8{}}
 	np := len(in.Panel.Products)
 	c.ls = labelSet{np: np, lab: make([][][]int8, len(judges))}
@@ -77,44 +75,56 @@ func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis
 			c.ls.lab[j][q] = make([]int8, len(rs)*np)
 		}
 	}
-	c.reasons = reasons(in.Rubrics)
-	c.read(calls, slots, replies)
+	r := c.reader(calls, slots)
+	if n := answerCalls(ctx, ans, calls, slots, user, r.read); n < len(calls) {
+		return nil, fmt.Errorf("%s: answerer gave %d replies for %d calls", Name, n, len(calls))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	r.finish()
 	return c, nil
 }
 
-// reasons returns "[ID] text" of every rubric, by query, as substrings
-// of one string.
-func reasons(rubrics [][]Rubric) [][]string {
+// reasons returns "[ID] text" of every rubric of a query, the details'
+// reasoning, as substrings of one string.
+func reasons(rs []Rubric) []string {
 	var b strings.Builder
-	for _, rs := range rubrics {
-		for _, r := range rs {
-			b.WriteByte('[')
-			b.WriteString(r.ID)
-			b.WriteString("] ")
-			b.WriteString(r.Text)
-		}
+	for _, r := range rs {
+		b.WriteByte('[')
+		b.WriteString(r.ID)
+		b.WriteString("] ")
+		b.WriteString(r.Text)
 	}
 	all, at := b.String(), 0
-	out := make([][]string, len(rubrics))
-	for q, rs := range rubrics {
-		out[q] = make([]string, len(rs))
-		for r, rub := range rs {
-			end := at + len("[] ") + len(rub.ID) + len(rub.Text)
-			out[q][r] = all[at:end]
-			at = end
-		}
+	out := make([]string, len(rs))
+	for r, rub := range rs {
+		end := at + len("[] ") + len(rub.ID) + len(rub.Text)
+		out[r] = all[at:end]
+		at = end
 	}
 	return out
 }
 
-// read parses every reply into labels, noting problems.
-func (c *collection) read(calls []results.Call, slots []slot, replies []results.Reply) {
+// A reader parses replies into a collection's labels, a batch at a time
+// in call order, noting problems.
+type reader struct {
+	c     *collection
+	calls []results.Call
+	slots []slot
+	ids   [][]string // rubric ids by query
+	runs  int
+	// missing counts the calls read without a reply.
+	missing int
+}
+
+func (c *collection) reader(calls []results.Call, slots []slot) *reader {
 	in, np := c.in, c.ls.np
-	ids := make([][]string, len(in.Queries))
+	r := &reader{c: c, calls: calls, slots: slots, ids: make([][]string, len(in.Queries))}
 	for q, rs := range in.Rubrics {
-		ids[q] = make([]string, len(rs))
-		for r, rub := range rs {
-			ids[q][r] = rub.ID
+		r.ids[q] = make([]string, len(rs))
+		for k, rub := range rs {
+			r.ids[q][k] = rub.ID
 		}
 	}
 	c.calls = make([][][]*analysis.Call, len(c.ls.lab))
@@ -124,10 +134,16 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 			c.calls[j][q] = make([]*analysis.Call, np)
 		}
 	}
-	runs := 0
 	if in.Panel.Stability != nil {
-		runs = in.Panel.Stability.Runs
+		r.runs = in.Panel.Stability.Runs
 	}
+	return r
+}
+
+// read parses the replies of the calls from the lo-th on.
+func (r *reader) read(lo int, replies []results.Reply) {
+	c, in, np, ids := r.c, r.c.in, r.c.ls.np, r.ids
+	slots, calls := r.slots[lo:lo+len(replies)], r.calls[lo:lo+len(replies)]
 	// Parse in parallel; each reply's labels and problems go to its own
 	// slot, so the result does not depend on scheduling.
 	labels := make([][]int8, len(slots))
@@ -138,13 +154,12 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 			labels[i], probs[i] = parseVerdicts(replies[i].Text, ids[q], in.rubIdx[q])
 		}
 	})
-	missingCalls := 0
 	for i, sl := range slots {
 		rep := replies[i]
 		c.synthetic = c.synthetic || rep.Synthetic()
 		labs := labels[i]
 		if rep.Err != nil {
-			missingCalls++
+			r.missing++
 			labs = make([]int8, len(ids[sl.q]))
 			for k := range labs {
 				labs[k] = missing
@@ -156,20 +171,25 @@ func (c *collection) read(calls []results.Call, slots []slot, replies []results.
 		if sl.run == 0 {
 			c.calls[sl.j][sl.q][sl.p] = analysis.CallOf(rep, calls[i].Prompt.Sample)
 			dst := c.ls.lab[sl.j][sl.q]
-			for r, l := range labs {
-				dst[r*np+sl.p] = l
+			for k, l := range labs {
+				dst[k*np+sl.p] = l
 			}
 			continue
 		}
 		key := slot{sl.j, sl.q, sl.p, 0}
 		if c.reruns[key] == nil {
-			c.reruns[key] = make([][]int8, runs)
+			c.reruns[key] = make([][]int8, r.runs)
 		}
 		c.reruns[key][sl.run] = labs
 	}
-	c.missing = missingCalls
-	if missingCalls > 0 {
-		c.problems = append(c.problems, fmt.Sprintf("%d of %d judge calls had no reply; their rubrics count as invalid", missingCalls, len(calls)))
+}
+
+// finish notes the calls read without a reply.
+func (r *reader) finish() {
+	c := r.c
+	c.missing = r.missing
+	if r.missing > 0 {
+		c.problems = append(c.problems, fmt.Sprintf("%d of %d judge calls had no reply; their rubrics count as invalid", r.missing, len(r.calls)))
 	}
 }
 

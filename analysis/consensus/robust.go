@@ -559,10 +559,10 @@ func (a *analyzer) addSelfPreference(lojo []*goldRanking) {
 	}
 }
 
-// details lists every report with each judge's labels on the query's gold
-// rubrics.
-func (a *analyzer) details() []analysis.Detail {
-	out := make([]analysis.Detail, 0, len(a.in.Queries)*a.np)
+// eachDetail yields every report with each judge's labels on the query's
+// gold rubrics, made as they are asked for (see analysis.Result's
+// LazyDetails): a sweep's variants never make them.
+func (a *analyzer) eachDetail(yield func(analysis.Detail) bool) {
 	byName := make([]int, a.np)
 	for i := range byName {
 		byName[i] = i
@@ -578,6 +578,10 @@ func (a *analyzer) details() []analysis.Detail {
 			if f == fateGold {
 				nGold++
 			}
+		}
+		var why []string // "[ID] text" by rubric, once a detail needs them
+		if nGold > 0 {
+			why = reasons(a.in.Rubrics[q])
 		}
 		for _, p := range byName {
 			d := analysis.Detail{Task: a.in.Queries[q].ID, System: a.names[p], Question: a.in.Queries[q].Text, Output: a.in.Reports[q][p]}
@@ -597,7 +601,7 @@ func (a *analyzer) details() []analysis.Detail {
 					d.Verdicts = append(d.Verdicts, analysis.Verdict{
 						Judge:     a.in.Panel.Judges[ji].Name,
 						Verdict:   labelName(a.ls.lab[j][q][r*a.np+p]),
-						Reasoning: a.c.reasons[q][r],
+						Reasoning: why[r],
 						Call:      a.c.calls[j][q][p],
 					})
 				}
@@ -606,10 +610,11 @@ func (a *analyzer) details() []analysis.Detail {
 			if gold > 0 {
 				d.Score = fmt.Sprintf("passes %d of %d gold rubrics", pass, gold)
 			}
-			out = append(out, d)
+			if !yield(d) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // labelName is a label's name on the drill-down pages: itemLabel's, with

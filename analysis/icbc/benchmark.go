@@ -76,17 +76,18 @@ type subText struct {
 	verdicts []analysis.Verdict
 }
 
-// A collection is what Collect gathered: the selected tasks, the parsed
-// rubrics and replies, and everything of the result that no knob changes
+// A collection is what Collect gathered: the selected tasks, the rubrics'
+// sums, the parsed replies, and everything of the result that no knob changes
 // (details, problems, the expert groups of the human comparison).
 type collection struct {
 	in      *Inputs
 	systems []System // sorted by name
 	obj     []*Objective
 	sub     []*Subjective
-	rubrics map[string]*Rubric
-	objRes  [][]objOutcome // [system][objective task]
-	subRes  [][]subOutcome // [system][subjective task]
+	// sums are what scoring reads of the parsed rubrics, by task id.
+	sums   map[string]*rubricSum
+	objRes [][]objOutcome // [system][objective task]
+	subRes [][]subOutcome // [system][subjective task]
 	// prefix starts the task names of a private hold-out run ("private/").
 	prefix string
 	// objDomain is the index in Config.Domains of each objective task's
@@ -107,10 +108,12 @@ type collection struct {
 	private *collection
 
 	// Used while collecting only.
-	objText [][]objText
-	subText [][]subText
-	// llmScores are the rubric judges' totals by (task id, system), in
-	// judge order, NaN when not scored.
+	rubrics map[string]*Rubric
+	// objNames and subNames are the tasks' names in details, by task,
+	// "" until needed.
+	objNames, subNames []string
+	// llmScores are the rubric judges' totals by (task id, system) of the
+	// reports the experts scored, in judge order, NaN when not scored.
 	llmScores map[[2]string][]float64
 }
 
@@ -148,14 +151,14 @@ func collect(ctx context.Context, inputs *Inputs, ans results.Answerer, texts an
 	c.answer(ctx, ans)
 	c.domainsOf()
 	c.humanGroups()
-	c.makeDetails()
+	c.done()
 	if len(inputs.PrivateObjectives)+len(inputs.PrivateSubjectives) > 0 {
 		pin := *inputs
 		pin.Objectives, pin.Subjectives, pin.Human = inputs.PrivateObjectives, inputs.PrivateSubjectives, nil
 		pin.Config.ObjectiveTasks, pin.Config.SubjectiveTasks = nil, nil
 		p := newCollection(&pin, "private/", texts)
 		p.answer(ctx, ans)
-		p.makeDetails()
+		p.done()
 		c.problems = append(c.problems, p.problems...)
 		c.details = append(c.details, p.details...)
 		c.missing += p.missing
@@ -166,9 +169,34 @@ func collect(ctx context.Context, inputs *Inputs, ans results.Answerer, texts an
 	slices.Sort(c.problems)
 	c.problems = slices.Compact(c.problems)
 	slices.SortFunc(c.details, func(a, b keptDetail) int {
-		return cmp.Or(strings.Compare(a.d.Task, b.d.Task), strings.Compare(a.d.System, b.d.System))
+		return cmp.Or(strings.Compare(a.task, b.task), strings.Compare(a.system, b.system))
 	})
 	return c
+}
+
+// done drops what only collecting reads, keeping the rubrics' sums.
+func (c *collection) done() {
+	c.sums = make(map[string]*rubricSum, len(c.rubrics))
+	for id, rb := range c.rubrics {
+		c.sums[id] = sumOf(rb)
+	}
+	c.rubrics, c.llmScores, c.objNames, c.subNames = nil, nil, nil, nil
+}
+
+// A rubricSum is what scoring reads of a parsed rubric.
+type rubricSum struct {
+	dims            int
+	total, subTotal float64
+	problems        string   // joined with "; "
+	subs            []string // the sub-dimensions' ids, in order
+}
+
+func sumOf(rb *Rubric) *rubricSum {
+	s := &rubricSum{dims: len(rb.Dimensions), total: rb.Total(), subTotal: rb.SubTotal(), problems: strings.Join(rb.Problems, "; ")}
+	for _, sd := range rb.Subs() {
+		s.subs = append(s.subs, sd.ID)
+	}
+	return s
 }
 
 func newCollection(in *Inputs, prefix string, texts analysis.TextStore) *collection {
@@ -245,126 +273,205 @@ func (c *collection) humanSample() map[[2]string]bool {
 	return m
 }
 
-// answer makes the two rounds of calls: systems, then judges.
+// window is the most calls one Answer call gets: the outputs of a
+// window are answered, judged, parsed and their details kept before the
+// next window's prompts are written, so that a collection holds one
+// window's prompts and replies, not the whole bundle's (all of them in
+// two Answer calls held 176 MB over the inputs at 8x the full-scale
+// demo, 29 MB in windows). The small demo's calls fit in one window a
+// round, as they did in one Answer call, so its recording is the same.
+var window = 512
+
+// An output is a system's output on one task while it is collected: its
+// reply and what its judges are asked about and answered.
+type output struct {
+	sub       bool
+	sys, task int
+	// sampled is true for a report the experts scored.
+	sampled bool
+	obj     objText
+	txt     subText
+	// claims and refs are the report's cited claims and references, which
+	// the citation judge is asked about.
+	claims []Claim
+	refs   []Reference
+}
+
+// A judging is one judge call of an output of the window: kind 0
+// objective, 1 rubric (judge is its place in RubricJudges), 2 citation.
+type judging struct{ kind, out, judge int }
+
+// answer makes the calls window by window: for each window of the
+// systems' calls, the systems', then their judges' (see window).
 func (c *collection) answer(ctx context.Context, ans results.Answerer) {
-	cfg := &c.in.Config
 	c.objRes = make([][]objOutcome, len(c.systems))
 	c.subRes = make([][]subOutcome, len(c.systems))
-	c.objText = make([][]objText, len(c.systems))
-	c.subText = make([][]subText, len(c.systems))
-	var calls []results.Call
-	type ref struct{ sys, task int }
-	var objRefs, subRefs []ref
-	judge := map[string]template{}      // judge prompts by language, parsed when needed
-	heads := make([]string, len(c.sub)) // rubric prompt heads by task, "" until needed
+	// The outputs in call order, as (subjective, system, task): the
+	// window's outputs are made from them.
+	type ref struct {
+		sub       bool
+		sys, task int32
+	}
+	var refs []ref
 	for si := range c.systems {
-		sys := &c.systems[si]
 		c.objRes[si] = make([]objOutcome, len(c.obj))
 		c.subRes[si] = make([]subOutcome, len(c.sub))
-		c.objText[si] = make([]objText, len(c.obj))
-		c.subText[si] = make([]subText, len(c.sub))
 		for ti := range c.subRes[si] {
 			c.subRes[si][ti] = subOutcome{expert: math.NaN(), judged: -1}
 		}
 		for ti := range c.objRes[si] {
 			c.objRes[si][ti].missing = true
 		}
-		if sys.Does("objective") {
-			for ti, o := range c.obj {
-				calls = append(calls, call(sys.Model, SolverPrompt(o, &c.in.Prompts), c.objTask(o), results.RoleSystem, sys.Name))
-				objRefs = append(objRefs, ref{si, ti})
+		if c.systems[si].Does("objective") {
+			for ti := range c.obj {
+				refs = append(refs, ref{false, int32(si), int32(ti)})
 			}
 		}
 	}
 	for si := range c.systems {
-		sys := &c.systems[si]
-		if sys.Does("subjective") {
+		if c.systems[si].Does("subjective") {
 			for ti, s := range c.sub {
-				if c.rubrics[s.ID] == nil {
-					continue
+				if c.rubrics[s.ID] != nil {
+					refs = append(refs, ref{true, int32(si), int32(ti)})
 				}
-				calls = append(calls, call(sys.Model, ReportPrompt(s), c.subTask(s), results.RoleSystem, sys.Name))
-				subRefs = append(subRefs, ref{si, ti})
 			}
+		}
+	}
+	c.llmScores = map[[2]string][]float64{}
+	jw := &judges{c: c, tmpl: map[string]template{}, sample: c.humanSample()}
+	win := make([]output, 0, min(window, len(refs)))
+	for lo := 0; lo < len(refs); lo += window {
+		win = win[:0]
+		for _, r := range refs[lo:min(len(refs), lo+window)] {
+			win = append(win, output{sub: r.sub, sys: int(r.sys), task: int(r.task)})
+		}
+		c.answerWindow(ctx, ans, win, jw)
+		for k := range win {
+			c.addDetail(&win[k])
+			win[k] = output{}
+		}
+	}
+}
+
+// judges writes the judges' calls of a window.
+type judges struct {
+	c      *collection
+	tmpl   map[string]template // objective judge prompts by language, parsed when needed
+	sample map[[2]string]bool  // reports the experts scored
+	heads  map[int]string      // rubric prompt heads of the window's tasks
+	// last is the rubric prompt of output lastOut, the same for every
+	// rubric judge.
+	lastOut int
+	last    string
+}
+
+// call returns the call of j on the window's outputs.
+func (w *judges) call(win []output, j judging) results.Call {
+	c, cfg, out := w.c, &w.c.in.Config, &win[j.out]
+	switch j.kind {
+	case 0:
+		o := c.obj[out.task]
+		tmpl, ok := w.tmpl[o.Language]
+		if !ok {
+			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
+			w.tmpl[o.Language] = tmpl
+		}
+		return judgeCall(cfg, tmpl, o, out.obj.answer.Text, c.objTask(o))
+	case 1:
+		s := c.sub[out.task]
+		if w.lastOut != j.out || w.last == "" {
+			head, ok := w.heads[out.task]
+			if !ok {
+				head = rubricHead(s, c.rubrics[s.ID])
+				w.heads[out.task] = head
+			}
+			w.lastOut, w.last = j.out, rubricPrompt(head, out.txt.report)
+		}
+		judge := cfg.RubricJudges[j.judge]
+		return call(judge, w.last, c.subTask(s), results.RoleJudge, judge.Name)
+	default:
+		s := c.sub[out.task]
+		return call(cfg.CitationJudge, CitationPrompt(out.claims, out.refs), c.subTask(s), results.RoleJudge, cfg.CitationJudge.Name)
+	}
+}
+
+// answerWindow answers the systems' calls of win, then their judges',
+// at most window calls at a time, and parses the replies.
+func (c *collection) answerWindow(ctx context.Context, ans results.Answerer, win []output, jw *judges) {
+	cfg := &c.in.Config
+	calls := make([]results.Call, len(win))
+	for k := range win {
+		out := &win[k]
+		sys := &c.systems[out.sys]
+		if out.sub {
+			s := c.sub[out.task]
+			calls[k] = call(sys.Model, ReportPrompt(s), c.subTask(s), results.RoleSystem, sys.Name)
+		} else {
+			o := c.obj[out.task]
+			calls[k] = call(sys.Model, SolverPrompt(o, &c.in.Prompts), c.objTask(o), results.RoleSystem, sys.Name)
 		}
 	}
 	replies := c.reply(ctx, ans, calls)
-	objReplies, subReplies := replies[:len(objRefs)], replies[len(objRefs):]
-	// Round 2: judges (a fresh slice: the Answerer may keep the first).
 	calls = nil
-	type jref struct {
-		kind  int // 0 objective, 1 rubric, 2 citation
-		sys   int
-		task  int
-		judge int
-	}
-	var jrefs []jref
-	for i, rf := range objRefs {
-		rep := objReplies[i]
-		c.objText[rf.sys][rf.task].answer = rep
+	var todo []judging
+	for k, rep := range replies {
+		out := &win[k]
+		if !out.sub {
+			out.obj.answer = rep
+			if rep.Err == nil {
+				todo = append(todo, judging{kind: 0, out: k})
+			}
+			continue
+		}
 		if rep.Err != nil {
 			continue
 		}
-		o := c.obj[rf.task]
-		tmpl, ok := judge[o.Language]
-		if !ok {
-			tmpl = judgeTemplate(c.in.Prompts.Judge[o.Language])
-			judge[o.Language] = tmpl
-		}
-		calls = append(calls, judgeCall(cfg, tmpl, o, rep.Text, c.objTask(o)))
-		jrefs = append(jrefs, jref{kind: 0, sys: rf.sys, task: rf.task})
-	}
-	sample := c.humanSample()
-	claimsOf := map[[2]int][]Claim{}
-	for i, rf := range subRefs {
-		rep := subReplies[i]
-		if rep.Err != nil {
-			continue
-		}
-		out := &c.subRes[rf.sys][rf.task]
-		out.written = true
-		c.subText[rf.sys][rf.task].present, c.subText[rf.sys][rf.task].report = true, rep.Text
-		c.subText[rf.sys][rf.task].call = analysis.CallOf(rep, 0)
-		s := c.sub[rf.task]
-		sys := &c.systems[rf.sys]
-		if heads[rf.task] == "" {
-			heads[rf.task] = rubricHead(s, c.rubrics[s.ID])
-		}
-		prompt := rubricPrompt(heads[rf.task], rep.Text) // the same for every judge
-		for j, judge := range cfg.RubricJudges {
-			if j > 0 && !sample[[2]string{s.ID, sys.Name}] {
+		res := &c.subRes[out.sys][out.task]
+		res.written = true
+		out.txt.present, out.txt.report, out.txt.call = true, rep.Text, analysis.CallOf(rep, 0)
+		s := c.sub[out.task]
+		sys := &c.systems[out.sys]
+		out.sampled = jw.sample[[2]string{s.ID, sys.Name}]
+		for j := range cfg.RubricJudges {
+			if j > 0 && !out.sampled {
 				break
 			}
-			calls = append(calls, call(judge, prompt, c.subTask(s), results.RoleJudge, judge.Name))
-			jrefs = append(jrefs, jref{kind: 1, sys: rf.sys, task: rf.task, judge: j})
+			todo = append(todo, judging{kind: 1, out: k, judge: j})
 		}
 		refs, claims := ParseReport(rep.Text, cfg.MaxClaims)
 		if sys.Source {
-			out.sourced, out.refs = true, c.datedRefs(refs, s, sys)
+			res.sourced, res.refs = true, c.datedRefs(refs, s, sys)
 		}
 		if sys.Citation {
 			if len(claims) == 0 {
-				out.judged = 0
+				res.judged = 0
 				continue
 			}
-			claimsOf[[2]int{rf.sys, rf.task}] = claims
-			calls = append(calls, call(cfg.CitationJudge, CitationPrompt(claims, refs), c.subTask(s), results.RoleJudge, cfg.CitationJudge.Name))
-			jrefs = append(jrefs, jref{kind: 2, sys: rf.sys, task: rf.task})
+			out.claims, out.refs = claims, refs
+			todo = append(todo, judging{kind: 2, out: k})
 		}
 	}
-	replies = c.reply(ctx, ans, calls)
-	c.llmScores = map[[2]string][]float64{}
-	for i, jr := range jrefs {
-		rep := replies[i]
-		switch jr.kind {
-		case 0:
-			c.scoreObjective(jr.sys, jr.task, rep)
-		case 1:
-			c.scoreRubric(jr.sys, jr.task, jr.judge, rep)
-		case 2:
-			c.scoreCitations(jr.sys, jr.task, claimsOf[[2]int{jr.sys, jr.task}], rep)
+	jw.heads, jw.last = map[int]string{}, ""
+	for lo := 0; lo < len(todo); lo += window {
+		part := todo[lo:min(len(todo), lo+window)]
+		calls := make([]results.Call, len(part)) // a fresh slice: the Answerer may keep the last
+		for i, j := range part {
+			calls[i] = jw.call(win, j)
+		}
+		replies := c.reply(ctx, ans, calls)
+		for i, j := range part {
+			out := &win[j.out]
+			switch j.kind {
+			case 0:
+				c.scoreObjective(out, replies[i])
+			case 1:
+				c.scoreRubric(out, j.judge, replies[i])
+			case 2:
+				c.scoreCitations(out, replies[i])
+			}
 		}
 	}
+	jw.heads, jw.last = nil, ""
 }
 
 func (c *collection) reply(ctx context.Context, ans results.Answerer, calls []results.Call) []results.Reply {
@@ -388,28 +495,30 @@ func (c *collection) reply(ctx context.Context, ans results.Answerer, calls []re
 	return replies[:len(calls)]
 }
 
-func (c *collection) scoreObjective(si, ti int, rep results.Reply) {
+func (c *collection) scoreObjective(w *output, rep results.Reply) {
+	si, ti := w.sys, w.task
 	out := &c.objRes[si][ti]
 	o := c.obj[ti]
 	if rep.Err != nil {
 		return
 	}
 	out.missing = false
-	c.objText[si][ti].judgeRaw = rep.Text
-	c.objText[si][ti].judge = analysis.CallOf(rep, 0)
+	w.obj.judgeRaw = rep.Text
+	w.obj.judge = analysis.CallOf(rep, 0)
 	v, err := ParseVerdict(rep.Text)
 	if err != nil {
 		c.problem("%s %s: judge response counted incorrect: %v", c.objTask(o), c.systems[si].Name, err)
 		return
 	}
 	out.parsed, out.correct, out.conf = true, v.Correct, v.Confidence
-	c.objText[si][ti].verdict = v
+	w.obj.verdict = v
 	for _, n := range v.Notes {
 		c.problem("%s %s: judge response: %s", c.objTask(o), c.systems[si].Name, n)
 	}
 }
 
-func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
+func (c *collection) scoreRubric(w *output, judge int, rep results.Reply) {
+	si, ti := w.sys, w.task
 	out := &c.subRes[si][ti]
 	s := c.sub[ti]
 	name := c.in.Config.RubricJudges[judge].Name
@@ -429,14 +538,16 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 		total += sc.Score
 	}
 	key := [2]string{s.ID, c.systems[si].Name}
-	if c.llmScores[key] == nil {
-		c.llmScores[key] = make([]float64, len(c.in.Config.RubricJudges))
-		for i := range c.llmScores[key] {
-			c.llmScores[key][i] = math.NaN()
+	if w.sampled { // the human comparison reads no other report's
+		if c.llmScores[key] == nil {
+			c.llmScores[key] = make([]float64, len(c.in.Config.RubricJudges))
+			for i := range c.llmScores[key] {
+				c.llmScores[key][i] = math.NaN()
+			}
 		}
+		c.llmScores[key][judge] = total
 	}
-	c.llmScores[key][judge] = total
-	t := &c.subText[si][ti]
+	t := &w.txt
 	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name, Verdict: trimFloat(total) + "/100", Reasoning: clip(scoreLines(scores), 4000), Call: analysis.CallOf(rep, 0)})
 	if judge == 0 {
 		out.expert = total
@@ -449,7 +560,8 @@ func (c *collection) scoreRubric(si, ti, judge int, rep results.Reply) {
 	}
 }
 
-func (c *collection) scoreCitations(si, ti int, claims []Claim, rep results.Reply) {
+func (c *collection) scoreCitations(w *output, rep results.Reply) {
+	si, ti, claims := w.sys, w.task, w.claims
 	out := &c.subRes[si][ti]
 	s := c.sub[ti]
 	if rep.Err != nil {
@@ -485,7 +597,7 @@ func (c *collection) scoreCitations(si, ti int, claims []Claim, rep results.Repl
 		}
 		why = append(why, fmt.Sprintf("%s [%d] %s: %s", cl.ID, cl.Ref, v.Verdict, v.Reason))
 	}
-	t := &c.subText[si][ti]
+	t := &w.txt
 	t.verdicts = append(t.verdicts, analysis.Verdict{Judge: name,
 		Verdict:   fmt.Sprintf("%d supported, %d unsupported, %d unknown", out.support, out.judged-out.support, unknown),
 		Reasoning: clip(strings.Join(why, "\n"), 4000), Call: analysis.CallOf(rep, 0)})

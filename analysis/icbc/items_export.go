@@ -79,9 +79,9 @@ func (r *run) itemRows(set string, yield func([]string) bool) bool {
 		}
 	}
 	for ti, s := range r.sub {
-		var subs []SubDimension
-		if rb := r.rubrics[s.ID]; rb != nil {
-			subs = rb.Subs()
+		var subs []string
+		if rb := r.sums[s.ID]; rb != nil {
+			subs = rb.subs
 		}
 		for si, sys := range r.systems {
 			out, x := &r.subRes[si][ti], &r.subCells[si][ti]
@@ -102,7 +102,7 @@ func (r *run) itemRows(set string, yield func([]string) bool) bool {
 			for i, p := range out.points {
 				id := fmt.Sprint(i + 1)
 				if i < len(subs) {
-					id = subs[i].ID
+					id = subs[i]
 				}
 				pts = append(pts, id+"="+analysis.NumText(p))
 			}

@@ -355,105 +355,144 @@ func (r *run) rubricTable() *analysis.Table {
 	subs := slices.Clone(r.in.Subjectives)
 	slices.SortFunc(subs, func(a, b Subjective) int { return idLess(a.ID, b.ID) })
 	for _, s := range subs {
-		rb := r.rubrics[s.ID]
+		rb := r.sums[s.ID]
 		if rb == nil {
 			t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(0), analysis.Int(0),
 				analysis.Undefined("unparsed"), analysis.Undefined("unparsed"), analysis.Text("no dimension headings found"))
 			continue
 		}
-		t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(len(rb.Dimensions)), analysis.Int(len(rb.Subs())),
-			analysis.Number(rb.Total()), analysis.Number(rb.SubTotal()), analysis.Text(strings.Join(rb.Problems, "; ")))
+		t.AddRow(analysis.Text(s.ID), analysis.Text(s.Language), analysis.Int(rb.dims), analysis.Int(len(rb.subs)),
+			analysis.Number(rb.total), analysis.Number(rb.subTotal), analysis.Text(rb.problems))
 	}
 	return t
 }
 
-// makeDetails builds the details of every output and drops the texts
-// kept for them.
-func (c *collection) makeDetails() {
-	for si, sys := range c.systems {
-		for ti, o := range c.obj {
-			out, txt := c.objRes[si][ti], &c.objText[si][ti]
-			if txt.answer.Err != nil || (txt.answer.Text == "" && out.missing) {
-				continue
-			}
-			score := "incorrect"
-			switch {
-			case out.missing:
-				score = "not judged (missing judge reply)"
-			case !out.parsed:
-				score = "incorrect (judge response unparsable)"
-			case out.correct:
-				score = "correct"
-			}
-			d := analysis.Detail{Task: c.objTask(o), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score,
-				Call: analysis.CallOf(txt.answer, 0)}
-			if !out.missing {
-				v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000), Call: txt.judge}
-				if out.parsed {
-					v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
-				} else {
-					v.Verdict, v.Reasoning = "unparsable", clip(txt.judgeRaw, 2000)
-				}
-				d.Verdicts = []analysis.Verdict{v}
-			}
-			c.details = append(c.details, c.keep(d))
+// taskName is c.objTask or c.subTask of w's task, made once a task.
+func (c *collection) taskName(w *output) string {
+	if w.sub {
+		if c.subNames == nil {
+			c.subNames = make([]string, len(c.sub))
 		}
-		for ti, s := range c.sub {
-			out, txt := c.subRes[si][ti], &c.subText[si][ti]
-			if !txt.present {
-				continue
-			}
-			score := "not scored"
-			if !math.IsNaN(out.expert) {
-				score = "expert " + trimFloat(out.expert) + "/100"
-			}
-			c.details = append(c.details, c.keep(analysis.Detail{Task: c.subTask(s), System: sys.Name, Question: clip(s.Question, 2000),
-				Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call}))
+		if c.subNames[w.task] == "" {
+			c.subNames[w.task] = c.subTask(c.sub[w.task])
 		}
+		return c.subNames[w.task]
 	}
-	c.objText, c.subText, c.llmScores = nil, nil, nil
+	if c.objNames == nil {
+		c.objNames = make([]string, len(c.obj))
+	}
+	if c.objNames[w.task] == "" {
+		c.objNames[w.task] = c.objTask(c.obj[w.task])
+	}
+	return c.objNames[w.task]
 }
 
-// A keptDetail is a detail whose texts (the question, the output and each
-// verdict's verdict and reasoning) are in the collection's texts at ref:
-// a collection holds the details of every output until it is scored, and
-// their texts are most of it.
+// addDetail keeps the detail of a collected output, if it has one.
+func (c *collection) addDetail(w *output) {
+	sys := &c.systems[w.sys]
+	if !w.sub {
+		o := c.obj[w.task]
+		out, txt := c.objRes[w.sys][w.task], &w.obj
+		if txt.answer.Err != nil || (txt.answer.Text == "" && out.missing) {
+			return
+		}
+		score := "incorrect"
+		switch {
+		case out.missing:
+			score = "not judged (missing judge reply)"
+		case !out.parsed:
+			score = "incorrect (judge response unparsable)"
+		case out.correct:
+			score = "correct"
+		}
+		d := analysis.Detail{Task: c.taskName(w), System: sys.Name, Question: clip(o.Question, 2000), Output: clip(txt.answer.Text, 4000), Score: score,
+			Call: analysis.CallOf(txt.answer, 0)}
+		if !out.missing {
+			v := analysis.Verdict{Judge: c.in.Config.ObjectiveJudge.Name, Reasoning: clip(txt.verdict.Reasoning, 2000), Call: txt.judge}
+			if out.parsed {
+				v.Verdict = fmt.Sprintf("%s (extracted %q, confidence %g)", map[bool]string{true: "correct", false: "incorrect"}[out.correct], clip(txt.verdict.Extracted, 200), out.conf)
+			} else {
+				v.Verdict, v.Reasoning = "unparsable", clip(txt.judgeRaw, 2000)
+			}
+			d.Verdicts = []analysis.Verdict{v}
+		}
+		c.details = append(c.details, c.keep(d))
+		return
+	}
+	s := c.sub[w.task]
+	out, txt := c.subRes[w.sys][w.task], &w.txt
+	if !txt.present {
+		return
+	}
+	score := "not scored"
+	if !math.IsNaN(out.expert) {
+		score = "expert " + trimFloat(out.expert) + "/100"
+	}
+	c.details = append(c.details, c.keep(analysis.Detail{Task: c.taskName(w), System: sys.Name, Question: clip(s.Question, 2000),
+		Output: clip(txt.report, 6000), Score: score, Verdicts: txt.verdicts, Call: txt.call}))
+}
+
+// A keptDetail is a detail kept in the collection's texts at ref, all
+// but its task and system (which it shares with the other details of its
+// task and system): a collection holds the details of every output until
+// it is scored. The texts are the question, output, score and the number
+// of verdicts, each verdict's judge, verdict and reasoning, then the key,
+// model and source of the detail's exchange and of each verdict's (a key
+// "" for none).
 type keptDetail struct {
-	d   analysis.Detail // without its texts
-	ref analysis.TextRef
+	task, system string
+	ref          analysis.TextRef
 }
 
-// keep puts d's texts in c's texts.
+// keep puts d in c's texts.
 func (c *collection) keep(d analysis.Detail) keptDetail {
-	texts := make([]string, 0, 2+2*len(d.Verdicts))
-	texts = append(texts, d.Question, d.Output)
+	texts := make([]string, 0, 4+6*len(d.Verdicts)+3)
+	texts = append(texts, d.Question, d.Output, d.Score, strconv.Itoa(len(d.Verdicts)))
 	for _, v := range d.Verdicts {
-		texts = append(texts, v.Verdict, v.Reasoning)
+		texts = append(texts, v.Judge, v.Verdict, v.Reasoning)
 	}
-	d.Question, d.Output = "", ""
-	if len(d.Verdicts) > 0 {
-		vs := make([]analysis.Verdict, len(d.Verdicts))
-		for i, v := range d.Verdicts {
-			vs[i] = analysis.Verdict{Judge: v.Judge, Call: v.Call}
-		}
-		d.Verdicts = vs
+	texts = appendCall(texts, d.Call)
+	for _, v := range d.Verdicts {
+		texts = appendCall(texts, v.Call)
 	}
-	return keptDetail{d, c.texts.Put(texts)}
+	return keptDetail{d.Task, d.System, c.texts.Put(texts)}
 }
 
-// eachDetail yields the details, their texts read back from c's texts
-// (none when the texts failed, which their owner reports).
+func appendCall(texts []string, call *analysis.Call) []string {
+	if call == nil {
+		return append(texts, "", "", "")
+	}
+	return append(texts, call.Key, call.Model, call.Source)
+}
+
+// callAt returns the exchange of texts at i (see keptDetail).
+func callAt(texts []string, i int) *analysis.Call {
+	if texts[i] == "" {
+		return nil
+	}
+	return &analysis.Call{Key: texts[i], Model: texts[i+1], Source: texts[i+2]}
+}
+
+// eachDetail yields the details read back from c's texts (their task and
+// system only when the texts failed, which their owner reports).
 func (c *collection) eachDetail(yield func(analysis.Detail) bool) {
 	for _, k := range c.details {
-		d := k.d
-		if texts := c.texts.Get(k.ref); len(texts) == 2+2*len(d.Verdicts) {
-			d.Question, d.Output = texts[0], texts[1]
-			if len(d.Verdicts) > 0 {
-				vs := make([]analysis.Verdict, len(d.Verdicts))
-				for i, v := range d.Verdicts {
-					vs[i] = analysis.Verdict{Judge: v.Judge, Verdict: texts[2+2*i], Reasoning: texts[3+2*i], Call: v.Call}
+		d := analysis.Detail{Task: k.task, System: k.system}
+		texts := c.texts.Get(k.ref)
+		n := -1
+		if len(texts) >= 4 {
+			n, _ = strconv.Atoi(texts[3])
+		}
+		if n >= 0 && len(texts) == 4+6*n+3 {
+			d.Question, d.Output, d.Score = texts[0], texts[1], texts[2]
+			calls := 4 + 3*n
+			d.Call = callAt(texts, calls)
+			if n > 0 {
+				d.Verdicts = make([]analysis.Verdict, n)
+				for i := range d.Verdicts {
+					at := 4 + 3*i
+					d.Verdicts[i] = analysis.Verdict{Judge: texts[at], Verdict: texts[at+1], Reasoning: texts[at+2], Call: callAt(texts, calls+3+3*i)}
 				}
-				d.Verdicts = vs
 			}
 		}
 		if !yield(d) {
