@@ -36,8 +36,12 @@ type Exchange struct {
 // has no room left for them shows the metadata alone, and reading what
 // it would drop was most of the lookups' cost on large pages). Pages are
 // written in parallel, one benchmark or all at once, so it must be safe
-// for concurrent use; it is only read from.
-type ExchangeLookup func(key string, texts bool) (*Exchange, error)
+// for concurrent use; it is only read from. buf is a buffer the lookup
+// may read Request and Response into, from buf[:0] on; it returns the
+// buffer to hand to the next lookup, which may overwrite them (a page
+// reads thousands of exchanges, and the texts of each it copies into
+// its block).
+type ExchangeLookup func(key string, texts bool, buf []byte) (x *Exchange, next []byte, err error)
 
 // exchangeBudget is the most bytes of request and response text (JSON
 // encoded, each distinct piece once) a task page embeds; exchanges past
@@ -127,9 +131,11 @@ type exchangeSet struct {
 	rawAt  []int
 	enc    []byte
 	idx    []int // the pieces of the embedded exchanges; see pageExchange
-	// scratch of fetch: the pieces of an exchange and their hashes
+	// scratch of fetch: the pieces of an exchange and their hashes, and
+	// the buffer the lookup reads texts into
 	split  [][]byte
 	hashes []uint64
+	buf    []byte
 	// full is set once an exchange did not fit: later ones are looked
 	// up without their texts
 	full bool
@@ -248,7 +254,7 @@ func (s *exchangeSet) fetch(i int) {
 		return
 	}
 	px.tried = true
-	px.x, px.err = s.lookup(px.call.Key, !s.full)
+	px.x, s.buf, px.err = s.lookup(px.call.Key, !s.full, s.buf)
 	if px.x == nil || s.full {
 		if px.x != nil {
 			x := *px.x
@@ -259,6 +265,7 @@ func (s *exchangeSet) fetch(i int) {
 	}
 	x := *px.x // a copy: the lookup's value is not ours to change
 	px.x = &x
+	// the texts are in s.buf, which the next lookup reuses
 	defer func() { x.Request, x.Response = nil, nil }()
 	s.split = splitJSON(s.split[:0], x.Request, longString)
 	nreq := len(s.split)
