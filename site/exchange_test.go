@@ -393,3 +393,57 @@ func TestExchangeBufferReused(t *testing.T) {
 		})
 	}
 }
+
+// TestExchangeSetReset: a set emptied by reset after one page gives the
+// next page the block and listing a new set gives it, whatever the first
+// page held (more exchanges, a full budget, keys past maxExchanges).
+func TestExchangeSetReset(t *testing.T) {
+	quote := `"` + strings.Repeat("A report every judge quotes. ", 20) + `"`
+	lookup := func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
+		x := &Exchange{Model: "m-" + key, Source: "sim"}
+		if texts {
+			x.Request = []byte(`{"judge":"` + key + `","report":` + quote + `,"note":"` + strings.Repeat(key, 30<<10) + `"}`)
+			x.Response = []byte(`{"verdict":"yes ` + key + `"}`)
+		}
+		return x, buf, nil
+	}
+	keys := func(prefix string, n int) []string {
+		var ks []string
+		for i := range n {
+			ks = append(ks, prefix+itoa(i))
+		}
+		return ks
+	}
+	tests := []struct {
+		name          string
+		first, second []string
+	}{
+		{"small after small", []string{"a", "b"}, []string{"c", "a"}},
+		{"small after a full budget", keys("f", 12), []string{"a", "b"}},
+		{"after keys past the limit", keys("k", maxExchanges+5), keys("m", 3)},
+	}
+	fill := func(xs *exchangeSet, ks []string) []byte {
+		for _, k := range ks {
+			if i := xs.add(&analysis.Call{Key: k}, "judge", "j"); i >= 0 {
+				xs.fetch(i)
+			}
+		}
+		b := xs.appendBlock(nil, "x")
+		for i := range xs.xs {
+			b = xs.appendExchange(b, i, "e"+itoa(i))
+		}
+		return append(b, itoa(len(xs.left))...)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := fill(&exchangeSet{lookup: lookup}, tc.second)
+			xs := &exchangeSet{lookup: lookup}
+			fill(xs, tc.first)
+			xs.reset()
+			xs.lookup = lookup
+			if got := fill(xs, tc.second); !bytes.Equal(got, want) {
+				t.Errorf("after reset:\n%.400s\nwant\n%.400s", got, want)
+			}
+		})
+	}
+}

@@ -1018,6 +1018,7 @@ func (v *taskView) appendBody(b []byte) []byte {
 	if slices.ContainsFunc(xs.xs, func(px pageExchange) bool { return px.embedded }) {
 		b = xs.appendBlock(b, "exchanges")
 	}
+	xs.free()
 	return b
 }
 
@@ -1028,7 +1029,7 @@ func (v *taskView) appendBody(b []byte) []byte {
 // exchanges are looked up and embedded first, then the outputs', as long
 // as they fit.
 func (v *taskView) exchanges() (xs *exchangeSet, vx [][]int, ox []int, owned [][]int) {
-	xs = &exchangeSet{lookup: v.lookup}
+	xs = newExchangeSet(v.lookup)
 	vx, ox, owned = make([][]int, len(v.details)), make([]int, len(v.details)), make([][]int, len(v.details))
 	own := func(i, k int) {
 		if k >= 0 && k == len(xs.owner) {
