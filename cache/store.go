@@ -905,9 +905,10 @@ func (s *Store) readResp1(dst []byte, r rec) ([]byte, error) {
 // readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
 func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
+	var buf [4]objLoc
 	for retry := false; ; retry = true {
 		s.mu.RLock()
-		locs := s.locs(d)
+		locs := s.appendLocs(buf[:0], d)
 		s.mu.RUnlock()
 		if len(locs) == 0 {
 			return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
