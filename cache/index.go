@@ -674,19 +674,30 @@ func (s *Store) respLoc(r rec) (objLoc, bool) {
 
 // locs returns every copy of object d: objects with their own digest,
 // and requests named by their records' keys.
-func (s *Store) locs(d Digest) []objLoc {
-	var out []objLoc
+func (s *Store) locs(d Digest) []objLoc { return s.appendLocs(nil, d) }
+
+// appendLocs is locs appending to out: a read of one object passes a
+// buffer of its own, as reproduce reads some 90,000 objects.
+func (s *Store) appendLocs(out []objLoc, d Digest) []objLoc {
 	base, tail := s.objIx.find((*[32]byte)(&d), s.objName)
-	for _, r := range slices.Concat(base, tail) {
-		if s.liveObj(&r) {
-			p := s.byID[r.pack]
-			out = append(out, objLoc{p, p.mem.where(int(p.mem.named[r.i].obj))})
+	for _, rs := range [2][]objRef{base, tail} {
+		for _, r := range rs {
+			if s.liveObj(&r) {
+				p := s.byID[r.pack]
+				out = append(out, objLoc{p, p.mem.where(int(p.mem.named[r.i].obj))})
+			}
 		}
 	}
-	for _, r := range s.recsOf(Key(d)) {
-		p := s.byID[r.pack]
-		if j := p.mem.recs[r.rec].req; j >= 0 {
-			out = append(out, objLoc{p, p.mem.where(int(j))})
+	rb, rt := s.recIx.find((*[32]byte)(&d), recName) // the records of key d (recsOf)
+	for _, rs := range [2][]recRef{rb, rt} {
+		for _, r := range rs {
+			if !s.liveRec(&r) {
+				continue
+			}
+			p := s.byID[r.pack]
+			if j := p.mem.recs[r.rec].req; j >= 0 {
+				out = append(out, objLoc{p, p.mem.where(int(j))})
+			}
 		}
 	}
 	return out

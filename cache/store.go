@@ -792,6 +792,24 @@ func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
 	return resp, &m, nil
 }
 
+// AppendExchange is Get reading the request and the response into dst's
+// array, one after the other, and returning the buffer that holds them:
+// a caller done with one exchange's texts can hand that buffer to the
+// next read, so that reading thousands of exchanges does not allocate
+// their texts again and again. x.Request and x.Response are only valid
+// until the buffer is reused.
+func (s *Store) AppendExchange(dst []byte, k Key) (x *Exchange, buf []byte, err error) {
+	r, err := s.record(k)
+	if err != nil {
+		return nil, dst, err
+	}
+	x, _, buf, err = s.appendMeta(dst[:0], k, r, true)
+	if err != nil {
+		return nil, dst, err
+	}
+	return x, buf, nil
+}
+
 func (s *Store) get(k Key, r rec) (*Exchange, error) {
 	x, _, err := s.getMeta(k, r, true)
 	return x, err
@@ -801,33 +819,43 @@ func (s *Store) get(k Key, r rec) (*Exchange, error) {
 // (JSON); with withMeta false it leaves x.Meta empty (for callers that
 // use the meta JSON as it is).
 func (s *Store) getMeta(k Key, r rec, withMeta bool) (*Exchange, []byte, error) {
-	req, err := s.readObject(nil, Digest(k)) // any copy
+	x, meta, _, err := s.appendMeta(nil, k, r, withMeta)
+	return x, meta, err
+}
+
+// appendMeta is getMeta appending the request and the response to dst,
+// and returning the buffer that holds them too.
+func (s *Store) appendMeta(dst []byte, k Key, r rec, withMeta bool) (*Exchange, []byte, []byte, error) {
+	buf, err := s.readObject(dst, Digest(k)) // any copy
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
+		return nil, nil, nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
-	js, ok := reqkey.JSON(req)
+	js, ok := reqkey.JSON(buf[len(dst):])
 	if !ok {
-		return nil, nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
+		return nil, nil, nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}
-	resp, err := s.readResponse(nil, k, r)
+	at := len(buf)
+	buf, err = s.readResponse(buf, k, r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+		return nil, nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
-	x := &Exchange{Request: js, Response: resp}
+	// the request again from the buffer, which the response may have moved
+	js = buf[at-len(js) : at : at]
+	x := &Exchange{Request: js, Response: buf[at:len(buf):len(buf)]}
 	meta, err := s.recMeta(r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+		return nil, nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
 	if !withMeta {
 		if !json.Valid(meta) {
-			return nil, nil, fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
+			return nil, nil, nil, fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
 		}
-		return x, meta, nil
+		return x, meta, buf, nil
 	}
 	if err := decodeMeta(meta, &x.Meta); err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+		return nil, nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
-	return x, meta, nil
+	return x, meta, buf, nil
 }
 
 // readResponse appends the response of record r of key k to dst. When
@@ -877,9 +905,10 @@ func (s *Store) readResp1(dst []byte, r rec) ([]byte, error) {
 // readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
 func (s *Store) readObject(dst []byte, d Digest) ([]byte, error) {
+	var buf [4]objLoc
 	for retry := false; ; retry = true {
 		s.mu.RLock()
-		locs := s.locs(d)
+		locs := s.appendLocs(buf[:0], d)
 		s.mu.RUnlock()
 		if len(locs) == 0 {
 			return nil, fmt.Errorf("object %s missing: %w", d.Str(), ErrCorrupt)
@@ -944,7 +973,10 @@ func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, er
 		}
 		return out, nil
 	}
-	frame := make([]byte, l.clen)
+	fp := frames.Get().(*[]byte)
+	defer frames.Put(fp)
+	frame := slices.Grow((*fp)[:0], int(l.clen))[:l.clen]
+	*fp = frame
 	if err := s.preadPack(l.p, frame, l.off); err != nil {
 		return nil, fmt.Errorf("object %s: %w", d.Str(), err)
 	}
@@ -962,6 +994,11 @@ func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, er
 	}
 	return out, nil
 }
+
+// frames holds the buffers format-1 objects' compressed frames are read
+// into, one per read under way: reproduce reads about 90,000 objects
+// of a full-scale bundle, a new buffer for each.
+var frames = sync.Pool{New: func() any { return new([]byte) }}
 
 func (s *Store) decoder(p *pack) *zstd.Decoder {
 	if p.dict != nil {

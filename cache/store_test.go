@@ -541,3 +541,40 @@ func loadedDir(t *testing.T, n int, seed uint64) string {
 	s.Close()
 	return dir
 }
+
+// TestAppendExchange: reading every exchange of a store through one
+// buffer, each read handed the buffer the one before returned, gives
+// what Get gives, in packs of either format; a missing key is
+// ErrNotFound and hands the buffer back.
+func TestAppendExchange(t *testing.T) {
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format %d", format), func(t *testing.T) {
+			s := openTest(t, t.TempDir(), Options{PackFormat: format})
+			if _, err := s.Load(bytes.NewReader(append(synthLines(t, 40, 3), judgeLines(t, 60, 3)...)), LoadOptions{Strict: true}); err != nil {
+				t.Fatal(err)
+			}
+			keys, err := s.Keys()
+			if err != nil || len(keys) < 100 {
+				t.Fatalf("%d keys: %v", len(keys), err)
+			}
+			var buf []byte
+			for i, k := range append(keys, keys[0]) {
+				want, err := s.Get(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got *Exchange
+				got, buf, err = s.AppendExchange(buf, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Request, want.Request) || !bytes.Equal(got.Response, want.Response) || got.Meta != want.Meta {
+					t.Fatalf("exchange %d (%s): %q %q %+v, want %q %q %+v", i, k.Str(), got.Request, got.Response, got.Meta, want.Request, want.Response, want.Meta)
+				}
+			}
+			if _, b, err := s.AppendExchange(buf, Key{1}); !errors.Is(err, ErrNotFound) || cap(b) != cap(buf) {
+				t.Errorf("absent key: %v, buffer of %d bytes, want ErrNotFound and the one of %d", err, cap(b), cap(buf))
+			}
+		})
+	}
+}

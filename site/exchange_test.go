@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func TestExchanges(t *testing.T) {
 					t.Errorf("%s: fold %s twice", p, id)
 				}
 				ids[id] = key
-				x, err := in.Exchanges(key, true)
+				x, _, err := in.Exchanges(key, true, nil)
 				if err != nil {
 					failed++
 					if m[2] != "" || !strings.Contains(page, "The cache could not give this exchange: "+string(appendEscaped(nil, err.Error()))) {
@@ -129,10 +130,10 @@ func TestExchanges(t *testing.T) {
 // and a note, and the page stays under MaxPage.
 func TestExchangeBudget(t *testing.T) {
 	in := fixture(false)
-	big := func(key string, _ bool) (*Exchange, error) {
+	big := func(key string, _ bool, buf []byte) (*Exchange, []byte, error) {
 		// distinct 100 KB requests: three fit in 256 KB with their
 		// escapes, the fourth does not
-		return &Exchange{Request: []byte(`{"user":"` + strings.Repeat(key[:1], 100<<10) + `"}`), Response: []byte(`{}`), Source: "sim"}, nil
+		return &Exchange{Request: []byte(`{"user":"` + strings.Repeat(key[:1], 100<<10) + `"}`), Response: []byte(`{}`), Source: "sim"}, buf, nil
 	}
 	in.Exchanges = big
 	dir := t.TempDir()
@@ -218,13 +219,13 @@ func FuzzSplitJSON(f *testing.F) {
 // asked for without texts and keep their metadata.
 func TestExchangeTextsOnlyWhileRoom(t *testing.T) {
 	var asked []bool
-	xs := &exchangeSet{lookup: func(key string, texts bool) (*Exchange, error) {
+	xs := &exchangeSet{lookup: func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
 		asked = append(asked, texts)
 		x := &Exchange{Model: "m-" + key, Source: "sim"}
 		if texts { // distinct 100 KB requests: two fit in 256 KB, the third does not
 			x.Request, x.Response = []byte(`{"user":"`+strings.Repeat(key, 100<<10)+`"}`), []byte(`{}`)
 		}
-		return x, nil
+		return x, buf, nil
 	}}
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
 		xs.fetch(xs.add(&analysis.Call{Key: k}, "judge", "j"))
@@ -275,9 +276,9 @@ func joined(blk exchangeBlock, ix []int) string {
 // exchanges is stored once.
 func TestExchangePiecesAnyHash(t *testing.T) {
 	quote := `"` + strings.Repeat("The shared report <b>quoted</b> by every judge. ", 20) + `"`
-	lookup := func(key string, texts bool) (*Exchange, error) {
+	lookup := func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
 		req := `{"judge":"` + key + `","report":` + quote + `,"note":"` + strings.Repeat(key, 300) + `"}`
-		return &Exchange{Request: []byte(req), Response: []byte(`{"verdict":"yes ` + key + `"}`), Source: "sim"}, nil
+		return &Exchange{Request: []byte(req), Response: []byte(`{"verdict":"yes ` + key + `"}`), Source: "sim"}, buf, nil
 	}
 	keys := []string{"a", "b", "c", "d"}
 	_, want := blockOf(t, lookup, keys, nil)
@@ -286,7 +287,7 @@ func TestExchangePiecesAnyHash(t *testing.T) {
 		t.Fatalf("one hash for all gives strings %q, want %q", got.S, want.S)
 	}
 	for i, k := range keys {
-		x, _ := lookup(k, true)
+		x, _, _ := lookup(k, true, nil)
 		if !xs.xs[i].embedded || joined(got, got.X[i][0]) != string(x.Request) || joined(got, got.X[i][1]) != string(x.Response) {
 			t.Errorf("exchange %s: pieces join to %q", k, joined(got, got.X[i][0]))
 		}
@@ -313,13 +314,13 @@ func TestExchangeRollback(t *testing.T) {
 		"c": `{"user":"small"}`,
 	}
 	var asked []bool
-	lookup := func(key string, full bool) (*Exchange, error) {
+	lookup := func(key string, full bool, buf []byte) (*Exchange, []byte, error) {
 		asked = append(asked, full)
 		x := &Exchange{Source: "sim"}
 		if full {
 			x.Request, x.Response = []byte(texts[key]), []byte(`{"ok":true}`)
 		}
-		return x, nil
+		return x, buf, nil
 	}
 	_, alone := blockOf(t, lookup, []string{"a"}, nil)
 	asked = nil
@@ -335,5 +336,114 @@ func TestExchangeRollback(t *testing.T) {
 	}
 	if len(xs.raw) != len(texts["a"])+len(`{"ok":true}`) || xs.pieces() != len(alone.S) {
 		t.Errorf("%d raw bytes and %d pieces kept", len(xs.raw), xs.pieces())
+	}
+}
+
+// inBuffer wraps lookup so that it reads every text into the buffer it
+// is given, from its start, as a store reusing one buffer does; reused
+// counts the lookups that were handed a buffer an earlier one returned.
+func inBuffer(lookup ExchangeLookup, reused *int) ExchangeLookup {
+	return func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
+		if cap(buf) > 0 {
+			*reused++
+		}
+		x, _, err := lookup(key, texts, nil)
+		if x == nil {
+			return x, buf, err
+		}
+		c := *x
+		buf = append(append(buf[:0], x.Request...), x.Response...)
+		c.Request, c.Response = buf[:len(x.Request)], buf[len(x.Request):]
+		return &c, buf, err
+	}
+}
+
+// TestExchangeBufferReused: a lookup that reads each exchange's texts
+// into the buffer the one before returned (overwriting them) gives the
+// page the block a lookup allocating anew gives.
+func TestExchangeBufferReused(t *testing.T) {
+	quote := `"` + strings.Repeat("A report quoted by every judge. ", 20) + `"`
+	lookup := func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
+		x := &Exchange{Model: "m-" + key, Source: "sim"}
+		if texts {
+			x.Request = []byte(`{"judge":"` + key + `","report":` + quote + `,"note":"` + strings.Repeat(key, 400) + `"}`)
+			x.Response = []byte(`{"verdict":"` + strings.Repeat("yes "+key, 80) + `"}`)
+		}
+		return x, buf, nil
+	}
+	tests := []struct {
+		name string
+		keys []string
+	}{
+		{"one", []string{"a"}},
+		{"shared pieces", []string{"a", "b", "c", "a", "d"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, want := blockOf(t, lookup, tc.keys, nil)
+			reused := 0
+			_, got := blockOf(t, inBuffer(lookup, &reused), tc.keys, nil)
+			if !slices.Equal(got.S, want.S) || !reflect.DeepEqual(got.X, want.X) {
+				t.Errorf("block with a reused buffer:\n%q %v\nwant\n%q %v", got.S, got.X, want.S, want.X)
+			}
+			// a key repeated is looked up once
+			if distinct := len(slices.Compact(slices.Sorted(slices.Values(tc.keys)))); reused != distinct-1 {
+				t.Errorf("%d lookups were handed the buffer back, want %d", reused, distinct-1)
+			}
+		})
+	}
+}
+
+// TestExchangeSetReset: a set emptied by reset after one page gives the
+// next page the block and listing a new set gives it, whatever the first
+// page held (more exchanges, a full budget, keys past maxExchanges).
+func TestExchangeSetReset(t *testing.T) {
+	quote := `"` + strings.Repeat("A report every judge quotes. ", 20) + `"`
+	lookup := func(key string, texts bool, buf []byte) (*Exchange, []byte, error) {
+		x := &Exchange{Model: "m-" + key, Source: "sim"}
+		if texts {
+			x.Request = []byte(`{"judge":"` + key + `","report":` + quote + `,"note":"` + strings.Repeat(key, 30<<10) + `"}`)
+			x.Response = []byte(`{"verdict":"yes ` + key + `"}`)
+		}
+		return x, buf, nil
+	}
+	keys := func(prefix string, n int) []string {
+		var ks []string
+		for i := range n {
+			ks = append(ks, prefix+itoa(i))
+		}
+		return ks
+	}
+	tests := []struct {
+		name          string
+		first, second []string
+	}{
+		{"small after small", []string{"a", "b"}, []string{"c", "a"}},
+		{"small after a full budget", keys("f", 12), []string{"a", "b"}},
+		{"after keys past the limit", keys("k", maxExchanges+5), keys("m", 3)},
+	}
+	fill := func(xs *exchangeSet, ks []string) []byte {
+		for _, k := range ks {
+			if i := xs.add(&analysis.Call{Key: k}, "judge", "j"); i >= 0 {
+				xs.fetch(i)
+			}
+		}
+		b := xs.appendBlock(nil, "x")
+		for i := range xs.xs {
+			b = xs.appendExchange(b, i, "e"+itoa(i))
+		}
+		return append(b, itoa(len(xs.left))...)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := fill(&exchangeSet{lookup: lookup}, tc.second)
+			xs := &exchangeSet{lookup: lookup}
+			fill(xs, tc.first)
+			xs.reset()
+			xs.lookup = lookup
+			if got := fill(xs, tc.second); !bytes.Equal(got, want) {
+				t.Errorf("after reset:\n%.400s\nwant\n%.400s", got, want)
+			}
+		})
 	}
 }

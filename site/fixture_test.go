@@ -229,15 +229,15 @@ var fixtureReport = strings.Repeat("The bank's net interest margin was 1.9% in F
 // fixtureReport and the key, and a response, as JSON (hostile text in
 // both with evil).
 func fixtureExchanges(x func(string) string) ExchangeLookup {
-	return func(key string, _ bool) (*Exchange, error) {
+	return func(key string, _ bool, buf []byte) (*Exchange, []byte, error) {
 		if strings.HasSuffix(key, "dead") {
-			return nil, errors.New(x("cache: get " + key[:8] + ": not found"))
+			return nil, buf, errors.New(x("cache: get " + key[:8] + ": not found"))
 		}
 		req, _ := json.Marshal(map[string]any{"provider": "sim", "body": map[string]any{"model": "m", "messages": []any{
 			map[string]any{"role": "user", "content": x("Grade this report.\n\n") + fixtureReport}}}})
 		resp, _ := json.Marshal(map[string]any{"id": key, "choices": []any{map[string]any{"message": map[string]any{"content": x("Verdict: correct")}}}})
 		return &Exchange{Request: req, Response: resp, Model: "m", ReportedModel: x("m-2025-01"), InputTokens: 1200, OutputTokens: 34,
-			CostUSD: 0.0031, Source: "sim", Provenance: x(""), RecordedAt: "2025-03-01T12:00:00Z"}, nil
+			CostUSD: 0.0031, Source: "sim", Provenance: x(""), RecordedAt: "2025-03-01T12:00:00Z"}, buf, nil
 	}
 }
 

@@ -164,8 +164,10 @@ type taskView struct {
 	QCut      bool          // the question is cut
 	details   []analysis.Detail
 	// load, when not nil, loads the full details, which details then
-	// only list (see Input.TaskDetails)
-	load    func() ([]analysis.Detail, error)
+	// only list (see Input.TaskDetails); done is the release of those
+	// loaded
+	load    func() ([]analysis.Detail, func(), error)
+	done    func()
 	hrefs   []string // the system page of each detail, or ""
 	anchors []string // the element ID of each detail's entry
 	limit   int      // escaped bytes each output and reasoning is cut to
@@ -659,7 +661,7 @@ func (s *site) taskPage(r *analysis.Result, g []*analysis.Detail) *page {
 	if s.in.TaskDetails != nil {
 		// loaded when the page is written (see taskView.prepare)
 		bench := r.Benchmark
-		v.load = func() ([]analysis.Detail, error) { return s.loadTask(bench, g) }
+		v.load = func() ([]analysis.Detail, func(), error) { return s.loadTask(bench, g) }
 	} else {
 		for _, d := range g {
 			v.details = append(v.details, *d)
@@ -684,22 +686,27 @@ func (s *site) taskPage(r *analysis.Result, g []*analysis.Detail) *page {
 // loadTask returns the full details of the task of the group g of
 // benchmark bench through Input.TaskDetails, in the order of g: sorted by
 // system, ties in the order loaded, as groupTasks sorts them.
-func (s *site) loadTask(bench string, g []*analysis.Detail) ([]analysis.Detail, error) {
-	ds, err := s.in.TaskDetails(bench, g[0].Task)
+func (s *site) loadTask(bench string, g []*analysis.Detail) (_ []analysis.Detail, release func(), err error) {
+	ds, release, err := s.in.TaskDetails(bench, g[0].Task)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer func() {
+		if err != nil && release != nil {
+			release()
+		}
+	}()
 	ds = slices.Clone(ds)
 	slices.SortStableFunc(ds, func(a, b analysis.Detail) int { return strings.Compare(a.System, b.System) })
 	if len(ds) != len(g) {
-		return nil, fmt.Errorf("task %s: %d details loaded, %d listed", g[0].Task, len(ds), len(g))
+		return nil, nil, fmt.Errorf("task %s: %d details loaded, %d listed", g[0].Task, len(ds), len(g))
 	}
 	for i := range ds {
 		if ds[i].Task != g[i].Task || ds[i].System != g[i].System {
-			return nil, fmt.Errorf("task %s: loaded the details of %s/%s where %s/%s is listed", g[0].Task, ds[i].Task, ds[i].System, g[i].Task, g[i].System)
+			return nil, nil, fmt.Errorf("task %s: loaded the details of %s/%s where %s/%s is listed", g[0].Task, ds[i].Task, ds[i].System, g[i].Task, g[i].System)
 		}
 	}
-	return ds, nil
+	return ds, release, nil
 }
 
 // prepare sets what a task page shows that depends on its full
@@ -709,11 +716,11 @@ func (s *site) loadTask(bench string, g []*analysis.Detail) ([]analysis.Detail, 
 // escaping.
 func (v *taskView) prepare() error {
 	if v.load != nil {
-		ds, err := v.load()
+		ds, done, err := v.load()
 		if err != nil {
 			return err
 		}
-		v.details = ds
+		v.details, v.done = ds, done
 	}
 	texts := 1
 	for _, d := range v.details {
@@ -730,10 +737,15 @@ func (v *taskView) prepare() error {
 	return nil
 }
 
-// release drops the details a loader gave; the listed ones stay.
+// release drops the details a loader gave, and gives them back to it;
+// the listed ones stay.
 func (v *taskView) release() {
 	if v.load != nil {
 		v.details = nil
+	}
+	if v.done != nil {
+		v.done()
+		v.done = nil
 	}
 }
 
@@ -1018,6 +1030,7 @@ func (v *taskView) appendBody(b []byte) []byte {
 	if slices.ContainsFunc(xs.xs, func(px pageExchange) bool { return px.embedded }) {
 		b = xs.appendBlock(b, "exchanges")
 	}
+	xs.free()
 	return b
 }
 
@@ -1028,7 +1041,7 @@ func (v *taskView) appendBody(b []byte) []byte {
 // exchanges are looked up and embedded first, then the outputs', as long
 // as they fit.
 func (v *taskView) exchanges() (xs *exchangeSet, vx [][]int, ox []int, owned [][]int) {
-	xs = &exchangeSet{lookup: v.lookup}
+	xs = newExchangeSet(v.lookup)
 	vx, ox, owned = make([][]int, len(v.details)), make([]int, len(v.details)), make([][]int, len(v.details))
 	own := func(i, k int) {
 		if k >= 0 && k == len(xs.owner) {

@@ -76,9 +76,11 @@ type Input struct {
 	// The Details of Results then need only their Task, System, Question
 	// and Score, which the pages other than task pages show; each task
 	// page loads its details when it is written and drops them after, so
-	// that the site's memory does not grow with the bundle. It must be
-	// safe for concurrent use.
-	TaskDetails func(benchmark, task string) ([]analysis.Detail, error)
+	// that the site's memory does not grow with the bundle. release,
+	// when not nil, is called once the page no longer reads them (their
+	// texts may then be overwritten, as by a loader reusing its buffers).
+	// It must be safe for concurrent use.
+	TaskDetails func(benchmark, task string) (ds []analysis.Detail, release func(), err error)
 }
 
 //go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js

@@ -27,7 +27,7 @@ func siteHeap(t *testing.T, tasks int) uint64 {
 	var mu sync.Mutex
 	var base, peak uint64
 	loads := 0
-	in := Input{Results: []*analysis.Result{r}, TaskDetails: func(bench, task string) ([]analysis.Detail, error) {
+	in := Input{Results: []*analysis.Result{r}, TaskDetails: func(bench, task string) ([]analysis.Detail, func(), error) {
 		var ds []analysis.Detail
 		for _, sys := range r.Ranking {
 			ds = append(ds, analysis.Detail{Task: task, System: sys, Question: "Question", Output: "An output.", Score: "58.0/100"})
@@ -40,7 +40,7 @@ func siteHeap(t *testing.T, tasks int) uint64 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapAlloc)
 		}
-		return ds, nil
+		return ds, nil, nil
 	}}
 	runtime.GC()
 	var ms runtime.MemStats

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -32,13 +33,13 @@ func listed(in Input, fail string) (Input, *loadCount) {
 	}
 	in.Results = res
 	n := &loadCount{}
-	in.TaskDetails = func(bench, task string) ([]analysis.Detail, error) {
+	in.TaskDetails = func(bench, task string) ([]analysis.Detail, func(), error) {
 		n.add(1)
 		defer n.add(-1)
 		if task == fail {
-			return nil, errors.New("spill file damaged")
+			return nil, nil, errors.New("spill file damaged")
 		}
-		return full[[2]string{bench, task}], nil
+		return full[[2]string{bench, task}], nil, nil
 	}
 	return in, n
 }
@@ -108,11 +109,11 @@ func TestTaskDetailsLoaded(t *testing.T) {
 	// a loader that gives other systems than those listed is an error
 	lin, _ = listed(in, "")
 	load := lin.TaskDetails
-	lin.TaskDetails = func(bench, task string) ([]analysis.Detail, error) {
-		ds, err := load(bench, task)
+	lin.TaskDetails = func(bench, task string) ([]analysis.Detail, func(), error) {
+		ds, release, err := load(bench, task)
 		ds = slices.Clone(ds)
 		ds[0].System += "-other"
-		return ds, err
+		return ds, release, err
 	}
 	if _, err := build(lin); err == nil || !strings.Contains(err.Error(), "is listed") {
 		t.Fatalf("err = %v, want the mismatch", err)
@@ -144,7 +145,7 @@ func TestTaskDetailsMemory(t *testing.T) {
 		var mu sync.Mutex
 		var max uint64
 		loads := 0
-		in := Input{Results: []*analysis.Result{r}, TaskDetails: func(bench, task string) ([]analysis.Detail, error) {
+		in := Input{Results: []*analysis.Result{r}, TaskDetails: func(bench, task string) ([]analysis.Detail, func(), error) {
 			var ds []analysis.Detail
 			for _, sys := range r.Ranking {
 				d := analysis.Detail{Task: task, System: sys, Question: "Question", Output: strings.Clone(output), Score: "58.0/100"}
@@ -161,7 +162,7 @@ func TestTaskDetailsMemory(t *testing.T) {
 				runtime.ReadMemStats(&ms)
 				max = maxOf(max, ms.HeapAlloc)
 			}
-			return ds, nil
+			return ds, nil, nil
 		}}
 		if _, err := WriteHashed(t.TempDir(), in); err != nil {
 			t.Fatal(err)
@@ -180,4 +181,76 @@ func maxOf(a, b uint64) uint64 {
 		return a
 	}
 	return b
+}
+
+// TestTaskDetailsReleased: a loader whose release overwrites the texts
+// it gave (as one reusing its buffers does) gives the site it gives
+// without, and every page it loaded gives its details back once.
+func TestTaskDetailsReleased(t *testing.T) {
+	in := demoInput()
+	lin, _ := listed(in, "")
+	want, err := build(lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	loads, released := 0, 0
+	load := lin.TaskDetails
+	lin.TaskDetails = func(bench, task string) ([]analysis.Detail, func(), error) {
+		ds, _, err := load(bench, task)
+		if err != nil {
+			return nil, nil, err
+		}
+		// every text in one buffer of this load's own
+		var buf []byte
+		var at [][2]int
+		keep := func(s string) { at = append(at, [2]int{len(buf), len(s)}); buf = append(buf, s...) }
+		for _, d := range ds {
+			keep(d.Question)
+			keep(d.Output)
+			for _, v := range d.Verdicts {
+				keep(v.Reasoning)
+			}
+		}
+		out := slices.Clone(ds)
+		k := 0
+		next := func() string {
+			s := unsafe.String(unsafe.SliceData(buf[at[k][0]:]), at[k][1])
+			k++
+			return s
+		}
+		for i := range out {
+			out[i].Question, out[i].Output = next(), next()
+			out[i].Verdicts = slices.Clone(out[i].Verdicts)
+			for j := range out[i].Verdicts {
+				out[i].Verdicts[j].Reasoning = next()
+			}
+		}
+		mu.Lock()
+		loads++
+		mu.Unlock()
+		return out, func() {
+			for i := range buf {
+				buf[i] = 'X'
+			}
+			mu.Lock()
+			released++
+			mu.Unlock()
+		}, nil
+	}
+	got, err := build(lin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d files, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].name != want[i].name || !bytes.Equal(got[i].data, want[i].data) {
+			t.Fatalf("%s differs when the loader overwrites what it gave back", want[i].name)
+		}
+	}
+	if loads == 0 || released != loads {
+		t.Errorf("%d loads, %d given back", loads, released)
+	}
 }

@@ -19,26 +19,26 @@ func exchangeLookup(store *cache.Store) site.ExchangeLookup {
 	if store == nil {
 		return nil
 	}
-	return func(key string, texts bool) (*site.Exchange, error) {
+	return func(key string, texts bool, buf []byte) (*site.Exchange, []byte, error) {
 		k, err := reqkey.Parse(key)
 		if err != nil {
-			return nil, err
+			return nil, buf, err
 		}
 		if !texts {
 			m, err := store.GetMeta(k)
 			if err != nil {
-				return nil, err
+				return nil, buf, err
 			}
 			// an import's provenance is in its response
 			if m.Source != results.SourceImport {
-				return exchangeOf(&cache.Exchange{Meta: *m}), nil
+				return exchangeOf(&cache.Exchange{Meta: *m}), buf, nil
 			}
 		}
-		x, err := store.Get(k)
+		x, buf, err := store.AppendExchange(buf, k)
 		if err != nil {
-			return nil, err
+			return nil, buf, err
 		}
-		return exchangeOf(x), nil
+		return exchangeOf(x), buf, nil
 	}
 }
 

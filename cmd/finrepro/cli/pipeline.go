@@ -162,9 +162,10 @@ type analysisRun struct {
 // close removes the file of the run's details.
 func (a *analysisRun) close() { a.spill.close() }
 
-// taskDetails loads the details of one task for the site.
-func (a *analysisRun) taskDetails(bench, task string) ([]analysis.Detail, error) {
-	return a.spill.load(bench, task)
+// taskDetails loads the details of one task for the site; release
+// gives their buffer back (see detailSpill.taskDetails).
+func (a *analysisRun) taskDetails(bench, task string) (ds []analysis.Detail, release func(), err error) {
+	return a.spill.taskDetails(bench, task)
 }
 
 // analyse runs every benchmark offline, fails with the list of misses

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -184,29 +185,43 @@ func (sp *detailSpill) flushLocked() error {
 // bytes while it holds them, else the file's (a record is in one or the
 // other, never in both, and the file's part is never written again).
 func (sp *detailSpill) read(off, n int64) ([]byte, error) {
-	b := make([]byte, n)
+	return sp.readInto(nil, off, n)
+}
+
+// readInto is read appending the record to dst and returning dst then;
+// on an error, dst as it was.
+func (sp *detailSpill) readInto(dst []byte, off, n int64) ([]byte, error) {
+	start := len(dst)
+	if n < 0 {
+		return dst, fmt.Errorf("no record of %d bytes at byte %d", n, off)
+	}
+	out := slices.Grow(dst, int(n))[:start+int(n)]
+	b := out[start:]
 	sp.mu.Lock()
 	if off >= sp.flushed {
 		if at := off - sp.flushed; at+n <= int64(len(sp.buf)) {
 			copy(b, sp.buf[at:at+n])
 			sp.mu.Unlock()
-			return b, nil
+			return out, nil
 		}
 		sp.mu.Unlock()
-		return nil, fmt.Errorf("no record of %d bytes at byte %d", n, off)
+		return dst, fmt.Errorf("no record of %d bytes at byte %d", n, off)
 	}
 	sp.mu.Unlock()
 	if _, err := sp.f.ReadAt(b, off); err != nil {
-		return nil, err
+		return dst, err
 	}
-	return b, nil
+	return out, nil
 }
 
 // Put appends texts, which a benchmark's collection keeps out of memory
 // (analysis.TextStore), as a record; the first failure is kept (see
 // failed) and the record is then one Get answers with nil.
 func (sp *detailSpill) Put(texts []string) analysis.TextRef {
-	b := analysis.AppendTexts(nil, texts)
+	bp := putBufs.Get().(*[]byte)
+	defer putBufs.Put(bp)
+	b := analysis.AppendTexts((*bp)[:0], texts)
+	*bp = b
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	off, err := sp.appendLocked(b)
@@ -215,6 +230,12 @@ func (sp *detailSpill) Put(texts []string) analysis.TextRef {
 	}
 	return analysis.TextRef{Off: off, Len: int64(len(b))}
 }
+
+// putBufs holds the buffers Put encodes records in before they are
+// copied into the spill's: a new one per record was a sixth of what
+// reproduce allocated while collecting the full-scale demo (heap
+// profile, alloc_space), records being encoded while the collections run.
+var putBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // Get reads the texts Put stored at ref; nil for the zero TextRef, and
 // on a failure, which is kept (see failed).
@@ -249,28 +270,59 @@ func (sp *detailSpill) failed() error {
 // load returns the details of one task of a benchmark, in the order of
 // its result's details; safe for concurrent use.
 func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
+	ds, _, err := sp.loadInto(nil, bench, task)
+	return ds, err
+}
+
+// loadInto is load reading the records into buf's array, from buf[:0]
+// on, and returning the buffer that holds them: the details' texts are
+// cut from it, and are only valid until it is reused.
+func (sp *detailSpill) loadInto(buf []byte, bench, task string) ([]analysis.Detail, []byte, error) {
 	sp.mu.Lock()
 	spans := sp.at[[2]string{bench, task}]
 	sp.mu.Unlock()
+	buf = buf[:0]
 	if len(spans) == 0 {
-		return nil, fmt.Errorf("details: %s has no task %s", bench, task)
+		return nil, buf, fmt.Errorf("details: %s has no task %s", bench, task)
 	}
 	var out []analysis.Detail
 	for _, s := range spans {
-		b, err := sp.read(s.off, s.n)
-		if err != nil {
-			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
+		// a record's texts stay where they are when a later one moves
+		// the buffer: they are cut from the array they were read into
+		start := len(buf)
+		var err error
+		if buf, err = sp.readInto(buf, s.off, s.n); err != nil {
+			return nil, buf, fmt.Errorf("details: %s task %s: %w", bench, task, err)
 		}
-		ds, err := decodeDetails(bytesText(b))
+		ds, err := decodeDetails(bytesText(buf[start:]))
 		if err != nil {
-			return nil, fmt.Errorf("details: %s task %s: %w", bench, task, err)
+			return nil, buf, fmt.Errorf("details: %s task %s: %w", bench, task, err)
 		}
 		if len(spans) == 1 {
-			return ds, nil
+			return ds, buf, nil
 		}
 		out = append(out, ds...)
 	}
-	return out, nil
+	return out, buf, nil
+}
+
+// taskBufs holds the buffers the site's task pages load their details
+// into, one per page being written, given back once it is written:
+// reading each page's records into a new buffer was 151 MB, the most
+// reproduce allocated of anything at full scale 1x (1.75 GB in all;
+// heap profile at exit, alloc_space).
+var taskBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// taskDetails loads the details of one task for the site into a pooled
+// buffer, which release gives back (site.Input.TaskDetails).
+func (sp *detailSpill) taskDetails(bench, task string) (ds []analysis.Detail, release func(), err error) {
+	bp := taskBufs.Get().(*[]byte)
+	ds, *bp, err = sp.loadInto(*bp, bench, task)
+	if err != nil {
+		taskBufs.Put(bp)
+		return nil, nil, err
+	}
+	return ds, func() { taskBufs.Put(bp) }, nil
 }
 
 // bytesText is b as a string, without a copy: the texts a record holds

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,6 +115,57 @@ func TestDetailSpill(t *testing.T) {
 	}
 	if _, err := sp.load("b", "t2"); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged record: err = %v", err)
+	}
+}
+
+// TestSpillTaskDetails: the site's loads, through buffers given back and
+// reused, give each task's details as they went in, a task spilled in
+// two records (t1) included, while the details of another task are held
+// (loaded, not yet given back) and after.
+func TestSpillTaskDetails(t *testing.T) {
+	sp, err := newDetailSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	var ds []analysis.Detail
+	for i, task := range []string{"t1", "t2", "t1", "t3", "t3"} { // t1 in two records
+		d := filled(i)
+		d.Task, d.Output = task, strings.Repeat(task+" output ", 200*(i+1))
+		ds = append(ds, d)
+	}
+	r := &analysis.Result{Benchmark: "b", Details: slices.Clone(ds)}
+	if err := sp.put(r); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]analysis.Detail{"t1": {ds[0], ds[2]}, "t2": {ds[1]}, "t3": {ds[3], ds[4]}}
+	tests := []struct{ held, task string }{
+		{"t1", "t2"}, {"t2", "t1"}, {"t3", "t1"}, {"t1", "t3"}, {"t3", "t3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.held+" held, "+tc.task, func(t *testing.T) {
+			h, releaseH, err := sp.taskDetails("b", tc.held)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 { // loaded, given back, loaded again into the same buffer
+				got, release, err := sp.taskDetails("b", tc.task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want[tc.task]) {
+					t.Fatalf("%s loaded\n%+v\nwant\n%+v", tc.task, got, want[tc.task])
+				}
+				release()
+			}
+			if !reflect.DeepEqual(h, want[tc.held]) {
+				t.Errorf("%s, held, changed to\n%+v", tc.held, h)
+			}
+			releaseH()
+		})
+	}
+	if _, release, err := sp.taskDetails("b", "t9"); err == nil || release != nil {
+		t.Errorf("a task never spilled: %v", err)
 	}
 }
 
