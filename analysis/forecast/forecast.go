@@ -308,7 +308,7 @@ func (c *collection) setCall(i int, r results.Reply) {
 		return
 	}
 	p.hasCall = true
-	if n, err := hex.Decode(p.key[:], []byte(r.Key)); err != nil || n != len(p.key) || len(r.Key) != hex.EncodedLen(n) || hex.EncodeToString(p.key[:]) != r.Key {
+	if !keyBytes(p.key[:], r.Key) {
 		c.keys[i] = r.Key
 	}
 	v := [2]string{r.Model, r.Source}
@@ -319,6 +319,16 @@ func (c *collection) setCall(i int, r results.Reply) {
 		c.vias = append(c.vias, analysis.Call{Model: strings.Clone(r.Model), Source: strings.Clone(r.Source)})
 	}
 	p.via = k
+}
+
+// keyBytes decodes key, when it is written as len(dst) bytes in
+// lower-case hex, into dst and reports whether it was.
+func keyBytes(dst []byte, key string) bool {
+	if len(key) != hex.EncodedLen(len(dst)) {
+		return false // hex.Decode would write past dst
+	}
+	_, err := hex.Decode(dst, []byte(key))
+	return err == nil && hex.EncodeToString(dst) == key
 }
 
 // call returns the Call of prediction i, as CallOf gave it from its reply;

@@ -48,6 +48,8 @@ func labelKey(task, system string) string {
 		k = strings.ToUpper(k)
 	case system == "C" && task == "t2":
 		k = "not-a-hex-key"
+	case system == "C" && task == "t3":
+		k += "00" // hex, but longer than a key
 	}
 	return k
 }
