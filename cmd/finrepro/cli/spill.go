@@ -267,16 +267,11 @@ func (sp *detailSpill) failed() error {
 	return sp.err
 }
 
-// load returns the details of one task of a benchmark, in the order of
-// its result's details; safe for concurrent use.
-func (sp *detailSpill) load(bench, task string) ([]analysis.Detail, error) {
-	ds, _, err := sp.loadInto(nil, bench, task)
-	return ds, err
-}
-
-// loadInto is load reading the records into buf's array, from buf[:0]
-// on, and returning the buffer that holds them: the details' texts are
-// cut from it, and are only valid until it is reused.
+// loadInto returns the details of one task of a benchmark, in the order
+// of its result's details, reading the records into buf's array from
+// buf[:0] on, and the buffer that holds them: the details' texts are cut
+// from it, and are only valid until it is reused. It is safe for
+// concurrent use.
 func (sp *detailSpill) loadInto(buf []byte, bench, task string) ([]analysis.Detail, []byte, error) {
 	sp.mu.Lock()
 	spans := sp.at[[2]string{bench, task}]

@@ -90,17 +90,17 @@ func TestDetailSpill(t *testing.T) {
 			t.Errorf("detail %d kept as %+v", i, d)
 		}
 	}
-	got, err := sp.load("b", "t1")
+	got, err := loadTask(sp, "b", "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if wantT1 := []analysis.Detail{want[0], want[1], want[3]}; !reflect.DeepEqual(got, wantT1) {
 		t.Errorf("t1 loaded\n%+v\nwant\n%+v", got, wantT1)
 	}
-	if got, err := sp.load("c", "t1"); err != nil || !reflect.DeepEqual(got, []analysis.Detail{{Task: "t1", System: "s"}}) {
+	if got, err := loadTask(sp, "c", "t1"); err != nil || !reflect.DeepEqual(got, []analysis.Detail{{Task: "t1", System: "s"}}) {
 		t.Errorf("c/t1 loaded %+v, %v", got, err)
 	}
-	if _, err := sp.load("b", "t9"); err == nil {
+	if _, err := loadTask(sp, "b", "t9"); err == nil {
 		t.Error("a task never spilled loaded")
 	}
 	// damage the record of b/t2, written out: a length that runs past its end
@@ -113,7 +113,7 @@ func TestDetailSpill(t *testing.T) {
 	if _, err := sp.f.WriteAt([]byte{0xff, 0xff, 0xff, 0x0f}, s.off); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sp.load("b", "t2"); err == nil || !strings.Contains(err.Error(), "damaged") {
+	if _, err := loadTask(sp, "b", "t2"); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged record: err = %v", err)
 	}
 }
@@ -540,7 +540,7 @@ func BenchmarkDetailSpill(b *testing.B) {
 		if err := sp.put(r); err != nil {
 			b.Fatal(err)
 		}
-		got, err := sp.load("findeepresearch", fmt.Sprint("task-", i))
+		got, err := loadTask(sp, "findeepresearch", fmt.Sprint("task-", i))
 		if err != nil || len(got) != len(ds) {
 			b.Fatal(len(got), err)
 		}
@@ -550,4 +550,10 @@ func BenchmarkDetailSpill(b *testing.B) {
 			}
 		}
 	}
+}
+
+// loadTask is detailSpill.loadInto into a buffer of its own.
+func loadTask(sp *detailSpill, bench, task string) ([]analysis.Detail, error) {
+	ds, _, err := sp.loadInto(nil, bench, task)
+	return ds, err
 }
