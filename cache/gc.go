@@ -46,14 +46,18 @@ func (s *Store) GC() (*GCStats, error) {
 	if err := s.forgetGone(); err != nil {
 		return nil, err
 	}
+	// What GC holds is a few dozen bytes per object and per exchange: the
+	// packs' indexes are read one at a time, once to find the keeper of
+	// every object and once to move what is kept, and the kept objects
+	// stream into the new packs. Holding every pack's index and the list
+	// of moves made gc 80 % of the live heap at the peak of building the
+	// demo bundle at 8x the full scale (README, demo generation).
 	s.mu.RLock()
 	names := keysOf(s.packs)
 	slices.Sort(names)
-	type packInfo struct {
-		p  *pack
-		ix *packIndex
-	}
-	var infos []packInfo
+	var packs []*pack // the readable ones, in name order
+	var copies []objCopy
+	small := 0
 	for _, name := range names {
 		p := s.packs[name]
 		st.BytesBefore += p.size
@@ -61,87 +65,53 @@ func (s *Store) GC() (*GCStats, error) {
 		if err != nil {
 			continue // unreadable: left alone, verify reports it
 		}
-		infos = append(infos, packInfo{p, ix})
-	}
-	live := map[Digest]bool{}
-	s.winners(func(k Key, r rec) {
-		live[Digest(k)] = true
-		live[s.respID(r)] = true
-	})
-	// The keeper of an object is its copy in the first pack (by name).
-	keeper := map[Digest]*pack{}
-	for _, in := range infos {
-		for _, o := range in.ix.objs {
-			if _, ok := keeper[o.digest]; !ok {
-				keeper[o.digest] = in.p
-			}
+		for _, o := range ix.objs {
+			copies = append(copies, objCopy{o.digest, uint32(len(packs))})
 		}
-	}
-	small := 0
-	for _, in := range infos {
-		if in.p.size < smallPack {
+		packs = append(packs, p)
+		if p.size < smallPack {
 			small++
 		}
 	}
-	rewrite := map[*pack]bool{}
-	for _, in := range infos {
-		if small > 1 && in.p.size < smallPack {
-			rewrite[in.p] = true
-		}
-		if in.ix.v2 == nil && s.packFormat == 2 {
-			rewrite[in.p] = true // format 1: rewritten in format 2
-		}
-		for _, o := range in.ix.objs {
-			if !live[o.digest] || keeper[o.digest] != in.p {
-				rewrite[in.p] = true
-			}
-		}
-		for _, r := range in.ix.recs {
-			// Keys are distinct within a pack: a record is live when
-			// its pack holds the record that wins.
-			if w, ok := s.lookup(r.key); !ok || w.p != in.p {
-				rewrite[in.p] = true
-			}
-		}
-	}
-	// Collect what moves: live records and kept objects of rewritten packs.
-	type move struct {
-		loc objLoc
-		d   Digest
-	}
-	var moves []move
+	keepers := keepersOf(copies)
+	copies = nil
+	live := s.liveDigests()
+	s.mu.RUnlock()
+
+	var b *Batch // the new packs, once a pack is rewritten
 	var recs []recEntry
-	for _, in := range infos {
-		if !rewrite[in.p] {
+	real := map[Digest]Digest{} // local id -> digest of its content
+	added := map[Digest]bool{}
+	rewritten := map[*pack]bool{}
+	for i, p := range packs {
+		s.mu.RLock()
+		ix, moves, rewrite := s.gcPlan(p, uint32(i), small, keepers, live)
+		if rewrite {
+			for _, r := range ix.recs {
+				if w, ok := s.lookup(r.key); ok && w.p == p {
+					recs = append(recs, r)
+				}
+			}
+		}
+		s.mu.RUnlock()
+		if !rewrite {
 			continue
 		}
-		for _, o := range in.ix.objs {
-			if live[o.digest] && keeper[o.digest] == in.p {
-				moves = append(moves, move{objLoc{in.p, o.where}, o.digest})
-			}
+		rewritten[p] = true
+		if b == nil {
+			b = s.NewBatch()
 		}
-		for _, r := range in.ix.recs {
-			if w, ok := s.lookup(r.key); ok && w.p == in.p {
-				recs = append(recs, r)
-			}
-		}
-	}
-	s.mu.RUnlock()
-	if len(rewrite) > 0 {
-		b := s.NewBatch()
-		real := map[Digest]Digest{} // local id -> digest of its content
-		added := map[Digest]bool{}
-		for _, m := range moves {
-			raw, err := s.readAt(nil, m.loc, m.d)
+		for _, o := range moves {
+			raw, err := s.readAt(nil, objLoc{p, o.where}, o.digest)
 			if err != nil {
 				return nil, fmt.Errorf("cache: gc: nothing removed: %w", err)
 			}
-			d := m.d
-			if m.loc.local {
+			d := o.digest
+			if o.local {
 				// A local id stays in memory: the new pack names the
 				// object by its content.
 				d = Digest(sha256.Sum256(raw))
-				real[m.d] = d
+				real[o.digest] = d
 			}
 			if added[d] {
 				continue // the same content under another local id
@@ -156,6 +126,8 @@ func (s *Store) GC() (*GCStats, error) {
 				}
 			}
 		}
+	}
+	if b != nil {
 		for i := range recs {
 			if d, ok := real[recs[i].resp]; ok {
 				recs[i].resp = d
@@ -167,7 +139,7 @@ func (s *Store) GC() (*GCStats, error) {
 		// The new packs are durable: the old ones can go, but for one
 		// written again byte for byte (the same name: the same file).
 		dirs := map[string]bool{}
-		for p := range rewrite {
+		for p := range rewritten {
 			if b.written[p.name] {
 				continue
 			}
@@ -193,6 +165,68 @@ func (s *Store) GC() (*GCStats, error) {
 	}
 	s.mu.RUnlock()
 	return st, nil
+}
+
+// An objCopy is a copy of an object in the pack of that number (in
+// name order among the packs GC reads).
+type objCopy struct {
+	d    Digest
+	pack uint32
+}
+
+// keepersOf returns, sorted by digest, the keeper of every object of
+// copies (which lists the copies in pack order): its copy in the first
+// pack.
+func keepersOf(copies []objCopy) []objCopy {
+	slices.SortStableFunc(copies, func(a, b objCopy) int { return cmpDigest(a.d, b.d) })
+	return slices.CompactFunc(copies, func(a, b objCopy) bool { return a.d == b.d })
+}
+
+// keeps reports whether the pack numbered pack keeps object d.
+func keeps(keepers []objCopy, d Digest, pack uint32) bool {
+	i, ok := slices.BinarySearchFunc(keepers, d, func(c objCopy, d Digest) int { return cmpDigest(c.d, d) })
+	return ok && keepers[i].pack == pack
+}
+
+// liveDigests returns, sorted, the objects some exchange needs: the
+// request and the response of every key's winning record; s.mu is held.
+func (s *Store) liveDigests() []Digest {
+	var live []Digest
+	s.winners(func(k Key, r rec) {
+		live = append(live, Digest(k), s.respID(r))
+	})
+	slices.SortFunc(live, cmpDigest)
+	return slices.Compact(live)
+}
+
+// gcPlan reads the index of p, the pack numbered n, and returns it with
+// the objects GC moves out of it, and whether p is rewritten: when it is
+// one of several small packs, of format 1 in a store of format 2, or
+// holds a dead record, an object no exchange needs or an object another
+// pack keeps; s.mu is held.
+func (s *Store) gcPlan(p *pack, n uint32, small int, keepers []objCopy, live []Digest) (*packIndex, []objEntry, bool) {
+	ix, _, err := s.loadPack(p.path)
+	if err != nil {
+		return nil, nil, false // unreadable since: left alone
+	}
+	rewrite := small > 1 && p.size < smallPack || ix.v2 == nil && s.packFormat == 2
+	var moves []objEntry
+	for _, o := range ix.objs {
+		_, needed := slices.BinarySearchFunc(live, o.digest, cmpDigest)
+		if needed && keeps(keepers, o.digest, n) {
+			moves = append(moves, o)
+		} else {
+			rewrite = true
+		}
+	}
+	for _, r := range ix.recs {
+		// Keys are distinct within a pack: a record is live when its
+		// pack holds the record that wins.
+		if w, ok := s.lookup(r.key); !ok || w.p != p {
+			rewrite = true
+		}
+	}
+	return ix, moves, rewrite
 }
 
 // flushRaw writes the batch's objects and, when last, the records.
