@@ -84,9 +84,10 @@ func (c *blockCache) buffer(n int64) []byte {
 	return make([]byte, 0, n)
 }
 
-// recycle keeps b for a later decode; c.mu is held.
+// recycle keeps b for a later decode, unless it is larger than a block
+// the cache keeps; c.mu is held.
 func (c *blockCache) recycle(b []byte) {
-	if cap(b) > 0 && len(c.spare) < spareBlocks {
+	if cap(b) > 0 && cap(b) <= blockCacheBytes/4 && len(c.spare) < spareBlocks {
 		c.spare = append(c.spare, b)
 	}
 }

@@ -354,7 +354,8 @@ func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
 // lines into one buffer that the next windows reuse, and written from
 // there: one copy of each byte after its block's decode, where reading
 // each exchange into buffers of its own and writing it line by line
-// made two, and allocated every exchange's bytes (BenchmarkDump).
+// made two, and allocated every exchange's bytes (BenchmarkDump: 1,066
+// MB allocated before, 208-218 MB after).
 func (s *Store) Dump(w io.Writer) error {
 	keys, err := s.Keys()
 	if err != nil {
