@@ -21,6 +21,11 @@
 #   sh bench/compare.sh [N] [ROUNDS]     # default 20000 exchanges, 3 rounds
 #   CORPUS=judge sh bench/compare.sh     # repetitive judge traffic instead
 #   FINREPRO=path/to/finrepro sh bench/compare.sh   # use a built binary
+#   SIZES=0 sh bench/compare.sh          # without the JSONL's zstd sizes
+#
+# The JSONL's zstd -19 --long size takes minutes of CPU of its own and
+# times nothing: SIZES=0 leaves the size peers out (their lines then say
+# so), for rounds that compare times only.
 #
 # Prints one line per round and tool; ratios are computed per round, so
 # that both tools see the same machine load.
@@ -35,9 +40,12 @@ go run ./cache/internal/synth/gensynth -corpus "$CORPUS" -n "$N" -seed 1 > "$W/e
 echo "corpus: $CORPUS, exchanges: $N, JSONL bytes: $(wc -c < "$W/ex.jsonl")"
 # Size peers: the same JSONL as one zstd stream, fast and strongest (not
 # random access, but what a reviewer downloads).
-Z3=$(zstd -3 -T0 -q -c "$W/ex.jsonl" | wc -c)
-Z19=$(zstd -19 --long=27 -T0 -q -c "$W/ex.jsonl" | wc -c)
-echo "JSONL with zstd -3: $Z3 bytes; with zstd -19 --long=27: $Z19 bytes"
+Z3=0 Z19=0
+if [ "${SIZES:-1}" != 0 ]; then
+	Z3=$(zstd -3 -T0 -q -c "$W/ex.jsonl" | wc -c)
+	Z19=$(zstd -19 --long=27 -T0 -q -c "$W/ex.jsonl" | wc -c)
+	echo "JSONL with zstd -3: $Z3 bytes; with zstd -19 --long=27: $Z19 bytes"
+fi
 /usr/bin/python3 -c '
 import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -87,7 +95,10 @@ fl_s, fl_cpu, dump_cpu = floor["decode_s"], floor["cpu_s"], float(sys.argv[12])
 p, t4 = json.loads(sys.argv[9]), float(sys.argv[10])
 t0, t1, t2, fb, t3 = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 z3, z19 = int(sys.argv[7]), int(sys.argv[8])
-print(f"finrepro store: {fb / z3:.2f}x the JSONL with zstd -3, {fb / z19:.2f}x with zstd -19 --long")
+if z3 and z19:
+    print(f"finrepro store: {fb / z3:.2f}x the JSONL with zstd -3, {fb / z19:.2f}x with zstd -19 --long")
+else:
+    print("finrepro store: JSONL sizes left out (SIZES=0)")
 fl, fd = t1 - t0, t2 - t1
 print(f"finrepro replay of every request: {t3 - t2:.2f}s ({(t3 - t2) / fd:.2f}x the dump)")
 print(f"sqlitedict: load {b['load_s']:.2f}s dump {b['dump_s']:.2f}s size {b['bytes']}")

@@ -70,12 +70,16 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkDump writes every exchange of a loaded store as JSONL.
+// BenchmarkDump writes every exchange of a loaded store as JSONL; its
+// B/op is what an open and a dump allocate (20,000 exchanges: 1,066 MB
+// before the dump's lines and blocks were made in reused buffers,
+// 208-218 MB after).
 func BenchmarkDump(b *testing.B) {
 	s := loadedStore(b)
 	defer s.Close()
 	dir := s.Dir()
 	b.SetBytes(int64(len(benchData())))
+	b.ReportAllocs()
 	for b.Loop() {
 		s2, err := Open(dir, Options{})
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"golang.org/x/sync/errgroup"
@@ -33,8 +34,9 @@ func (s *Store) Keys() ([]Key, error) {
 	return keys, nil
 }
 
-// eachWindow is how many exchanges Each decodes at once; with the two
-// windows queued ahead it bounds Each's memory whatever the store's size.
+// eachWindow is how many exchanges Each and Dump decode at once; with
+// the two windows queued ahead it bounds their memory whatever the
+// store's size.
 const eachWindow = 256
 
 // Each calls fn with every exchange, sorted by key. An exchange whose data
@@ -43,57 +45,89 @@ const eachWindow = 256
 // the walk and is returned as is. Exchanges are decoded in parallel a few
 // windows ahead of fn, so memory stays bounded whatever the store's size.
 func (s *Store) Each(fn func(Key, *Exchange) error) error {
-	return s.each(true, func(k Key, x *Exchange, _ []byte) error { return fn(k, x) })
-}
-
-// each is Each that also passes the meta as stored (JSON); with
-// decodeMeta false, x.Meta is left empty.
-func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) error {
 	keys, err := s.Keys()
 	if err != nil {
 		return err
 	}
 	type window struct {
-		keys  []Key
-		xs    []*Exchange
-		metas [][]byte
-		errs  []error
+		xs   []*Exchange
+		errs []error
 	}
-	windows := make(chan *window, 2)
+	return walk(s, keys, func(keys []Key, _ int) *window {
+		return &window{xs: make([]*Exchange, len(keys)), errs: make([]error, len(keys))}
+	}, func(w *window, _, i int, k Key, r rec, err error) {
+		if err == nil {
+			w.xs[i], _, err = s.getMeta(k, r, true)
+		}
+		w.errs[i] = err
+	}, func(w *window, keys []Key, from int) (int, error) {
+		for i := from; i < len(keys); i++ {
+			if w.errs[i] != nil {
+				return i, w.errs[i]
+			}
+			if err := fn(keys[i], w.xs[i]); err != nil {
+				return i, errStop{err}
+			}
+		}
+		return len(keys), nil
+	})
+}
+
+// errStop carries an error of a walk's caller, returned as it is.
+type errStop struct{ err error }
+
+func (e errStop) Error() string { return e.err.Error() }
+
+// walk is the pipeline of Each and Dump: it splits keys into windows of
+// eachWindow, makes each window's state with newWindow, calls decode for
+// every key of a window on GOMAXPROCS goroutines, each on a run of
+// neighbouring keys in order (with the run's number, the key's place in
+// the window and its record, or the error of its lookup), and hands the
+// windows in order to emit, at most two windows ahead. emit goes on from
+// the window's key from and returns the place of the key it stopped at
+// with its error (nil at the window's end): a corrupt key is recorded in
+// Problems and emit is called again from the key after it; an errStop
+// stops the walk with the caller's error, any other error stops it as
+// it is. The walk returns an error wrapping ErrCorrupt after the rest
+// when any key was corrupt.
+func walk[W any](s *Store, keys []Key, newWindow func(keys []Key, runs int) W, decode func(w W, run, i int, k Key, r rec, err error), emit func(w W, keys []Key, from int) (int, error)) error {
+	type window struct {
+		keys []Key
+		w    W
+	}
+	windows := make(chan window, 2)
 	stop := make(chan struct{})
 	go func() {
 		defer close(windows)
 		for start := 0; start < len(keys); start += eachWindow {
-			w := &window{keys: keys[start:min(start+eachWindow, len(keys))]}
-			w.xs = make([]*Exchange, len(w.keys))
-			w.metas = make([][]byte, len(w.keys))
-			w.errs = make([]error, len(w.keys))
+			ks := keys[start:min(start+eachWindow, len(keys))]
 			// One goroutine per processor, each on a run of
 			// neighbouring keys: a goroutine per key spent 10 % of a
 			// dump's CPU growing its stack (perf of cache dump, 20,000
 			// judge exchanges).
 			var g errgroup.Group
 			workers := runtime.GOMAXPROCS(0)
-			per := (len(w.keys) + workers - 1) / workers
-			for lo := 0; lo < len(w.keys); lo += per {
+			per := (len(ks) + workers - 1) / workers
+			w := newWindow(ks, (len(ks)+per-1)/per)
+			for lo := 0; lo < len(ks); lo += per {
 				g.Go(func() error {
-					for i := lo; i < min(lo+per, len(w.keys)); i++ {
-						k := w.keys[i]
+					for i := lo; i < min(lo+per, len(ks)); i++ {
+						k := ks[i]
 						s.mu.RLock()
 						r, ok := s.lookup(k)
 						s.mu.RUnlock()
+						var err error
 						if !ok { // dropped by a concurrent gc's reload
-							w.errs[i] = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
-							continue
+							err = fmt.Errorf("cache: each %s: %w", k.Str(), ErrNotFound)
 						}
-						w.xs[i], w.metas[i], w.errs[i] = s.getMeta(k, r, decodeMeta)
+						decode(w, lo/per, i, k, r, err)
 					}
 					return nil
 				})
 			}
 			g.Wait() // errors are kept per exchange
 			select {
-			case windows <- w:
+			case windows <- window{ks, w}:
 			case <-stop:
 				return
 			}
@@ -106,20 +140,22 @@ func (s *Store) each(decodeMeta bool, fn func(Key, *Exchange, []byte) error) err
 	}()
 	bad := 0
 	for w := range windows {
-		for i, k := range w.keys {
-			if w.errs[i] != nil {
-				if !errors.Is(w.errs[i], ErrCorrupt) {
-					return w.errs[i]
-				}
-				bad++
-				s.mu.Lock()
-				s.problems = append(s.problems, Problem{Key: k, Msg: w.errs[i].Error()})
-				s.mu.Unlock()
-				continue
+		for at := 0; at < len(w.keys); {
+			n, err := emit(w.w, w.keys, at)
+			if err == nil {
+				break
 			}
-			if err := fn(k, w.xs[i], w.metas[i]); err != nil {
+			if stop, ok := err.(errStop); ok {
+				return stop.err
+			}
+			if !errors.Is(err, ErrCorrupt) {
 				return err
 			}
+			bad++
+			s.mu.Lock()
+			s.problems = append(s.problems, Problem{Key: w.keys[n], Msg: err.Error()})
+			s.mu.Unlock()
+			at = n + 1
 		}
 	}
 	if bad > 0 {
@@ -313,29 +349,120 @@ func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }
 // "response": ..., "meta": ...}, sorted by key: the form Load reads. The
 // request is in canonical form (without the schema line) and a response
 // that spans lines is compacted.
+//
+// The lines are made by the walk's workers, each appending its run's
+// lines into one buffer that the next windows reuse, and written from
+// there: one copy of each byte after its block's decode, where reading
+// each exchange into buffers of its own and writing it line by line
+// made two, and allocated every exchange's bytes (BenchmarkDump: 1,066
+// MB allocated before, 208-218 MB after).
 func (s *Store) Dump(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	err := s.each(false, func(k Key, x *Exchange, meta []byte) error {
-		// Written piece by piece into bw: no copy of the line first.
-		resp := x.Response
-		if bytes.IndexByte(resp, '\n') >= 0 || bytes.IndexByte(resp, '\r') >= 0 {
-			var c bytes.Buffer
-			if err := json.Compact(&c, resp); err != nil {
-				return fmt.Errorf("cache: dump %s: %w", k.Str(), err)
-			}
-			resp = c.Bytes()
-		}
-		bw.WriteString(`{"request":`)
-		bw.Write(x.Request)
-		bw.WriteString(`,"response":`)
-		bw.Write(resp)
-		bw.WriteString(`,"meta":`)
-		bw.Write(meta)
-		_, err := bw.WriteString("}\n") // bufio keeps the first error
+	keys, err := s.Keys()
+	if err != nil {
 		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var spare sync.Pool // of *dumpWindow
+	err = walk(s, keys, func(keys []Key, runs int) *dumpWindow {
+		dw, _ := spare.Get().(*dumpWindow)
+		if dw == nil {
+			dw = &dumpWindow{}
+		}
+		dw.reset(len(keys), runs)
+		return dw
+	}, func(dw *dumpWindow, run, i int, k Key, r rec, err error) {
+		b := dw.lines[run]
+		dw.run[i], dw.start[i] = run, len(b)
+		if err == nil {
+			b, err = s.appendDumpLine(b, k, r)
+		}
+		dw.lines[run], dw.end[i], dw.errs[i] = b, len(b), err
+	}, func(dw *dumpWindow, keys []Key, from int) (int, error) {
+		for i := from; i < len(keys); {
+			if dw.errs[i] != nil {
+				return i, dw.errs[i]
+			}
+			// The lines of neighbouring keys of one run, in one write.
+			j := i + 1
+			for j < len(keys) && dw.errs[j] == nil && dw.run[j] == dw.run[i] {
+				j++
+			}
+			if _, err := bw.Write(dw.lines[dw.run[i]][dw.start[i]:dw.end[j-1]]); err != nil {
+				return i, errStop{err}
+			}
+			i = j
+		}
+		spare.Put(dw)
+		return len(keys), nil
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// A dumpWindow holds the lines of a window of Dump's keys: per run of
+// keys, their lines back to back; per key, its run, where its line starts
+// and ends there, and its error.
+type dumpWindow struct {
+	lines      [][]byte
+	run        []int
+	start, end []int
+	errs       []error
+}
+
+// reset empties the window for n keys in runs runs, keeping its buffers.
+func (dw *dumpWindow) reset(n, runs int) {
+	for len(dw.lines) < runs {
+		dw.lines = append(dw.lines, nil)
+	}
+	for i := range dw.lines {
+		dw.lines[i] = dw.lines[i][:0]
+	}
+	dw.run = slices.Grow(dw.run[:0], n)[:n]
+	dw.start = slices.Grow(dw.start[:0], n)[:n]
+	dw.end = slices.Grow(dw.end[:0], n)[:n]
+	dw.errs = slices.Grow(dw.errs[:0], n)[:n]
+	clear(dw.errs)
+}
+
+// appendDumpLine appends Dump's line of exchange k, of record r, to dst.
+// Its checks and errors are those of a Get (appendMeta); on an error dst
+// is returned as it was.
+func (s *Store) appendDumpLine(dst []byte, k Key, r rec) ([]byte, error) {
+	n := len(dst)
+	b := append(dst, `{"request":`...)
+	at := len(b)
+	got, err := s.readObject(b, Digest(k)) // any copy
+	if err != nil {
+		return b[:n], fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
+	}
+	b = got
+	js, ok := reqkey.JSON(b[at:])
+	if !ok {
+		return b[:n], fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
+	}
+	b = append(append(b[:at], js...), `,"response":`...) // the schema line dropped in place
+	at = len(b)
+	if got, err = s.readResponse(b, k, r); err != nil {
+		return b[:n], fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+	}
+	b = got
+	meta, err := s.recMeta(r)
+	if err != nil {
+		return b[:n], fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	}
+	if !json.Valid(meta) {
+		return b[:n], fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
+	}
+	if resp := b[at:]; bytes.IndexByte(resp, '\n') >= 0 || bytes.IndexByte(resp, '\r') >= 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, resp); err != nil {
+			return b[:n], fmt.Errorf("cache: dump %s: %w", k.Str(), err)
+		}
+		b = append(b[:at], c.Bytes()...)
+	}
+	b = append(b, `,"meta":`...)
+	b = append(b, meta...)
+	return append(b, "}\n"...), nil
 }
