@@ -1,9 +1,11 @@
 package report
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -26,6 +28,25 @@ func workbookContent(t *testing.T, data []byte) string {
 	var b strings.Builder
 	for _, d := range f.GetDefinedName() {
 		fmt.Fprintf(&b, "name %s %s %s\n", d.Name, d.Scope, d.RefersTo)
+	}
+	fmt.Fprintf(&b, "active %d\n", f.GetActiveSheetIndex())
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		xml, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(xml, []byte(`tabSelected="true"`)) {
+			fmt.Fprintf(&b, "selected %s\n", zf.Name)
+		}
 	}
 	for _, sheet := range f.GetSheetList() {
 		dim, _ := f.GetSheetDimension(sheet)
@@ -133,7 +154,8 @@ func describeStyle(st *excelize.Style) string {
 //     aligned right;
 //   - one: a single column freezes row 1 only (pane bottomLeft at A2);
 //     its notes follow a blank row, numbered;
-//   - every table's autofilter covers the header and the rows.
+//   - every table's autofilter covers the header and the rows;
+//   - README, the first sheet, is the active and selected one.
 func TestWorkbookContent(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteWorkbook(&buf, "Test results", contentTables(), testProv()); err != nil {
@@ -144,6 +166,8 @@ func TestWorkbookContent(t *testing.T) {
 	want := strings.NewReplacer("BANNER", banner, "HEAD", head).Replace(`name _xlnm._FilterDatabase accuracy 'accuracy'!$A$1:$C$4
 name _xlnm._FilterDatabase one 'one'!$A$1:$A$4
 name _xlnm._FilterDatabase cost 'cost'!$A$1:$B$5
+active 0
+selected xl/worksheets/sheet1.xml
 sheet README A1
 widths 32 20 28 50 12 80 9.140625
 A1 text "BANNER" bold,color=C00000
