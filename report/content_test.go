@@ -347,3 +347,55 @@ func TestWorkbookDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedZip writes entries out of name order, one of them larger than
+// the deflate window: the zip lists them sorted, each with the bytes
+// written; a write to an entry after the next was created and a second
+// entry of the same name fail.
+func TestSortedZip(t *testing.T) {
+	var buf bytes.Buffer
+	z := newSortedZip(&buf)
+	long := strings.Repeat("0123456789abcdef", 10_000) // 160 KB
+	b, err := z.Create("b.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(b, "<b/>")
+	a, err := z.Create("a.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(a, long[:1000])
+	io.WriteString(a, long[1000:])
+	if _, err := io.WriteString(b, "late"); err == nil {
+		t.Error("a write to b.xml after a.xml was created succeeded")
+	}
+	if _, err := z.Create("b.xml"); err == nil {
+		t.Error("a second b.xml was created")
+	}
+	if _, err := z.Create("c/empty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ name, data string }{{"a.xml", long}, {"b.xml", "<b/>"}, {"c/empty", ""}}
+	if len(zr.File) != len(want) {
+		t.Fatalf("%d entries, want %d", len(zr.File), len(want))
+	}
+	for i, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc) // checks the CRC-32 at the end
+		rc.Close()
+		if zf.Name != want[i].name || err != nil || string(data) != want[i].data {
+			t.Errorf("entry %d: %s, %d bytes, %v; want %s, %d bytes", i, zf.Name, len(data), err, want[i].name, len(want[i].data))
+		}
+	}
+}
