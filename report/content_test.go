@@ -14,17 +14,26 @@ import (
 	"github.com/finrepro/finrepro/analysis"
 )
 
-// workbookContent describes what a reader sees in the workbook in data,
-// one line per fact: for every sheet its dimension, panes, autofilter
-// and column widths, then every cell that holds a value: its reference,
-// kind (text or num), raw value, shown value when it differs and style.
-func workbookContent(t *testing.T, data []byte) string {
+// openWorkbook opens the workbook in data, closed at the test's end.
+func openWorkbook(t *testing.T, data []byte) *excelize.File {
 	t.Helper()
 	f, err := excelize.OpenReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// workbookContent describes what a reader sees in the workbook in data,
+// one line per fact: the defined names (the autofilters' ranges), the
+// active sheet and the parts with a selected tab, then for every sheet
+// its dimension, frozen panes and column widths, and every cell that
+// holds a value: its reference, kind (text or num), raw value, shown
+// value when it differs and style.
+func workbookContent(t *testing.T, data []byte) string {
+	t.Helper()
+	f := openWorkbook(t, data)
 	var b strings.Builder
 	for _, d := range f.GetDefinedName() {
 		fmt.Fprintf(&b, "name %s %s %s\n", d.Name, d.Scope, d.RefersTo)

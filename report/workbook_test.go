@@ -254,11 +254,7 @@ func excelShown(x float64, decimals int) string {
 // workbook in data, one per line.
 func readSheetStrings(t *testing.T, data []byte) string {
 	t.Helper()
-	f, err := excelize.OpenReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openWorkbook(t, data)
 	var b strings.Builder
 	for _, sheet := range f.GetSheetList() {
 		rows, err := f.GetRows(sheet)
