@@ -50,3 +50,27 @@ func BenchmarkWriters(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWorkbook writes the workbook of a large result: three per-task
+// tables of thousands of rows (the sizes of an 8x demo bundle's
+// structure_deductions, invalid_predictions and isolation_flags) among
+// twenty small tables.
+func BenchmarkWorkbook(b *testing.B) {
+	var tables []*analysis.Table
+	for i, n := range []int{7500, 4500, 3800} {
+		t := big(n)
+		t.Name = fmt.Sprintf("big%d", i)
+		tables = append(tables, t)
+	}
+	for i := range 20 {
+		t := plain()
+		t.Name = fmt.Sprintf("small%02d", i)
+		tables = append(tables, t)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteWorkbook(io.Discard, "large", tables, Provenance{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package report
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"maps"
@@ -100,7 +102,11 @@ func writeWorkbook(w io.Writer, title string, tables []*analysis.Table, prov Pro
 	return nil
 }
 
-// buildWorkbook fills the new file f.
+// buildWorkbook fills the new file f. Every sheet is written through an
+// excelize StreamWriter, which keeps a sheet as its XML text instead of
+// excelize's cell structures (a per-task table of thousands of rows held
+// as cells was most of the workbooks' 34 MB of live heap at the peak of an
+// 8x reproduce; BenchmarkWorkbook measures the writer).
 func buildWorkbook(f *excelize.File, title string, tables []*analysis.Table, prov Provenance, prefixed bool) error {
 	if err := f.SetDocProps(&excelize.DocProperties{
 		Created:        docDate,
@@ -134,49 +140,76 @@ func buildWorkbook(f *excelize.File, title string, tables []*analysis.Table, pro
 			return fmt.Errorf("sheet %q: %w", names[i], err)
 		}
 	}
-	f.SetActiveSheet(0)
+	// README, the new file's first sheet, is its active one: SetActiveSheet
+	// would parse every stream sheet back into cells
 	return st.err
 }
 
-// A sheetWriter writes rows of strings to one sheet, remembering errors.
+// A sheetWriter writes rows to one sheet through a StreamWriter, in
+// order, remembering errors.
 type sheetWriter struct {
-	f     *excelize.File
-	sheet string
+	sw    *excelize.StreamWriter
 	row   int
+	cells []any // the row being written, reused
 	err   error
+}
+
+// newSheetWriter starts writing the empty sheet: its column widths (from
+// column A) and panes (nil for none) come first, as the sheet's XML has
+// them before the rows.
+func newSheetWriter(f *excelize.File, sheet string, panes *excelize.Panes, widths ...float64) (*sheetWriter, error) {
+	sw, err := f.NewStreamWriter(sheet)
+	if err != nil {
+		return nil, err
+	}
+	for j, w := range widths {
+		if err := sw.SetColWidth(j+1, j+1, w); err != nil {
+			return nil, err
+		}
+	}
+	if panes != nil {
+		if err := sw.SetPanes(panes); err != nil {
+			return nil, err
+		}
+	}
+	return &sheetWriter{sw: sw}, nil
 }
 
 // line writes texts to the next row, from column A, with style (0 for
 // none); empty texts leave their cells empty.
 func (s *sheetWriter) line(style int, texts ...string) {
 	s.row++
-	for j, v := range texts {
-		if s.err != nil {
-			break
+	s.cells = s.cells[:0]
+	for _, v := range texts {
+		var c any
+		if v != "" {
+			c = excelize.Cell{StyleID: style, Value: xmlText(v)}
 		}
-		if v == "" {
-			continue
-		}
-		ref := cellRef(j, s.row)
-		s.err = s.f.SetCellStr(s.sheet, ref, xmlText(v))
-		if s.err == nil && style != 0 {
-			s.err = s.f.SetCellStyle(s.sheet, ref, ref, style)
-		}
+		s.cells = append(s.cells, c)
+	}
+	s.put()
+}
+
+// put writes s.cells (nil for an empty cell) to row s.row, if any is set.
+func (s *sheetWriter) put() {
+	if s.err == nil && slices.ContainsFunc(s.cells, func(c any) bool { return c != nil }) {
+		s.err = s.sw.SetRow(cellRef(0, s.row), s.cells)
 	}
 }
 
-// widths sets the sheet's column widths, from column A.
-func (s *sheetWriter) widths(ws ...float64) {
-	for j, w := range ws {
-		if s.err == nil {
-			col := colName(j)
-			s.err = s.f.SetColWidth(s.sheet, col, col, w)
-		}
+// flush ends the sheet.
+func (s *sheetWriter) flush() error {
+	if s.err != nil {
+		return s.err
 	}
+	return s.sw.Flush()
 }
 
 func writeReadme(f *excelize.File, st *styles, title string, tables []*analysis.Table, names []string, synthetic bool) error {
-	s := &sheetWriter{f: f, sheet: readmeSheet}
+	s, err := newSheetWriter(f, readmeSheet, nil, 32, 20, 28, 50, 12, 80)
+	if err != nil {
+		return err
+	}
 	bold := st.get(styleKey{kind: kindHeader})
 	if synthetic {
 		s.line(st.get(styleKey{kind: kindBanner}), syntheticBanner)
@@ -198,12 +231,14 @@ func writeReadme(f *excelize.File, st *styles, title string, tables []*analysis.
 			s.line(0, names[i], c.Name, c.Header(), c.Unit, better(c.Better), c.Doc)
 		}
 	}
-	s.widths(32, 20, 28, 50, 12, 80)
-	return s.err
+	return s.flush()
 }
 
 func writeProvenance(f *excelize.File, st *styles, prov Provenance) error {
-	s := &sheetWriter{f: f, sheet: provSheet}
+	s, err := newSheetWriter(f, provSheet, nil, 24, 80)
+	if err != nil {
+		return err
+	}
 	bold := st.get(styleKey{kind: kindHeader})
 	if prov.Synthetic {
 		s.line(st.get(styleKey{kind: kindBanner}), syntheticBanner)
@@ -228,19 +263,16 @@ func writeProvenance(f *excelize.File, st *styles, prov Provenance) error {
 	for _, kv := range settings {
 		s.line(0, kv[0], kv[1])
 	}
-	s.widths(24, 80)
-	return s.err
+	return s.flush()
 }
 
 func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) error {
-	s := &sheetWriter{f: f, sheet: sheet}
 	heads := make([]string, len(t.Columns))
 	widths := make([]float64, len(t.Columns))
 	for j, c := range t.Columns {
 		heads[j] = header(c)
 		widths[j] = float64(textWidth(heads[j]))
 	}
-	s.line(st.get(styleKey{kind: kindHeader}), heads...)
 	for _, r := range t.Rows {
 		for j, c := range r {
 			widths[j] = max(widths[j], float64(textWidth(c.Format(c.DecimalsIn(t.Columns[j])))))
@@ -249,69 +281,52 @@ func writeTable(f *excelize.File, st *styles, sheet string, t *analysis.Table) e
 	for j := range widths {
 		widths[j] = min(max(widths[j]+colMargin, minColWidth), maxColWidth)
 	}
-	m, _ := marks(t)
-	// ids[j][i] is the style of row i's cell in column j: styles are
-	// created in row order (which fixes their IDs) and set per run of
-	// equal styles down a column, one call instead of one per cell
-	ids := make([][]int, len(t.Columns))
-	for j := range ids {
-		ids[j] = make([]int, len(t.Rows))
-	}
-	for i, r := range t.Rows {
-		row := i + 2
-		for j, c := range r {
-			if s.err != nil {
-				return s.err
-			}
-			ref := cellRef(j, row)
-			key := styleKey{decimals: c.DecimalsIn(t.Columns[j]), mark: m[j][i]}
-			switch {
-			case c.Undef:
-				key.kind = kindUndef
-				s.err = f.SetCellStr(sheet, ref, "n/a")
-			case c.IsNum:
-				key.kind = kindNumber
-				s.err = f.SetCellFloat(sheet, ref, Value(c, c.DecimalsIn(t.Columns[j])), -1, 64)
-			default:
-				key = styleKey{kind: kindText, wrap: widths[j] >= maxColWidth}
-				s.err = f.SetCellStr(sheet, ref, xmlText(c.Text))
-			}
-			ids[j][i] = st.get(key)
-		}
-	}
-	for j, col := range ids {
-		for i := 0; i < len(col) && s.err == nil; {
-			k := i + 1
-			for k < len(col) && col[k] == col[i] {
-				k++
-			}
-			if col[i] != 0 {
-				s.err = f.SetCellStyle(sheet, cellRef(j, i+2), cellRef(j, k+1), col[i])
-			}
-			i = k
-		}
-	}
-	s.row = len(t.Rows) + 1
-	if len(t.Notes) > 0 {
-		s.row++
-		for i, n := range t.Notes {
-			s.line(0, fmt.Sprintf("(%d) %s", i+1, n))
-		}
-	}
-	s.widths(widths...)
-	if s.err != nil {
-		return s.err
+	// The autofilter is set before the stream starts: the sheet's
+	// properties it marks come first in the sheet's XML.
+	last := cellRef(len(t.Columns)-1, len(t.Rows)+1)
+	if err := f.AutoFilter(sheet, "A1:"+last, nil); err != nil {
+		return err
 	}
 	// The header row and the first column (the row names) stay in view.
 	panes := &excelize.Panes{Freeze: true, XSplit: 1, YSplit: 1, TopLeftCell: "B2", ActivePane: "bottomRight"}
 	if len(t.Columns) == 1 {
 		panes = &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}
 	}
-	if err := f.SetPanes(sheet, panes); err != nil {
+	s, err := newSheetWriter(f, sheet, panes, widths...)
+	if err != nil {
 		return err
 	}
-	last := cellRef(len(t.Columns)-1, len(t.Rows)+1)
-	return f.AutoFilter(sheet, "A1:"+last, nil)
+	s.line(st.get(styleKey{kind: kindHeader}), heads...)
+	m, _ := marks(t)
+	// styles are created in row order, which fixes their IDs
+	for i, r := range t.Rows {
+		s.row++
+		s.cells = s.cells[:0]
+		for j, c := range r {
+			key := styleKey{decimals: c.DecimalsIn(t.Columns[j]), mark: m[j][i]}
+			var v any
+			switch {
+			case c.Undef:
+				key.kind = kindUndef
+				v = "n/a"
+			case c.IsNum:
+				key.kind = kindNumber
+				v = Value(c, c.DecimalsIn(t.Columns[j]))
+			default:
+				key = styleKey{kind: kindText, wrap: widths[j] >= maxColWidth}
+				v = xmlText(c.Text)
+			}
+			s.cells = append(s.cells, excelize.Cell{StyleID: st.get(key), Value: v})
+		}
+		s.put()
+	}
+	if len(t.Notes) > 0 {
+		s.row++
+		for i, n := range t.Notes {
+			s.line(0, fmt.Sprintf("(%d) %s", i+1, n))
+		}
+	}
+	return s.flush()
 }
 
 // Kinds of cell style.
@@ -505,26 +520,68 @@ func colName(j int) string {
 	return string(b)
 }
 
-// A sortedZip is an excelize ZipWriter that buffers every entry and
-// writes them sorted by name at Close, because excelize creates some
-// entries in map order.
+// A sortedZip is an excelize ZipWriter that compresses every entry as it
+// is written and writes the entries sorted by name at Close, because
+// excelize creates some entries (the stream sheets) in map order. Only
+// the compressed bytes are kept: a stream sheet's XML is not copied
+// whole. Entries are written one after the other, as with a zip.Writer.
 type sortedZip struct {
-	w     io.Writer
-	files map[string]*bytes.Buffer
+	w       io.Writer
+	entries map[string]*zipEntry
+	deflate *flate.Writer
+	open    *zipEntry // the entry being written
+}
+
+// A zipEntry is one compressed entry of a sortedZip.
+type zipEntry struct {
+	z    *sortedZip
+	name string
+	data bytes.Buffer // the deflated bytes
+	crc  uint32
+	size uint64
 }
 
 func newSortedZip(w io.Writer) excelize.ZipWriter {
-	return &sortedZip{w: w, files: map[string]*bytes.Buffer{}}
+	return &sortedZip{w: w, entries: map[string]*zipEntry{}}
 }
 
-// Create starts entry name.
+// Create ends the entry being written and starts entry name.
 func (z *sortedZip) Create(name string) (io.Writer, error) {
-	if _, ok := z.files[name]; ok {
+	if _, ok := z.entries[name]; ok {
 		return nil, fmt.Errorf("zip: duplicate entry %s", name)
 	}
-	b := new(bytes.Buffer)
-	z.files[name] = b
-	return b, nil
+	if err := z.end(); err != nil {
+		return nil, err
+	}
+	e := &zipEntry{z: z, name: name}
+	z.entries[name] = e
+	if z.deflate == nil {
+		// the level archive/zip compresses with
+		z.deflate, _ = flate.NewWriter(&e.data, 5)
+	} else {
+		z.deflate.Reset(&e.data)
+	}
+	z.open = e
+	return e, nil
+}
+
+// Write compresses p into the entry.
+func (e *zipEntry) Write(p []byte) (int, error) {
+	if e.z.open != e {
+		return 0, fmt.Errorf("zip: write to %s after the next entry was created", e.name)
+	}
+	e.crc = crc32.Update(e.crc, crc32.IEEETable, p)
+	e.size += uint64(len(p))
+	return e.z.deflate.Write(p)
+}
+
+// end finishes the entry being written, if any.
+func (z *sortedZip) end() error {
+	if z.open == nil {
+		return nil
+	}
+	z.open = nil
+	return z.deflate.Close()
 }
 
 // AddFS is not used by the workbook writer.
@@ -532,14 +589,18 @@ func (z *sortedZip) AddFS(fs.FS) error { return errors.New("zip: AddFS not suppo
 
 // Close writes the entries in name order, without timestamps.
 func (z *sortedZip) Close() error {
-	names := slices.Sorted(maps.Keys(z.files))
+	if err := z.end(); err != nil {
+		return err
+	}
 	zw := zip.NewWriter(z.w)
-	for _, n := range names {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+	for _, n := range slices.Sorted(maps.Keys(z.entries)) {
+		e := z.entries[n]
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: n, Method: zip.Deflate, CRC32: e.crc,
+			CompressedSize64: uint64(e.data.Len()), UncompressedSize64: e.size})
 		if err != nil {
 			return err
 		}
-		if _, err := z.files[n].WriteTo(w); err != nil {
+		if _, err := e.data.WriteTo(w); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func TestWriteAll(t *testing.T) {
 	}
 }
 
-// contains reports whether the workbook's shared strings hold s.
+// contains reports whether a cell of the workbook at path holds s.
 func contains(t *testing.T, path, s string) bool {
 	t.Helper()
 	f, err := os.Open(path)
