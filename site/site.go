@@ -160,7 +160,9 @@ type Tasks struct {
 // benchmark's systems and on the aliases); given the Tasks in
 // Input.Written, WriteHashed writes them again when any of these turns
 // out otherwise, or when its result of bench is not the one given here.
-// Pages are written until ctx is done, and the error is then ctx's.
+// Pages are written until ctx is done, and the error is then ctx's. On
+// an error, the Tasks returned, not nil, list the pages written (their
+// files, for the caller to list; not to be given to WriteHashed).
 func WriteTasksHashed(ctx context.Context, dir string, in Input, bench string) (*Tasks, error) {
 	t := &Tasks{}
 	sums, err := writeHashed(dir, func(emit func(file) error) error {
@@ -182,17 +184,15 @@ func WriteTasksHashed(ctx context.Context, dir string, in Input, bench string) (
 		}
 		return cmp.Or(w.wait(), ctx.Err())
 	})
-	if err != nil {
-		return nil, err
-	}
 	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	t.Sums = sums
-	return t, nil
+	return t, err
 }
 
 // writeHashed writes the files that render hands to emit into dir, each
 // through a root at dir so that no link inside it takes a write
-// elsewhere, and returns their sums (in no order).
+// elsewhere, and returns their sums (in no order): on an error, those of
+// the files written until then.
 func writeHashed(dir string, render func(emit func(file) error) error) ([]report.FileSum, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("site: %w", err)
@@ -208,9 +208,6 @@ func writeHashed(dir string, render func(emit func(file) error) error) ([]report
 	var sums []report.FileSum
 	err = render(func(f file) error {
 		sum := report.FileSum{Path: f.name, Sum: sha256.Sum256(f.data)}
-		mu.Lock()
-		sums = append(sums, sum)
-		mu.Unlock()
 		p := filepath.FromSlash(f.name)
 		if d := filepath.Dir(p); !loaded(&made, d) {
 			if err := root.MkdirAll(d, 0o755); err != nil {
@@ -221,15 +218,21 @@ func writeHashed(dir string, render func(emit func(file) error) error) ([]report
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
-		if report.Unchanged(root, p, f.data) {
-			return nil
+		if !report.Unchanged(root, p, f.data) {
+			wmu.Lock()
+			err := root.WriteFile(p, f.data, 0o644)
+			wmu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		return root.WriteFile(p, f.data, 0o644)
+		mu.Lock()
+		sums = append(sums, sum)
+		mu.Unlock()
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("site: %w", err)
+		return sums, fmt.Errorf("site: %w", err)
 	}
 	return sums, nil
 }

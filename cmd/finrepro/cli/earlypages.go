@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"slices"
@@ -66,9 +67,8 @@ func (s *session) startEarlyPages(ctx context.Context, o *outputFolder, a *analy
 			t, err := site.WriteTasksHashed(ctx, filepath.Join(o.dir, "site"), job.in, job.bench)
 			if err == nil {
 				e.tasks = append(e.tasks, t)
-				err = o.note(sitePaths(t.Sums))
 			}
-			e.err = err
+			e.err = cmp.Or(err, o.note(sitePaths(t.Sums)))
 		}
 	}()
 	return e, nil
