@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/finrepro/finrepro/results"
 )
 
 // TestReproduceMissAfterEarlyPages reruns reproduce of the demo into its
@@ -32,25 +30,9 @@ func TestReproduceMissAfterEarlyPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	panel := filepath.Join(dir, "inputs", "finresearchbench2", "panel.json")
-	orig, err := os.ReadFile(panel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reseal := func(b []byte) {
-		t.Helper()
-		if err := os.WriteFile(panel, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m, err := results.OpenBundle(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := results.Seal(dir, *m.Manifest, nil, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reseal(bytes.Replace(orig, []byte(`"model": "gpt-5.4"`), []byte(`"model": "gpt-5.4-mini"`), 1))
+	const panel = "inputs/finresearchbench2/panel.json"
+	model, other := `"model": "gpt-5.4"`, `"model": "gpt-5.4-mini"`
+	rewriteBundleFile(t, dir, panel, model, other)
 	// rerun into out, and run into a new folder, whose marker lists
 	// only what the failed run wrote
 	fresh := filepath.Join(t.TempDir(), "fresh")
@@ -80,7 +62,7 @@ func TestReproduceMissAfterEarlyPages(t *testing.T) {
 	if pages == 0 {
 		t.Error("the failed run wrote no task page")
 	}
-	reseal(orig)
+	rewriteBundleFile(t, dir, panel, other, model)
 	if code, _, stderr := run(t, "reproduce", dir, "--out", out, "--quiet"); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
