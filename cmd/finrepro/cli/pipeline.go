@@ -315,7 +315,9 @@ const liveCollections = 2
 // damaged, the benchmarks collected after are collected for the list of
 // what is missing but not finished. The error is that of the first
 // benchmark, in order, whose collection or finish failed; the
-// collection under way is then stopped.
+// collection under way is then stopped. What finish starts in the
+// background (analyse's task pages, see earlyPages) is not counted
+// here: it holds no collection.
 func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
