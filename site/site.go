@@ -2,6 +2,8 @@ package site
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"fmt"
@@ -81,6 +83,9 @@ type Input struct {
 	// texts may then be overwritten, as by a loader reusing its buffers).
 	// It must be safe for concurrent use.
 	TaskDetails func(benchmark, task string) (ds []analysis.Detail, release func(), err error)
+	// Written are task pages written already (see WriteTasksHashed),
+	// which are written again only if they changed.
+	Written []*Tasks
 }
 
 //go:embed assets/echarts.min.js assets/echarts.LICENSE assets/echarts.NOTICE assets/echarts.LICENSE-d3 assets/site.css assets/site.js
@@ -122,9 +127,73 @@ func Write(dir string, in Input) ([]string, error) {
 // WriteHashed is Write that also returns the SHA-256 of every file, hashed
 // from the bytes in memory, with the file's path relative to dir, sorted
 // by path: what report.WriteSumsOf needs, without reading the files back.
+// The task pages of in.Written are not written again when they are
+// still those of in (see Tasks); their sums are among those returned.
 func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
-	// Every file is written through a root at dir, so that no link inside
-	// it takes a write elsewhere.
+	var kept []report.FileSum
+	sums, err := writeHashed(dir, func(emit func(file) error) (err error) {
+		kept, err = render(in, emit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sums = append(sums, kept...)
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
+	return sums, nil
+}
+
+// Tasks are the task pages of one benchmark that WriteTasksHashed wrote
+// ahead of the rest of the site, and what they were made from.
+type Tasks struct {
+	// Sums are the pages' SHA-256, as WriteHashed returns them.
+	Sums []report.FileSum
+	from taskContext
+}
+
+// WriteTasksHashed writes the task pages of benchmark bench of in into
+// dir, as WriteHashed would write them, and returns their sums. in need
+// not be the whole site yet: the results of benchmarks not finished may
+// be stand-ins with their Benchmark and Title only. A task page takes
+// from the rest of the site the navigation, the synthetic flag and the
+// pages of bench's systems (their slugs, which depend on every
+// benchmark's systems and on the aliases); given the Tasks in
+// Input.Written, WriteHashed writes them again when any of these turns
+// out otherwise, or when its result of bench is not the one given here.
+// Pages are written until ctx is done, and the error is then ctx's. On
+// an error, the Tasks returned, not nil, list the pages written (their
+// files, for the caller to list; not to be given to WriteHashed).
+func WriteTasksHashed(ctx context.Context, dir string, in Input, bench string) (*Tasks, error) {
+	t := &Tasks{}
+	sums, err := writeHashed(dir, func(emit func(file) error) error {
+		s, err := newSite(in)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(s.in.Results, func(r *analysis.Result) bool { return r.Benchmark == bench })
+		if i < 0 {
+			return fmt.Errorf("no result of benchmark %s", bench)
+		}
+		t.from = s.taskContext(i)
+		w := newPageWriter(emit)
+		for _, g := range s.tasks[bench] {
+			if ctx.Err() != nil {
+				break
+			}
+			w.goWrite(func() *page { return s.taskPage(s.in.Results[i], g) })
+		}
+		return cmp.Or(w.wait(), ctx.Err())
+	})
+	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
+	t.Sums = sums
+	return t, err
+}
+
+// writeHashed writes the files that render hands to emit into dir, each
+// through a root at dir so that no link inside it takes a write
+// elsewhere, and returns their sums (in no order): on an error, those of
+// the files written until then.
+func writeHashed(dir string, render func(emit func(file) error) error) ([]report.FileSum, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("site: %w", err)
 	}
@@ -137,11 +206,8 @@ func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 	var wmu sync.Mutex // held while writing a file
 	var mu sync.Mutex
 	var sums []report.FileSum
-	err = render(in, func(f file) error {
+	err = render(func(f file) error {
 		sum := report.FileSum{Path: f.name, Sum: sha256.Sum256(f.data)}
-		mu.Lock()
-		sums = append(sums, sum)
-		mu.Unlock()
 		p := filepath.FromSlash(f.name)
 		if d := filepath.Dir(p); !loaded(&made, d) {
 			if err := root.MkdirAll(d, 0o755); err != nil {
@@ -152,17 +218,22 @@ func WriteHashed(dir string, in Input) ([]report.FileSum, error) {
 		// Pages render in parallel but are written one at a time:
 		// creating files in one folder at once makes the file system
 		// spin on the folder's lock, which costs more than it saves.
-		if report.Unchanged(root, p, f.data) {
-			return nil
+		if !report.Unchanged(root, p, f.data) {
+			wmu.Lock()
+			err := root.WriteFile(p, f.data, 0o644)
+			wmu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		return root.WriteFile(p, f.data, 0o644)
+		mu.Lock()
+		sums = append(sums, sum)
+		mu.Unlock()
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("site: %w", err)
+		return sums, fmt.Errorf("site: %w", err)
 	}
-	slices.SortFunc(sums, func(a, b report.FileSum) int { return strings.Compare(a.Path, b.Path) })
 	return sums, nil
 }
 
@@ -179,11 +250,12 @@ type file struct {
 	data []byte
 }
 
-// build renders every file of the site in memory, sorted by name.
+// build renders every file of the site in memory, sorted by name; in
+// has no Written.
 func build(in Input) ([]file, error) {
 	var mu sync.Mutex
 	var files []file
-	err := render(in, func(f file) error {
+	_, err := render(in, func(f file) error {
 		mu.Lock()
 		defer mu.Unlock()
 		files = append(files, file{f.name, slices.Clone(f.data)})
@@ -195,11 +267,13 @@ func build(in Input) ([]file, error) {
 
 // render renders every file of the site and hands each to emit, pages in
 // parallel: emit must be safe for concurrent use, and may not keep the
-// data it is given after it returns (page buffers are reused).
-func render(in Input, emit func(file) error) error {
+// data it is given after it returns (page buffers are reused). The task
+// pages of in.Written that are still those of in are not rendered: kept
+// are their sums.
+func render(in Input, emit func(file) error) (kept []report.FileSum, err error) {
 	s, err := newSite(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -212,51 +286,113 @@ func render(in Input, emit func(file) error) error {
 		return emit(file{p, b})
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pages := s.pages()
 	if s.err != nil {
-		return s.err
+		return nil, s.err
 	}
-	var frames sync.Map // frameKey -> [3]string, for this site only
-	var g errgroup.Group
-	// twice the CPUs: a page's goroutine also waits on the disk
-	g.SetLimit(2 * runtime.GOMAXPROCS(0))
-	write := func(p *page) error {
-		buf := buffers.Get().(*pageBuffer)
-		defer buffers.Put(buf)
-		for {
-			data, err := buf.render(p, &frames)
-			if err != nil {
-				return fmt.Errorf("page %s: %w", p.Path, err)
-			}
-			if len(data) <= MaxPage || p.remake == nil || p.rows <= minRows {
-				break
-			}
-			// too big: the same page with a quarter of the rows per
-			// table, the notes saying so
-			rows := max(p.rows/4, minRows)
-			p = p.remake(rows)
-			p.rows = rows
-		}
-		if len(buf.page) > MaxPage {
-			return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, len(buf.page), MaxPage)
-		}
-		return emit(file{p.Path, buf.page})
-	}
+	w := newPageWriter(emit)
 	for i, p := range pages {
 		pages[i] = nil // held by its goroutine alone, and let go once written
-		g.Go(func() error { return write(p) })
+		w.goWrite(func() *page { return p })
 	}
 	// A task page is made when it is written, not before: what a site
-	// holds at once of its task pages is the pages being written (Go
+	// holds at once of its task pages is the pages being written (goWrite
 	// waits for a free goroutine), whatever the number of tasks.
-	for _, r := range s.in.Results {
+	for i, r := range s.in.Results {
+		if t := s.written(i); t != nil {
+			kept = append(kept, t.Sums...)
+			continue
+		}
 		for _, tg := range s.tasks[r.Benchmark] {
-			g.Go(func() error { return write(s.taskPage(r, tg)) })
+			w.goWrite(func() *page { return s.taskPage(r, tg) })
 		}
 	}
-	return g.Wait()
+	return kept, w.wait()
+}
+
+// written returns the Tasks of in.Written whose pages are those of the
+// benchmark of s's result i, if any.
+func (s *site) written(i int) *Tasks {
+	c := s.taskContext(i)
+	for _, t := range s.in.Written {
+		if t.from.equal(c) {
+			return t
+		}
+	}
+	return nil
+}
+
+// A taskContext is what the task pages of a benchmark depend on: its
+// result, and what they take from the rest of the site.
+type taskContext struct {
+	result    *analysis.Result
+	synthetic bool
+	nav       []link
+	// systems are the slugs of the result's systems' pages, in the
+	// order of systemNames
+	systems []string
+}
+
+// taskContext returns the context of the task pages of s's result i.
+func (s *site) taskContext(i int) taskContext {
+	r := s.in.Results[i]
+	c := taskContext{result: s.given[i], synthetic: s.synthetic, nav: s.nav}
+	for _, name := range systemNames(r) {
+		c.systems = append(c.systems, s.canonical(r.Benchmark, name).Slug)
+	}
+	return c
+}
+
+func (c taskContext) equal(d taskContext) bool {
+	return c.result == d.result && c.synthetic == d.synthetic && slices.Equal(c.nav, d.nav) && slices.Equal(c.systems, d.systems)
+}
+
+// A pageWriter renders pages and hands them to emit, in parallel.
+type pageWriter struct {
+	g      errgroup.Group
+	frames sync.Map // frameKey -> [3]string, for this site only
+	emit   func(file) error
+}
+
+func newPageWriter(emit func(file) error) *pageWriter {
+	w := &pageWriter{emit: emit}
+	// twice the CPUs: a page's goroutine also waits on the disk
+	w.g.SetLimit(2 * runtime.GOMAXPROCS(0))
+	return w
+}
+
+// goWrite renders the page make returns and emits it, in a goroutine
+// of its own once one is free.
+func (w *pageWriter) goWrite(make func() *page) {
+	w.g.Go(func() error { return w.write(make()) })
+}
+
+// wait waits for the pages and returns the first error.
+func (w *pageWriter) wait() error { return w.g.Wait() }
+
+func (w *pageWriter) write(p *page) error {
+	buf := buffers.Get().(*pageBuffer)
+	defer buffers.Put(buf)
+	for {
+		data, err := buf.render(p, &w.frames)
+		if err != nil {
+			return fmt.Errorf("page %s: %w", p.Path, err)
+		}
+		if len(data) <= MaxPage || p.remake == nil || p.rows <= minRows {
+			break
+		}
+		// too big: the same page with a quarter of the rows per
+		// table, the notes saying so
+		rows := max(p.rows/4, minRows)
+		p = p.remake(rows)
+		p.rows = rows
+	}
+	if len(buf.page) > MaxPage {
+		return fmt.Errorf("page %s: %d bytes, over the %d limit", p.Path, len(buf.page), MaxPage)
+	}
+	return w.emit(file{p.Path, buf.page})
 }
 
 // partMarker stands in a page's template output for the part the page
@@ -355,6 +491,7 @@ func (b *pageBuffer) render(p *page, frames *sync.Map) ([]byte, error) {
 // site is the Input indexed for rendering.
 type site struct {
 	in        Input
+	given     []*analysis.Result // in.Results as given, before newSite's copies
 	synthetic bool
 	benchSlug map[string]string // benchmark -> page stem
 	sysSlug   *slugger
@@ -389,6 +526,7 @@ type system struct {
 func newSite(in Input) (*site, error) {
 	// results whose details are generated on demand are shown with all
 	// of them (reproduce hands the site listed details and a loader)
+	given := in.Results
 	in.Results = slices.Clone(in.Results)
 	for i, r := range in.Results {
 		if r != nil && r.Details == nil && r.LazyDetails != nil {
@@ -397,7 +535,7 @@ func newSite(in Input) (*site, error) {
 			in.Results[i] = &c
 		}
 	}
-	s := &site{in: in, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
+	s := &site{in: in, given: given, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
 		sysSlug: newSlugger(), taskSlug: map[string]*slugger{}}
 	for i, r := range in.Results {
 		if r == nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,10 +39,7 @@ type itemRecords struct {
 // not vouch for a half-written folder). prov is the run's provenance
 // before any result (see provenance).
 func newItemRecords(o *outputFolder, prov report.Provenance) (*itemRecords, error) {
-	if err := makeOutputDirs(o.dir); err != nil {
-		return nil, err
-	}
-	if err := os.Remove(filepath.Join(o.dir, report.SumsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := unvouch(o.dir); err != nil {
 		return nil, err
 	}
 	return &itemRecords{o: o, prov: prov}, nil
@@ -154,8 +150,10 @@ func markSynthetic(path string) (sum [sha256.Size]byte, err error) {
 }
 
 // note adds written, relative slash-separated paths, to the files o's
-// marker lists, and writes the marker.
+// marker lists, and writes the marker; it is safe for concurrent use.
 func (o *outputFolder) note(written []string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.listed = append(o.listed, written...)
 	slices.Sort(o.listed)
 	o.listed = slices.Compact(o.listed)

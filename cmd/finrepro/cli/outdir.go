@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // markerName is the file in an output folder that lists the files
@@ -30,7 +31,8 @@ const maxMarker = 100 << 20
 // marker listed when it was claimed.
 type outputFolder struct {
 	dir    string
-	listed []string // sorted, relative, slash-separated
+	mu     sync.Mutex // held by note
+	listed []string   // sorted, relative, slash-separated
 }
 
 // claimOutputFolder prepares out for writing: it creates out when

@@ -157,6 +157,9 @@ type analysisRun struct {
 	// items are the item records written while analysing, nil when
 	// they were not written (see analyse).
 	items *itemRecords
+	// tasks are the task pages written while analysing (see
+	// earlyPages).
+	tasks []*site.Tasks
 }
 
 // close removes the file of the run's details.
@@ -174,8 +177,11 @@ func (a *analysisRun) taskDetails(bench, task string) (ds []analysis.Detail, rel
 // are also appended to their benchmark's result. The results' details
 // are kept in a file in the output folder o (see detailSpill), not in
 // memory; when items is true, each benchmark's item records are written
-// into o (see itemRecords). A result keeps its item records' fields
-// only. On success the caller must call the run's close.
+// into o (see itemRecords); when pages is true, the task pages of each
+// benchmark but the last are written into o's site folder (see
+// earlyPages), which writeOutputs then need not write again. A result
+// keeps its item records' fields only. On success the caller must call
+// the run's close.
 //
 // The benchmarks are collected one after the other and finished
 // (scored, their item records written and their sweep run) in order, as
@@ -183,8 +189,12 @@ func (a *analysisRun) taskDetails(bench, task string) (ds []analysis.Detail, rel
 // finished, the next one is collected, so that both cores are busy, and
 // a benchmark's collection (every reply it parsed) is freed once it is
 // finished, before the one after the next is collected. What a run holds
-// at once is at most two benchmarks' collections, not all of them.
-func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items bool) (_ *analysisRun, err error) {
+// at once is at most two benchmarks' collections, not all of them. A
+// finished benchmark's task pages are written beside the next
+// benchmarks' collection and finish, by the core the pipeline leaves
+// idle part of the time; the last benchmark's are written with the rest
+// of the site.
+func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items, pages bool) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
 		return nil, err
@@ -199,6 +209,15 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 			return nil, err
 		}
 	}
+	var early *earlyPages
+	if pages {
+		if err := unvouch(o.dir); err != nil {
+			return nil, err
+		}
+		if early, err = s.startEarlyPages(ctx, o, a); err != nil {
+			return nil, err
+		}
+	}
 	// Sweeps that collect again do it through their own client, so that
 	// the run's counts are the benchmarks' own calls, as they were when
 	// every sweep came after every collection.
@@ -210,7 +229,7 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		what = "replaying, scoring and sweeping"
 	}
 	end := phase(s.progress, "%s %d benchmarks from the cache", what, len(s.benches))
-	if err := s.collectInTurn(ctx, a, func(i int, got collected) error {
+	err = s.collectInTurn(ctx, a, func(i int, got collected) error {
 		bm := s.benches[i]
 		var err error
 		res[i], err = s.finishBenchmark(ctx, a, bm, got.c, sweeper, sweep, &sens[i])
@@ -223,12 +242,20 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 		if s.progress != nil {
 			phaseLine(s.progress, "finrepro:   [%d/%d] %s: done%s", i+1, len(s.benches), bm.Name(), took(got.elapsed))
 		}
+		if early != nil && i < len(s.benches)-1 {
+			early.add(res[i])
+		}
 		return nil
-	}); err != nil {
-		end()
-		return nil, err
+	})
+	var earlyErr error
+	if early != nil {
+		failed := err != nil || s.client.Corrupt() != nil || len(s.client.Misses()) > 0 || len(s.client.Failures()) > 0
+		a.tasks, earlyErr = early.wait(failed)
 	}
 	end()
+	if err != nil {
+		return nil, err
+	}
 	if cerr := s.client.Corrupt(); cerr != nil {
 		return nil, cerr // whatever a benchmark made of it, the store is damaged
 	}
@@ -237,6 +264,9 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 	}
 	if err := reportFailures(env.Stderr, s.client.Failures(), "answered"); err != nil {
 		return nil, err
+	}
+	if earlyErr != nil {
+		return nil, earlyErr
 	}
 	a.res, a.replayed, a.avoided = res, s.client.Counts().Hits, s.client.AvoidedUSD()
 	if a.items != nil {
@@ -285,7 +315,9 @@ const liveCollections = 2
 // damaged, the benchmarks collected after are collected for the list of
 // what is missing but not finished. The error is that of the first
 // benchmark, in order, whose collection or finish failed; the
-// collection under way is then stopped.
+// collection under way is then stopped. What finish starts in the
+// background (analyse's task pages, see earlyPages) is not counted
+// here: it holds no collection.
 func (s *session) collectInTurn(ctx context.Context, a *analysisRun, finish func(i int, got collected) error) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -797,12 +829,13 @@ var outputDirs = []string{"site", "xlsx", "csv", "json", "latex"}
 // and allocate again every inode, which costs more than writing the site.
 // SHA256SUMS is made from the hashes the writers computed in memory. The
 // site's task pages show the exchanges lookup gives. The item records
-// are those the analysis wrote (see analyse).
+// are those the analysis wrote, and so are the task pages of a.tasks,
+// unless they changed (see analyse).
 func writeOutputs(o *outputFolder, a *analysisRun, extra []*analysis.Result, comps []*analysis.Table, aliases []site.Alias, prov report.Provenance, lookup site.ExchangeLookup) ([]string, error) {
 	all := append(slices.Clone(a.res), extra...)
 	return writeTablesAndSite(o, all, site.Input{
 		Results: a.res, Sensitivity: a.sens, Comparisons: comps, Published: a.comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
-		TaskDetails: a.taskDetails, Exchanges: lookup,
+		TaskDetails: a.taskDetails, Exchanges: lookup, Written: a.tasks,
 	}, prov, a.items)
 }
 
@@ -813,11 +846,7 @@ func writeOutputs(o *outputFolder, a *analysisRun, extra []*analysis.Result, com
 // wrote, and are not written again.
 func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, prov report.Provenance, items *itemRecords) ([]string, error) {
 	out := o.dir
-	if err := makeOutputDirs(out); err != nil {
-		return nil, err
-	}
-	// The sums of an earlier run must not vouch for a half-written one.
-	if err := os.Remove(filepath.Join(out, report.SumsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := unvouch(out); err != nil {
 		return nil, err
 	}
 	// The workbooks and the site are written at once: the site links the
@@ -848,6 +877,19 @@ func writeTablesAndSite(o *outputFolder, all []*analysis.Result, in site.Input, 
 		return nil, err
 	}
 	return files, o.finish(append(slices.Clone(files), report.SumsName))
+}
+
+// unvouch makes the output folders in out (see makeOutputDirs) and
+// removes the SHA256SUMS of an earlier run, which must not vouch for a
+// half-written one, before anything is written there.
+func unvouch(out string) error {
+	if err := makeOutputDirs(out); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(out, report.SumsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // makeOutputDirs creates out and the folders reproduce owns in it without
