@@ -430,8 +430,10 @@ type layout2 struct {
 // format-2 pack: records by key, the records' request objects in that
 // order, then their response objects, then the objects no record uses,
 // by digest.
-// compress is called in parallel for each block.
-func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byte) []byte) *layout2 {
+// compress is called in parallel for each block; large says that the
+// block holds the responses of a pack whose responses are large (see
+// largeRespBlockTarget), which writePack compresses at a faster level.
+func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []byte, large bool) []byte) *layout2 {
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b recEntry) int { return cmpDigest(Digest(a.key), Digest(b.key)) })
 	byDigest := make(map[Digest]int, len(items))
@@ -517,8 +519,9 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byt
 	for _, i := range order[nreq:] {
 		respBytes += len(items[i].raw)
 	}
+	large := false
 	if n := len(order) - nreq; n > 0 && respBytes/n >= largeResp {
-		respTarget = largeRespBlockTarget
+		respTarget, large = largeRespBlockTarget, true
 	}
 	for p := range ents {
 		target := respTarget
@@ -550,7 +553,7 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byt
 				buf = append(buf, e...)
 			}
 			blocks[bi].sum = sha256.Sum256(buf)
-			frames[bi] = compress(buf)
+			frames[bi] = compress(buf, large && sp[0] >= nreq)
 			return nil
 		})
 	}
