@@ -91,13 +91,18 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 			if err != nil {
 				return nil, nil, lerr(err)
 			}
-			if !utf8.Valid(v) {
+			raw := []byte(v[:len(v):len(v)]) // a slice of b: the decoder reads b in place
+			// The key rule refuses invalid UTF-8 in a request: a request
+			// is checked for it only when refused, to name the cause.
+			if k != "request" && !utf8.Valid(raw) {
 				return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
 			}
-			raw := []byte(v[:len(v):len(v)]) // a slice of b: the decoder reads b in place
 			switch k {
 			case "request":
 				if canon, err = reqkey.CanonicalField("request", raw); err != nil {
+					if !utf8.Valid(raw) {
+						return nil, nil, &LineError{Field: k, Msg: "invalid UTF-8"}
+					}
 					return nil, nil, lerr(err)
 				}
 				x.Request = raw

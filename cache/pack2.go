@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"golang.org/x/sync/errgroup"
@@ -429,8 +430,10 @@ type layout2 struct {
 // format-2 pack: records by key, the records' request objects in that
 // order, then their response objects, then the objects no record uses,
 // by digest.
-// compress is called in parallel for each block.
-func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byte) []byte) *layout2 {
+// compress is called in parallel for each block; large says that the
+// block holds the responses of a pack whose responses are large (see
+// largeRespBlockTarget), which writePack compresses at a faster level.
+func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []byte, large bool) []byte) *layout2 {
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b recEntry) int { return cmpDigest(Digest(a.key), Digest(b.key)) })
 	byDigest := make(map[Digest]int, len(items))
@@ -516,8 +519,9 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byt
 	for _, i := range order[nreq:] {
 		respBytes += len(items[i].raw)
 	}
+	large := false
 	if n := len(order) - nreq; n > 0 && respBytes/n >= largeResp {
-		respTarget = largeRespBlockTarget
+		respTarget, large = largeRespBlockTarget, true
 	}
 	for p := range ents {
 		target := respTarget
@@ -549,7 +553,7 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func([]byt
 				buf = append(buf, e...)
 			}
 			blocks[bi].sum = sha256.Sum256(buf)
-			frames[bi] = compress(buf)
+			frames[bi] = compress(buf, large && sp[0] >= nreq)
 			return nil
 		})
 	}
@@ -589,18 +593,28 @@ func hash8(b []byte) uint64 { return binary.LittleEndian.Uint64(b) * hashMul }
 // fingerprints appends to fps the fingerprint of each sampled window of
 // b: a position is sampled by the hash of its 8 bytes, so the same
 // content gives the same samples wherever it lies.
+//
+// The 8 bytes at each position are a word rolled on by one byte, not
+// loaded afresh: the scan was about a tenth of a load's CPU on the judge
+// corpus (BenchmarkDeltaSearch).
 func fingerprints(fps []uint64, b []byte) []uint64 {
-	for i := 0; i+fpWindow <= len(b); i++ {
-		if hash8(b[i:])>>(64-fpSample) != 0 {
-			continue
-		}
-		h := uint64(0)
-		for j := i; j < i+fpWindow; j += 8 {
-			h = (h ^ hash8(b[j:])) * hashMul
-		}
-		fps = append(fps, h)
+	if len(b) < fpWindow {
+		return fps
 	}
-	return fps
+	w := binary.LittleEndian.Uint64(b)
+	for i := 0; ; i++ {
+		if (w*hashMul)>>(64-fpSample) == 0 {
+			h := uint64(0)
+			for j := i; j < i+fpWindow; j += 8 {
+				h = (h ^ hash8(b[j:])) * hashMul
+			}
+			fps = append(fps, h)
+		}
+		if i+fpWindow == len(b) {
+			return fps
+		}
+		w = w>>8 | uint64(b[i+8])<<56
+	}
 }
 
 // add makes the literal object at position p a candidate base; fps are
@@ -688,14 +702,8 @@ func encodeDelta(base []byte, t []int32, target []byte) []byte {
 			i++
 			continue
 		}
-		n := 8
-		for i+n < len(target) && c+n < len(base) && target[i+n] == base[c+n] {
-			n++
-		}
-		b := 0 // bytes the match extends backwards
-		for i-b > lit && c-b > 0 && target[i-b-1] == base[c-b-1] {
-			b++
-		}
+		n := 8 + prefixLen(target[i+8:], base[c+8:])
+		b := suffixLen(target[lit:i], base[:c]) // bytes the match extends backwards
 		if n+b < minMatch {
 			i++
 			continue
@@ -710,6 +718,38 @@ func encodeDelta(base []byte, t []int32, target []byte) []byte {
 	}
 	out = binary.AppendUvarint(out, uint64(len(target)-lit))
 	return append(out, target[lit:]...)
+}
+
+// prefixLen returns the length of the common prefix of a and b, and
+// suffixLen that of their common suffix, comparing eight bytes at a time:
+// compared byte by byte, extending matches was most of encodeDelta's
+// time on the judge corpus (BenchmarkDeltaSearch).
+func prefixLen(a, b []byte) int {
+	n := 0
+	for n+8 <= len(a) && n+8 <= len(b) {
+		if x := binary.LittleEndian.Uint64(a[n:]) ^ binary.LittleEndian.Uint64(b[n:]); x != 0 {
+			return n + bits.TrailingZeros64(x)/8
+		}
+		n += 8
+	}
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func suffixLen(a, b []byte) int {
+	n := 0
+	for n+8 <= len(a) && n+8 <= len(b) {
+		if x := binary.LittleEndian.Uint64(a[len(a)-n-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-n-8:]); x != 0 {
+			return n + bits.LeadingZeros64(x)/8
+		}
+		n += 8
+	}
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 // applyDelta appends to dst the object that delta encodes against base;

@@ -45,6 +45,9 @@ var nfcTests = []string{
 	"12345678\u0301",
 	"“quoted” — dash…",
 	"中文报告A\u030a 段落", // a composing pair after settled text
+	"中\xe0\x80\x80文", // an overlong three-byte form after a settled character
+	"中\xed\xa0\x80文", // an encoded surrogate
+	"文\xe4\xb8",      // a settled character's sequence cut at the end
 }
 
 func TestAppendCanonicalString(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finrepro/finrepro/cache/internal/synth"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -296,4 +297,110 @@ func FuzzCanonicalValues(f *testing.F) {
 			t.Fatalf("string %q became %q (%v), want %q", str, v.Body.S, err, norm.NFC.String(want))
 		}
 	})
+}
+
+// TestCanonicalStrings checks string values that the encoder copies as
+// read (escapes it writes itself, text in NFC) and those it must rewrite,
+// each expected form written out by hand from the key rule: only '"',
+// '\\' and control characters escaped, short escapes where JSON has them,
+// \u00xx in lower case otherwise, text in NFC.
+func TestCanonicalStrings(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", `plain text`, `plain text`},
+		{"escapes kept", `a\"b\\c\nd\te\rf\bg\fh`, `a\"b\\c\nd\te\rf\bg\fh`},
+		{"solidus unescaped", `a\/b`, `a/b`},
+		{"letter escape", `\u00e9t\u00E9`, "été"},
+		{"control escape in lower case", `\u001F`, `\u001f`},
+		{"short escape from \\u", `\u000a\u0009\u0022\u005c`, `\n\t\"\\`},
+		{"mark composed", "e\u0301", "\u00e9"},
+		// '\n' does not compose with the mark; the text "\n" escaped
+		// would (n + U+0301 is U+0144), which must not change it.
+		{"mark after an escape", "\\n\u0301", "\\n\u0301"},
+		{"mark after escaped backslash", "\\\\e\u0301", "\\\\\u00e9"},
+		{"settled CJK kept", "中文，“引号”…한국", "中文，“引号”…한국"},
+		{"CJK with escapes", "中\\n文\\\"", "中\\n文\\\""},
+		{"jamo composed", "\u1100\u1161", "\uac00"},
+		{"empty", ``, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Canonical([]byte(`{"provider":"p","endpoint":"e","body":{"s":"` + tt.in + `"}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Schema + "\n" + `{"body":{"s":"` + tt.want + `"},"endpoint":"e","provider":"p","sample":0}`
+			if string(got) != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// FuzzCanonicalStringBytes checks the exact bytes of every string value
+// the key rule accepts against the rule written out here: the value as
+// encoding/json decodes it, in x/text's NFC, with only '"', '\\' and
+// control characters escaped (short escapes where JSON has them,
+// \u00xx otherwise).
+func FuzzCanonicalStringBytes(f *testing.F) {
+	for _, s := range []string{`a\"b\\c\nd`, `\/`, `\u00e9`, `\u001F`, "\\n\u0301", "n\u0301", "\\\\e\u0301", "中\\t文", `\ud83d\ude00`, "\\b\u0308"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, str string) {
+		c, err := Canonical([]byte(`{"provider":"p","endpoint":"e","body":{"s":"` + str + `"}}`))
+		if err != nil {
+			return
+		}
+		var u string
+		if err := json.Unmarshal([]byte(`"`+str+`"`), &u); err != nil {
+			t.Fatalf("string %q accepted by Canonical, refused by encoding/json: %v", str, err)
+		}
+		var w strings.Builder
+		for _, r := range norm.NFC.String(u) {
+			switch {
+			case r == '"' || r == '\\':
+				w.WriteString(`\` + string(r))
+			case r == '\b':
+				w.WriteString(`\b`)
+			case r == '\f':
+				w.WriteString(`\f`)
+			case r == '\n':
+				w.WriteString(`\n`)
+			case r == '\r':
+				w.WriteString(`\r`)
+			case r == '\t':
+				w.WriteString(`\t`)
+			case r < 0x20:
+				fmt.Fprintf(&w, `\u%04x`, r)
+			default:
+				w.WriteRune(r)
+			}
+		}
+		want := Schema + "\n" + `{"body":{"s":"` + w.String() + `"},"endpoint":"e","provider":"p","sample":0}`
+		if string(c) != want {
+			t.Fatalf("string %q:\ngot  %s\nwant %s", str, c, want)
+		}
+	})
+}
+
+// BenchmarkCanonical keys the requests of synthetic judge traffic (one
+// long report a request, its text with escapes, half of it Chinese).
+func BenchmarkCanonical(b *testing.B) {
+	var reqs [][]byte
+	size := 0
+	j := synth.NewJudge(1)
+	for range 64 {
+		var x struct{ Request json.RawMessage }
+		if err := json.Unmarshal(j.Next(), &x); err != nil {
+			b.Fatal(err)
+		}
+		reqs, size = append(reqs, x.Request), size+len(x.Request)
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		for _, r := range reqs {
+			if _, err := Canonical(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
