@@ -57,7 +57,7 @@ func (s *Store) Each(fn func(Key, *Exchange) error) error {
 		return &window{xs: make([]*Exchange, len(keys)), errs: make([]error, len(keys))}
 	}, func(w *window, _, i int, k Key, r rec, err error) {
 		if err == nil {
-			w.xs[i], _, err = s.getMeta(k, r, true)
+			w.xs[i], err = s.get(k, r)
 		}
 		w.errs[i] = err
 	}, func(w *window, keys []Key, from int) (int, error) {
@@ -427,24 +427,19 @@ func (dw *dumpWindow) reset(n, runs int) {
 }
 
 // appendDumpLine appends Dump's line of exchange k, of record r, to dst.
-// Its checks and errors are those of a Get (appendMeta); on an error dst
-// is returned as it was.
+// Its checks and errors are those of a Get (appendGet), but for its meta,
+// checked as JSON and written as stored; on an error dst is returned as
+// it was.
 func (s *Store) appendDumpLine(dst []byte, k Key, r rec) ([]byte, error) {
 	n := len(dst)
-	b := append(dst, `{"request":`...)
-	at := len(b)
-	got, err := s.readObject(b, Digest(k)) // any copy
+	b, js, err := s.appendRequest(append(dst, `{"request":`...), k)
 	if err != nil {
-		return b[:n], fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
+		return dst[:n], err
 	}
-	b = got
-	js, ok := reqkey.JSON(b[at:])
-	if !ok {
-		return b[:n], fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
-	}
-	b = append(append(b[:at], js...), `,"response":`...) // the schema line dropped in place
-	at = len(b)
-	if got, err = s.readResponse(b, k, r); err != nil {
+	b = append(append(b[:len(dst)+len(`{"request":`)], b[js:]...), `,"response":`...) // the schema line dropped in place
+	at := len(b)
+	got, err := s.readResponse(b, k, r)
+	if err != nil {
 		return b[:n], fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
 	b = got

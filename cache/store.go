@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -803,7 +802,7 @@ func (s *Store) AppendExchange(dst []byte, k Key) (x *Exchange, buf []byte, err 
 	if err != nil {
 		return nil, dst, err
 	}
-	x, _, buf, err = s.appendMeta(dst[:0], k, r, true)
+	x, buf, err = s.appendGet(dst[:0], k, r)
 	if err != nil {
 		return nil, dst, err
 	}
@@ -811,51 +810,47 @@ func (s *Store) AppendExchange(dst []byte, k Key) (x *Exchange, buf []byte, err 
 }
 
 func (s *Store) get(k Key, r rec) (*Exchange, error) {
-	x, _, err := s.getMeta(k, r, true)
+	x, _, err := s.appendGet(nil, k, r)
 	return x, err
 }
 
-// getMeta reads an exchange and returns it with its meta as stored
-// (JSON); with withMeta false it leaves x.Meta empty (for callers that
-// use the meta JSON as it is).
-func (s *Store) getMeta(k Key, r rec, withMeta bool) (*Exchange, []byte, error) {
-	x, meta, _, err := s.appendMeta(nil, k, r, withMeta)
-	return x, meta, err
-}
-
-// appendMeta is getMeta appending the request and the response to dst,
-// and returning the buffer that holds them too.
-func (s *Store) appendMeta(dst []byte, k Key, r rec, withMeta bool) (*Exchange, []byte, []byte, error) {
-	buf, err := s.readObject(dst, Digest(k)) // any copy
+// appendGet is get appending the request and the response to dst, and
+// returning the buffer that holds them too.
+func (s *Store) appendGet(dst []byte, k Key, r rec) (*Exchange, []byte, error) {
+	buf, js, err := s.appendRequest(dst, k)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
-	}
-	js, ok := reqkey.JSON(buf[len(dst):])
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
+		return nil, nil, err
 	}
 	at := len(buf)
 	buf, err = s.readResponse(buf, k, r)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
-	// the request again from the buffer, which the response may have moved
-	js = buf[at-len(js) : at : at]
-	x := &Exchange{Request: js, Response: buf[at:len(buf):len(buf)]}
+	// the request from the buffer, which the response may have moved
+	x := &Exchange{Request: buf[js:at:at], Response: buf[at:len(buf):len(buf)]}
 	meta, err := s.recMeta(r)
+	if err == nil {
+		err = decodeMeta(meta, &x.Meta)
+	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
-	if !withMeta {
-		if !json.Valid(meta) {
-			return nil, nil, nil, fmt.Errorf("cache: get %s: meta: not JSON: %w", k.Str(), ErrCorrupt)
-		}
-		return x, meta, buf, nil
+	return x, buf, nil
+}
+
+// appendRequest appends the request object of k (any copy) to dst and
+// returns the buffer with where its JSON starts, after the schema line
+// of its canonical encoding.
+func (s *Store) appendRequest(dst []byte, k Key) (buf []byte, js int, err error) {
+	buf, err = s.readObject(dst, Digest(k))
+	if err != nil {
+		return nil, 0, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
-	if err := decodeMeta(meta, &x.Meta); err != nil {
-		return nil, nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	c, ok := reqkey.JSON(buf[len(dst):])
+	if !ok {
+		return nil, 0, fmt.Errorf("cache: get %s: request: not a canonical encoding: %w", k.Str(), ErrCorrupt)
 	}
-	return x, meta, buf, nil
+	return buf, len(buf) - len(c), nil
 }
 
 // readResponse appends the response of record r of key k to dst. When
