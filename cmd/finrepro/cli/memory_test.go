@@ -163,7 +163,7 @@ func TestCollectionsFreedInTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.analyse(ctx, env, folder, -1, true, true, false)
+	a, err := s.analyse(ctx, env, folder, analyseOptions{tolerance: -1, sweep: true, items: true})
 	if err != nil {
 		t.Fatal(err, e.String())
 	}
@@ -221,7 +221,7 @@ func TestAnalyseCanceled(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		a, err := s.analyse(ctx, env, folder, -1, true, true, false)
+		a, err := s.analyse(ctx, env, folder, analyseOptions{tolerance: -1, sweep: true, items: true})
 		if err == nil {
 			a.close()
 		}
@@ -283,7 +283,7 @@ func TestAnalyseErrorsInOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := s.analyse(ctx, env, folder, -1, true, true, false)
+			a, err := s.analyse(ctx, env, folder, analyseOptions{tolerance: -1, sweep: true, items: true})
 			if err == nil {
 				a.close()
 				t.Fatal("the analysis succeeded")

@@ -171,15 +171,25 @@ func (a *analysisRun) taskDetails(bench, task string) (ds []analysis.Detail, rel
 	return a.spill.taskDetails(bench, task)
 }
 
+// analyseOptions say what analyse does beside scoring.
+type analyseOptions struct {
+	tolerance float64 // of published cells; negative: half a unit in the last printed digit
+	// sweep runs the default sensitivity sweeps, whose tables are also
+	// appended to their benchmark's result.
+	sweep bool
+	// items writes each benchmark's item records into the output folder
+	// (see itemRecords).
+	items bool
+	// earlyPages writes the task pages of each benchmark but the last
+	// into the output folder's site (see earlyPages), which writeOutputs
+	// then need not write again.
+	earlyPages bool
+}
+
 // analyse runs every benchmark offline, fails with the list of misses
-// when a request is not stored, compares with the published tables and,
-// when sweep is true, runs the default sensitivity sweeps, whose tables
-// are also appended to their benchmark's result. The results' details
-// are kept in a file in the output folder o (see detailSpill), not in
-// memory; when items is true, each benchmark's item records are written
-// into o (see itemRecords); when pages is true, the task pages of each
-// benchmark but the last are written into o's site folder (see
-// earlyPages), which writeOutputs then need not write again. A result
+// when a request is not stored, compares with the published tables and
+// does what opt says. The results' details are kept in a file in the
+// output folder o (see detailSpill), not in memory. A result
 // keeps its item records' fields only. On success the caller must call
 // the run's close.
 //
@@ -194,7 +204,7 @@ func (a *analysisRun) taskDetails(bench, task string) (ds []analysis.Detail, rel
 // benchmarks' collection and finish, by the core the pipeline leaves
 // idle part of the time; the last benchmark's are written with the rest
 // of the site.
-func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol float64, sweep, items, pages bool) (_ *analysisRun, err error) {
+func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, opt analyseOptions) (_ *analysisRun, err error) {
 	a := &analysisRun{}
 	if a.spill, err = newDetailSpill(o.dir); err != nil {
 		return nil, err
@@ -204,13 +214,13 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 			a.close()
 		}
 	}()
-	if items {
+	if opt.items {
 		if a.items, err = newItemRecords(o, provenance(s.bundle, s.benches, nil, s.settings)); err != nil {
 			return nil, err
 		}
 	}
 	var early *earlyPages
-	if pages {
+	if opt.earlyPages {
 		if err := unvouch(o.dir); err != nil {
 			return nil, err
 		}
@@ -225,14 +235,14 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 	res := make([]*analysis.Result, len(s.benches))
 	sens := make([][]*analysis.Table, len(s.benches))
 	what := "replaying and scoring"
-	if sweep {
+	if opt.sweep {
 		what = "replaying, scoring and sweeping"
 	}
 	end := phase(s.progress, "%s %d benchmarks from the cache", what, len(s.benches))
 	err = s.collectInTurn(ctx, a, func(i int, got collected) error {
 		bm := s.benches[i]
 		var err error
-		res[i], err = s.finishBenchmark(ctx, a, bm, got.c, sweeper, sweep, &sens[i])
+		res[i], err = s.finishBenchmark(ctx, a, bm, got.c, sweeper, opt.sweep, &sens[i])
 		if err == nil {
 			err = a.spill.failed() // the texts the details and tables were made from
 		}
@@ -274,7 +284,7 @@ func (s *session) analyse(ctx context.Context, env *Env, o *outputFolder, tol fl
 			return nil, err
 		}
 	}
-	if a.comps, err = compareAll(s.bundle, res, tol); err != nil {
+	if a.comps, err = compareAll(s.bundle, res, opt.tolerance); err != nil {
 		return nil, err
 	}
 	a.sens = slices.Concat(sens...)

@@ -94,7 +94,7 @@ func runReproduce(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	a, err := s.analyse(ctx, env, folder, *tol, !*noSweep, true, true)
+	a, err := s.analyse(ctx, env, folder, analyseOptions{tolerance: *tol, sweep: !*noSweep, items: true, earlyPages: true})
 	if err != nil {
 		return err
 	}

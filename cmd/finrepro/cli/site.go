@@ -51,7 +51,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.close()
-	a, err := s.analyse(ctx, env, folder, *tol, !*noSweep, false, false) // the site does not show the item records
+	a, err := s.analyse(ctx, env, folder, analyseOptions{tolerance: *tol, sweep: !*noSweep}) // the site does not show the item records
 	if err != nil {
 		return err
 	}
