@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/finrepro/finrepro/replay"
-	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // StreamVersion is the version of the stored stream format.
@@ -93,35 +92,6 @@ var streamMarker = []byte(`{"finrepro_stream":`)
 
 // isStream reports whether a stored response is a Stream.
 func isStream(resp []byte) bool { return bytes.HasPrefix(resp, streamMarker) }
-
-// ParseStream parses a stored stream, accepting only the format's
-// version and at least one frame. It decodes with go-json-experiment
-// into plain frame structs: replaying a 1 MB stream of 2,000 frames
-// spent three quarters of its time here with encoding/json and a
-// Frame.UnmarshalJSON per frame (BenchmarkStreamReplay).
-func ParseStream(b []byte) (*Stream, error) {
-	var j struct {
-		Version     int         `json:"finrepro_stream"`
-		ContentType string      `json:"content_type"`
-		Frames      []frameJSON `json:"frames"`
-	}
-	if err := jsonv2.Unmarshal(b, &j, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return nil, fmt.Errorf("proxy: stored stream: %w", err)
-	}
-	if j.Version != StreamVersion {
-		return nil, fmt.Errorf("proxy: stored stream: version %d, want %d", j.Version, StreamVersion)
-	}
-	if len(j.Frames) == 0 {
-		return nil, errors.New("proxy: stored stream: no frames")
-	}
-	s := &Stream{Version: j.Version, ContentType: j.ContentType, Frames: make([]Frame, len(j.Frames))}
-	for i, f := range j.Frames {
-		if err := s.Frames[i].set(f); err != nil {
-			return nil, fmt.Errorf("proxy: stored stream: frame %d: %w", i, err)
-		}
-	}
-	return s, nil
-}
 
 // Limits on what a stream reader accepts: a hostile upstream costs
 // bounded memory.

@@ -2,12 +2,16 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // TestGrammar checks terminal and error detection on hand-written streams
@@ -114,11 +118,120 @@ func FuzzFrameReader(f *testing.F) {
 	})
 }
 
-// FuzzStream holds the stored stream format to a round trip: any frames
-// (valid UTF-8 or not) come back byte for byte, and whatever ParseStream
-// accepts encodes back to something it parses to the same frames.
+// TestParseStream checks stored streams written by hand: what each
+// accepted one holds, and the reason each rejected one is refused.
+func TestParseStream(t *testing.T) {
+	const head = `{"finrepro_stream":1,"content_type":"text/event-stream","frames":`
+	for _, c := range []struct {
+		name, in string
+		frames   []string // accepted: the frames' bytes
+		atUS     []int64
+		err      string // rejected: part of the error
+	}{
+		{name: "plain", in: head + `[{"at_us":0,"data":"data: a\n\n"},{"at_us":12,"data":"data: [DONE]\n\n"}]}`,
+			frames: []string{"data: a\n\n", "data: [DONE]\n\n"}, atUS: []int64{0, 12}},
+		// Escapes: \" \\ \/ \t, \u00e9 (é, 2 bytes), the pair
+		// \ud83d\ude00 (U+1F600, 4 bytes), raw UTF-8 (中); b64 "/w==" is
+		// the byte 0xff.
+		{name: "escapes and b64", in: " {\"frames\" : [ {\"data\":\"\\\"\\\\\\/\\t\\u00e9\\ud83d\\ude00中\",\"at_us\":3}, {\"b64\":\"/w==\",\"at_us\":4} ] ,\"finrepro_stream\":1} \n",
+			frames: []string{"\"\\/\t\u00e9\U0001F600中", "\xff"}, atUS: []int64{3, 4}},
+		{name: "version", in: `{"finrepro_stream":2,"frames":[{"at_us":0,"data":"x"}]}`, err: "version 2, want 1"},
+		{name: "no version", in: `{"frames":[{"at_us":0,"data":"x"}]}`, err: "no finrepro_stream version"},
+		{name: "no frames", in: head + `[]}`, err: "no frames"},
+		{name: "frames missing", in: `{"finrepro_stream":1}`, err: "no frames"},
+		{name: "both", in: head + `[{"at_us":0,"data":"x","b64":"eA=="}]}`, err: "frame 0: want exactly one of data and b64"},
+		{name: "neither", in: head + `[{"at_us":0}]}`, err: "frame 0: want exactly one"},
+		{name: "negative", in: head + `[{"at_us":-1,"data":"x"}]}`, err: "negative at_us"},
+		{name: "fraction", in: head + `[{"at_us":1.5,"data":"x"}]}`, err: "without fraction"},
+		{name: "exponent", in: head + `[{"at_us":1e3,"data":"x"}]}`, err: "without fraction"},
+		{name: "leading zero", in: head + `[{"at_us":01,"data":"x"}]}`, err: "want an integer"},
+		{name: "huge", in: head + `[{"at_us":99999999999999999999,"data":"x"}]}`, err: "out of range"},
+		{name: "unknown", in: head + `[{"at_us":0,"data":"x","extra":1}]}`, err: `frame 0: unknown member "extra"`},
+		{name: "unknown top", in: `{"finrepro_stream":1,"Frames":[]}`, err: `unknown member "Frames"`},
+		{name: "duplicate", in: head + `[{"at_us":0,"data":"x","data":"y"}]}`, err: `duplicate member "data"`},
+		{name: "bad b64", in: head + `[{"at_us":0,"b64":"!!"}]}`, err: "b64:"},
+		{name: "null data", in: head + `[{"at_us":0,"data":null}]}`, err: `want '"'`},
+		{name: "control", in: head + "[{\"at_us\":0,\"data\":\"a\nb\"}]}", err: "control character"},
+		{name: "invalid UTF-8", in: head + "[{\"at_us\":0,\"data\":\"\xff\"}]}", err: "not valid UTF-8"},
+		{name: "lone surrogate", in: head + `[{"at_us":0,"data":"\ud83d"}]}`, err: "invalid surrogate"},
+		{name: "bad escape", in: head + `[{"at_us":0,"data":"\x"}]}`, err: `invalid escape \x`},
+		{name: "short \\u", in: head + `[{"at_us":0,"data":"\u12"}]}`, err: `invalid escape \u`},
+		{name: "unterminated", in: head + `[{"at_us":0,"data":"abc`, err: "unterminated string"},
+		{name: "cut", in: head + `[{"at_us":0,"data":"x"}`, err: "offset"},
+		{name: "trailing", in: head + `[{"at_us":0,"data":"x"}]}{}`, err: "data after"},
+		{name: "empty", in: ``, err: `want '{'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := ParseStream([]byte(c.in))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one containing %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Frames) != len(c.frames) {
+				t.Fatalf("%d frames, want %d", len(s.Frames), len(c.frames))
+			}
+			for i, f := range s.Frames {
+				if string(f.Bytes) != c.frames[i] || f.AtUS != c.atUS[i] {
+					t.Errorf("frame %d: %d %q, want %d %q", i, f.AtUS, f.Bytes, c.atUS[i], c.frames[i])
+				}
+			}
+		})
+	}
+}
+
+// strictStream decodes a stored stream with go-json-experiment's strict
+// decoding (unknown members rejected; duplicate names and invalid UTF-8
+// are rejected by default) and the format's rules of docs/proxy.md: the
+// oracle ParseStream is held to.
+func strictStream(b []byte) (*Stream, error) {
+	var j struct {
+		Version     *int   `json:"finrepro_stream"`
+		ContentType string `json:"content_type"`
+		Frames      []struct {
+			AtUS int64   `json:"at_us"`
+			Data *string `json:"data"`
+			B64  *string `json:"b64"`
+		} `json:"frames"`
+	}
+	if err := jsonv2.Unmarshal(b, &j, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return nil, err
+	}
+	if j.Version == nil || *j.Version != StreamVersion || len(j.Frames) == 0 {
+		return nil, errors.New("version or frames")
+	}
+	s := &Stream{Version: *j.Version, ContentType: j.ContentType}
+	for i, f := range j.Frames {
+		var raw []byte
+		switch {
+		case (f.Data == nil) == (f.B64 == nil) || f.AtUS < 0:
+			return nil, fmt.Errorf("frame %d", i)
+		case f.Data != nil:
+			raw = []byte(*f.Data)
+		default:
+			var err error
+			if raw, err = base64.StdEncoding.DecodeString(*f.B64); err != nil {
+				return nil, err
+			}
+		}
+		s.Frames = append(s.Frames, Frame{AtUS: f.AtUS, Bytes: raw})
+	}
+	return s, nil
+}
+
+// FuzzStream holds the stored stream format to a round trip, any frames
+// (valid UTF-8 or not) coming back byte for byte, and ParseStream to
+// strictStream: what one accepts the other accepts with the same frames
+// (null, which strict decoding takes for a missing member, is left to
+// ParseStream, which refuses it).
 func FuzzStream(f *testing.F) {
 	f.Add([]byte("data: a\n\n"), []byte("\xff\xfe\n\n"), `{"finrepro_stream":1,"content_type":"text/event-stream","frames":[{"at_us":0,"data":"x"}]}`)
+	f.Add([]byte("data: {\"a\":\"\u00e9\"}\n\n"), []byte{}, `{"frames":[{"b64":"/w==","at_us":1},{"data":"\ud83d\ude00\t","at_us":2}],"finrepro_stream":1}`)
+	f.Add([]byte{}, []byte{0}, `{"finrepro_stream":1,"frames":[{"at_us":1e3,"data":"x","data":"y"}]}`)
 	f.Fuzz(func(t *testing.T, a, b []byte, stored string) {
 		st := Stream{Version: StreamVersion, ContentType: "text/event-stream", Frames: []Frame{{0, a}, {7, b}}}
 		enc, err := json.Marshal(&st)
@@ -135,18 +248,20 @@ func FuzzStream(f *testing.F) {
 		if !bytes.Equal(back.Frames[0].Bytes, a) || !bytes.Equal(back.Frames[1].Bytes, b) || back.Frames[1].AtUS != 7 {
 			t.Fatalf("round trip changed the frames: %q %q", back.Frames[0].Bytes, back.Frames[1].Bytes)
 		}
-		if s, err := ParseStream([]byte(stored)); err == nil {
-			enc, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
+		got, err := ParseStream([]byte(stored))
+		want, werr := strictStream([]byte(stored))
+		switch {
+		case err == nil && werr != nil:
+			t.Fatalf("ParseStream accepts %q, strict decoding refuses it: %v", stored, werr)
+		case err != nil && werr == nil && !strings.Contains(stored, "null"):
+			t.Fatalf("ParseStream refuses %q (%v), strict decoding accepts it", stored, err)
+		case err == nil:
+			if got.ContentType != want.ContentType || len(got.Frames) != len(want.Frames) {
+				t.Fatalf("%q: content type %q and %d frames, strict decoding %q and %d", stored, got.ContentType, len(got.Frames), want.ContentType, len(want.Frames))
 			}
-			s2, err := ParseStream(enc)
-			if err != nil || len(s2.Frames) != len(s.Frames) {
-				t.Fatalf("re-encoded stream does not parse: %v", err)
-			}
-			for i := range s.Frames {
-				if !bytes.Equal(s.Frames[i].Bytes, s2.Frames[i].Bytes) {
-					t.Fatalf("frame %d changed", i)
+			for i := range got.Frames {
+				if !bytes.Equal(got.Frames[i].Bytes, want.Frames[i].Bytes) || got.Frames[i].AtUS != want.Frames[i].AtUS {
+					t.Fatalf("%q: frame %d is %d %q, strict decoding %d %q", stored, i, got.Frames[i].AtUS, got.Frames[i].Bytes, want.Frames[i].AtUS, want.Frames[i].Bytes)
 				}
 			}
 		}
