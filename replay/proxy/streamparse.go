@@ -255,32 +255,37 @@ func (p *streamParser) str() error {
 		return err
 	}
 	b := p.b
-	for {
-		// The run up to the next quote, backslash or control character
-		// is copied as it is (checked to be UTF-8).
-		j := p.i
-		for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
-			j++
+	// Runs of plain ASCII are copied as they are; a stored chunk escapes
+	// a quote every few bytes, so each escape costs little.
+	run := p.i
+	for p.i < len(b) {
+		c := b[p.i]
+		if !stopsRun[c] {
+			p.i++
+			continue
 		}
-		run := b[p.i:j]
-		if !utf8.Valid(run) {
-			return p.errorf("string not valid UTF-8")
-		}
-		p.buf = append(p.buf, run...)
-		p.i = j
 		switch {
-		case j == len(b):
-			return p.errorf("unterminated string")
-		case b[j] == '"':
+		case c == '"':
+			p.buf = append(p.buf, b[run:p.i]...)
 			p.i++
 			return nil
-		case b[j] < 0x20:
+		case c == '\\':
+			p.buf = append(p.buf, b[run:p.i]...)
+			if err := p.escape(); err != nil {
+				return err
+			}
+			run = p.i
+		case c < 0x20:
 			return p.errorf("control character in string")
-		}
-		if err := p.escape(); err != nil {
-			return err
+		default: // the first byte of a UTF-8 sequence, or not UTF-8
+			r, n := utf8.DecodeRune(b[p.i:])
+			if r == utf8.RuneError && n == 1 {
+				return p.errorf("string not valid UTF-8")
+			}
+			p.i += n
 		}
 	}
+	return p.errorf("unterminated string")
 }
 
 // escape reads the escape sequence at p.i (a backslash) and appends what
@@ -291,7 +296,7 @@ func (p *streamParser) escape() error {
 		return p.errorf("unterminated string")
 	}
 	c := b[p.i+1]
-	if simple, ok := simpleEscapes[c]; ok {
+	if simple := simpleEscapes[c]; simple != 0 {
 		p.buf = append(p.buf, simple)
 		p.i += 2
 		return nil
@@ -318,9 +323,18 @@ func (p *streamParser) escape() error {
 	return nil
 }
 
+// stopsRun marks the bytes that end a string's run of plain ASCII: the
+// quote, the backslash, control characters and bytes of 0x80 or more.
+var stopsRun = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80
+	}
+	return t
+}()
+
 // simpleEscapes maps the letter after a backslash to the byte it stands
-// for.
-var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+// for, 0 for none (stored streams escape a quote in every few bytes).
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // hex4 reads four hex digits at b[at:].
 func (p *streamParser) hex4(at int) (rune, bool) {
