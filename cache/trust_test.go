@@ -124,11 +124,11 @@ func testCheckedPacks(t *testing.T, format int) {
 // pack).
 func TestAppendTrustedResponse(t *testing.T) {
 	for _, tc := range []struct {
-		name          string
-		format        int
-		trustDir      string // "": a record of the test's own
-		verify        string
-		wantTrusted   bool // by the writer and by a store opened again
+		name        string
+		format      int
+		trustDir    string // "": a record of the test's own
+		verify      string
+		wantTrusted bool // by the writer and by a store opened again
 	}{
 		{"trust record", 2, "", "", true},
 		{"no trust record", 2, "off", "", false},
