@@ -110,7 +110,7 @@ type recInfo struct {
 func satLen(n int64) uint32 { return uint32(min(n, 1<<32-1)) }
 
 // buildPackMem makes the in-memory index of a parsed pack index,
-// compressing its metas with compress, and returns it with the keys of
+// compressing its metas with compress (nil: kept as they are), and returns it with the keys of
 // its records in its order (key order).
 func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key, error) {
 	m := &packMem{v2: ix.v2 != nil}
@@ -349,6 +349,8 @@ const rawGroup = 1 << 31
 // minCompressedGroup is the size under which a group is kept as it is.
 const minCompressedGroup = 256
 
+// packMetas groups metas, each group compressed with compress unless
+// that is not smaller or compress is nil.
 func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 	var a metaArena
 	var buf, out []byte
@@ -371,7 +373,7 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		// A group of one small meta (a pack of one Put) is not worth a
 		// frame.
 		c, flag := buf, uint32(rawGroup)
-		if len(buf) >= minCompressedGroup {
+		if compress != nil && len(buf) >= minCompressedGroup {
 			if z := compress(buf); len(z) < len(buf) {
 				c, flag = z, 0
 			}

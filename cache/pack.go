@@ -100,6 +100,15 @@ type packIndex struct {
 }
 
 // marshal encodes the index in its pack's format.
+// metaBytes is the size of the index's metas.
+func (ix *packIndex) metaBytes() int64 {
+	n := 0
+	for i := range ix.recs {
+		n += len(ix.recs[i].meta)
+	}
+	return int64(n)
+}
+
 func (ix *packIndex) marshal() []byte {
 	if ix.v2 != nil {
 		return ix.marshal2()
