@@ -592,7 +592,8 @@ func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
 // MB, are read without compressing them again. Compressing was 10 % of
 // the CPU of "finrepro replay" of 1,000 requests of 20,000 random
 // exchanges (bench/compare.sh), and each read decodes a group of them.
-const rawMetaBytes = 8 << 20
+// (A variable for TestIndexMemoryPerExchange.)
+var rawMetaBytes int64 = 8 << 20
 
 // compressMetas compresses a group of metas for the in-memory index:
 // at zstd's fastest level, without a checksum (the bytes never leave
