@@ -242,7 +242,10 @@ func (c *Client) lookup(j *job) bool {
 			return true
 		}
 	}
-	if j.keepBody {
+	switch {
+	case j.keepBody && trusted:
+		j.body = compactValid(make([]byte, 0, len(resp)), resp)
+	case j.keepBody:
 		// The checked response is valid JSON: compacting it only drops
 		// whitespace between tokens (the bytes json.Compact gives, 4x as
 		// fast), and cannot fail.
@@ -264,6 +267,43 @@ func (c *Client) lookup(j *job) bool {
 	c.avoided += meta.CostUSD
 	c.mu.Unlock()
 	return true
+}
+
+// compactValid appends valid JSON v to dst without the whitespace between
+// its tokens: the bytes jsontext.Value.Compact gives v, which keeps strings
+// as they are, without checking v again. It was 9 % of the CPU of
+// "finrepro replay" of 1,000 random requests (bench/compare.sh) passing
+// on bodies from a trusted pack.
+func compactValid(dst, v []byte) []byte {
+	for len(v) > 0 {
+		switch c := v[0]; c {
+		case ' ', '\t', '\n', '\r':
+			v = v[1:]
+		case '"':
+			// The string up to its closing quote: the first quote after
+			// an even number of backslashes.
+			end := 1
+			for {
+				q := bytes.IndexByte(v[end:], '"')
+				if q < 0 {
+					end = len(v) // not JSON: kept as it is
+					break
+				}
+				end += q + 1
+				n := 0
+				for k := end - 2; v[k] == '\\'; k-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
+			dst, v = append(dst, v[:end]...), v[end:]
+		default:
+			dst, v = append(dst, c), v[1:]
+		}
+	}
+	return dst
 }
 
 // responseBuffers keeps lookup's response buffers between lookups: they
