@@ -193,6 +193,9 @@ func TestMetaArena(t *testing.T) {
 		}
 		for _, compress := range []func([]byte) []byte{compressMetas, nil, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
 			a := packMetas(metas, compress)
+			if compress == nil && len(a.blob) != cap(a.blob) {
+				t.Fatalf("%d metas: a blob of %d bytes holds %d", n, len(a.blob), cap(a.blob))
+			}
 			for i, want := range metas {
 				g, first, count := a.groupOf(i, n)
 				b, compressed := a.group(g)
