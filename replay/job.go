@@ -165,7 +165,7 @@ func (j *job) rekey() error {
 	if err != nil {
 		return err
 	}
-	j.raw, j.key = raw, key
+	j.raw, j.key, j.req.keyedBody = raw, key, nil
 	j.reply = results.Reply{Key: key.String()}
 	return nil
 }
@@ -176,7 +176,14 @@ func encodeKey(r *Request) ([]byte, cache.Key, error) {
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: encode request: %w", err)
 	}
-	key, err := keyOf(raw)
+	var key cache.Key
+	if r.keyedBody != nil && len(raw) <= reqkey.MaxRequestBytes {
+		// Canonical would take the same fields and body: the key Of
+		// gives the request (TestPlainRequestLine).
+		key, err = reqkey.Build(r.Provider, r.Endpoint, r.Sample, func(dst []byte) []byte { return append(dst, r.keyedBody...) })
+	} else {
+		key, err = keyOf(raw)
+	}
 	if err != nil {
 		return nil, cache.Key{}, fmt.Errorf("replay: key: %w", err)
 	}
