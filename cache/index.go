@@ -110,7 +110,7 @@ type recInfo struct {
 func satLen(n int64) uint32 { return uint32(min(n, 1<<32-1)) }
 
 // buildPackMem makes the in-memory index of a parsed pack index,
-// compressing its metas with compress, and returns it with the keys of
+// compressing its metas with compress (nil: kept as they are), and returns it with the keys of
 // its records in its order (key order).
 func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key, error) {
 	m := &packMem{v2: ix.v2 != nil}
@@ -349,9 +349,20 @@ const rawGroup = 1 << 31
 // minCompressedGroup is the size under which a group is kept as it is.
 const minCompressedGroup = 256
 
+// packMetas groups metas, each group compressed with compress unless
+// that is not smaller or compress is nil.
 func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 	var a metaArena
 	var buf, out []byte
+	if compress == nil {
+		// The groups' exact size: grown by appends, out was copied again
+		// and again (6 % of the CPU of a 1,000-request replay, pprof).
+		n := 0
+		for _, m := range metas {
+			n += uvarintLen(uint64(len(m))) + len(m)
+		}
+		out = make([]byte, 0, n)
+	}
 	for lo := 0; lo < len(metas); {
 		hi, size := lo, 0
 		for hi < len(metas) && hi-lo < metaGroup && (hi == lo || size+len(metas[hi]) <= metaGroupBytes) {
@@ -371,7 +382,7 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		// A group of one small meta (a pack of one Put) is not worth a
 		// frame.
 		c, flag := buf, uint32(rawGroup)
-		if len(buf) >= minCompressedGroup {
+		if compress != nil && len(buf) >= minCompressedGroup {
 			if z := compress(buf); len(z) < len(buf) {
 				c, flag = z, 0
 			}
@@ -379,7 +390,10 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		out = append(out, c...)
 		a.ends = append(a.ends, uint32(len(out))|flag)
 	}
-	a.blob = bytes.Clone(out) // exactly its size
+	a.blob = out
+	if compress != nil {
+		a.blob = bytes.Clone(out) // exactly its size
+	}
 	a.ends, a.first = slices.Clip(a.ends), slices.Clip(a.first)
 	return a
 }

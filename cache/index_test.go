@@ -88,6 +88,10 @@ func heapOfOpen(t *testing.T, dir string) int64 {
 // Open of a store of n exchanges and of one of 4n, in both pack formats.
 func TestIndexMemoryPerExchange(t *testing.T) {
 	const n = 4000
+	// The metas a store keeps uncompressed are bounded apart, by
+	// rawMetaBytes: measured here without them.
+	defer func(b int64) { rawMetaBytes = b }(rawMetaBytes)
+	rawMetaBytes = 0
 	for _, format := range []int{1, 2} {
 		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
 			small, large := buildStore(t, format, n), buildStore(t, format, 4*n)
@@ -187,11 +191,17 @@ func TestMetaArena(t *testing.T) {
 				metas[i] = b
 			}
 		}
-		for _, compress := range []func([]byte) []byte{compressMetas, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
+		for _, compress := range []func([]byte) []byte{compressMetas, nil, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
 			a := packMetas(metas, compress)
+			if compress == nil && len(a.blob) != cap(a.blob) {
+				t.Fatalf("%d metas: a blob of %d bytes holds %d", n, len(a.blob), cap(a.blob))
+			}
 			for i, want := range metas {
 				g, first, count := a.groupOf(i, n)
 				b, compressed := a.group(g)
+				if compressed && compress == nil {
+					t.Fatalf("%d metas: group %d compressed without a compressor", n, g)
+				}
 				dec := b
 				if compressed {
 					var err error
@@ -207,6 +217,54 @@ func TestMetaArena(t *testing.T) {
 					t.Fatalf("%d metas: meta %d: got %q, %v; want %q", n, i, got, err, want)
 				}
 			}
+		}
+	}
+}
+
+// TestRawMetas: a store opened reads its packs' metas without
+// compressing them while they fit in rawMetaBytes, and compresses those
+// of packs found once the budget is spent; every meta reads back as it
+// was written either way.
+func TestRawMetas(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{NoCompact: true})
+	var keys []Key
+	put := func(from, to int) { // one pack
+		b := w.NewBatch()
+		for i := from; i < to; i++ {
+			k, _, err := b.Add(testExchange(i, fmt.Sprintf(`{"answer":%d}`, i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k)
+		}
+		if err := b.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0, 200)
+	r := openTest(t, dir, Options{ReadOnly: true})
+	r.rawMetas = rawMetaBytes - 1 // spent: what is found from now on is compressed
+	put(200, 400)
+	if err := r.refresh(); err != nil {
+		t.Fatal(err)
+	}
+	compressed := map[bool]int{}
+	for _, p := range r.packs {
+		for g := range p.mem.metas.ends {
+			_, c := p.mem.metas.group(g)
+			compressed[c]++
+		}
+	}
+	// Two packs of 200 records, 7 groups each (metaGroup): the first
+	// pack's raw, the second's compressed.
+	if compressed[true] != 7 || compressed[false] != 7 {
+		t.Fatalf("groups compressed: %v", compressed)
+	}
+	for _, k := range keys {
+		m, err := r.GetMeta(k)
+		if err != nil || m.Source != SourceSim || m.CostUSD != 0.5 {
+			t.Fatalf("%s: %+v, %v", k.Str(), m, err)
 		}
 	}
 }

@@ -100,6 +100,15 @@ type packIndex struct {
 }
 
 // marshal encodes the index in its pack's format.
+// metaBytes is the size of the index's metas.
+func (ix *packIndex) metaBytes() int64 {
+	n := 0
+	for i := range ix.recs {
+		n += len(ix.recs[i].meta)
+	}
+	return int64(n)
+}
+
 func (ix *packIndex) marshal() []byte {
 	if ix.v2 != nil {
 		return ix.marshal2()
@@ -189,7 +198,7 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	if next != indexOff {
 		return nil, bad("objects end at %d, the index starts at %d", next, indexOff)
 	}
-	if d, ok := repeated(ix.objs, func(o objEntry) Digest { return o.digest }); ok {
+	if d, ok := repeated(ix.objs, func(o *objEntry) (Digest, bool) { return o.digest, true }); ok {
 		return nil, bad("object %s listed twice", d.Str())
 	}
 	n, ok = uv()
@@ -221,7 +230,7 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	if len(rest) != 0 {
 		return nil, errBadIndex
 	}
-	if k, ok := repeated(ix.recs, func(r recEntry) Digest { return Digest(r.key) }); ok {
+	if k, ok := repeated(ix.recs, recKey); ok {
 		return nil, bad("key %s recorded twice", k.Str())
 	}
 	// One allocation for every meta, not sub-slices of b.
@@ -234,11 +243,14 @@ func parsePackIndex(b []byte, indexOff int64) (*packIndex, error) {
 	return ix, nil
 }
 
-// repeated returns a digest that occurs twice among the ids of xs.
-func repeated[T any](xs []T, id func(T) Digest) (Digest, bool) {
-	ds := make([]Digest, len(xs))
-	for i, x := range xs {
-		ds[i] = id(x)
+// repeated returns a digest that occurs twice among the ids of xs, of
+// those id gives one (ok).
+func repeated[T any](xs []T, id func(*T) (d Digest, ok bool)) (Digest, bool) {
+	ds := make([]Digest, 0, len(xs))
+	for i := range xs {
+		if d, ok := id(&xs[i]); ok {
+			ds = append(ds, d)
+		}
 	}
 	slices.SortFunc(ds, cmpDigest)
 	for i := 1; i < len(ds); i++ {
@@ -248,6 +260,9 @@ func repeated[T any](xs []T, id func(T) Digest) (Digest, bool) {
 	}
 	return Digest{}, false
 }
+
+// recKey is the key of record r, for repeated.
+func recKey(r *recEntry) (Digest, bool) { return Digest(r.key), true }
 
 // readPackIndex reads and decodes the index of a pack of size bytes,
 // named name (its local objects' ids derive from it).

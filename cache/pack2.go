@@ -407,10 +407,10 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if i := slices.Index(named, false); i >= 0 {
 		return nil, bad("object %d is named by no record and has no digest", i)
 	}
-	if d, ok := repeated(slices.DeleteFunc(slices.Clone(ix.objs), func(o objEntry) bool { return o.local }), func(o objEntry) Digest { return o.digest }); ok {
+	if d, ok := repeated(ix.objs, func(o *objEntry) (Digest, bool) { return o.digest, !o.local }); ok {
 		return nil, bad("object %s listed twice", d.Str())
 	}
-	if k, ok := repeated(ix.recs, func(r recEntry) Digest { return Digest(r.key) }); ok {
+	if k, ok := repeated(ix.recs, recKey); ok {
 		return nil, bad("key %s recorded twice", k.Str())
 	}
 	for i := range hasDigest {

@@ -309,7 +309,7 @@ func (s *Store) respDigest(k Key, r rec) (Digest, error) {
 	if l, ok := s.respLoc(r); !ok || !l.local {
 		return s.respID(r), nil
 	}
-	raw, err := s.readResponse(nil, k, r)
+	raw, _, err := s.readResponse(nil, k, r)
 	if err != nil {
 		return Digest{}, err
 	}
@@ -438,7 +438,7 @@ func (s *Store) appendDumpLine(dst []byte, k Key, r rec) ([]byte, error) {
 	}
 	b = append(append(b[:len(dst)+len(`{"request":`)], b[js:]...), `,"response":`...) // the schema line dropped in place
 	at := len(b)
-	got, err := s.readResponse(b, k, r)
+	got, _, err := s.readResponse(b, k, r)
 	if err != nil {
 		return b[:n], fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}

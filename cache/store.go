@@ -148,6 +148,9 @@ type Store struct {
 	verified map[string]int64
 	// trust is the store's trust record: packs known good (trust.go).
 	trust trustRecord
+	// rawMetas counts the bytes of metas the index keeps uncompressed,
+	// at most rawMetaBytes.
+	rawMetas int64
 
 	commit     committer
 	maint      sync.Mutex  // one compaction, gc or verify at a time
@@ -427,8 +430,18 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		keys []Key
 		size int64
 		err  error
+		// rawMetas is the size of the metas kept uncompressed.
+		rawMetas int64
 	}
 	got := make([]loaded, len(names))
+	// Each new pack may keep up to an equal share of what is left of
+	// rawMetaBytes uncompressed.
+	s.mu.RLock()
+	share := int64(0)
+	if len(names) > 0 {
+		share = (rawMetaBytes - s.rawMetas) / int64(len(names))
+	}
+	s.mu.RUnlock()
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, name := range names {
@@ -436,7 +449,11 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 			l := &got[i]
 			l.ix, l.size, l.err = s.loadPack(s.packPath(name))
 			if l.err == nil {
-				l.mem, l.keys, l.err = buildPackMem(l.ix, compressMetas)
+				compress := compressMetas
+				if n := l.ix.metaBytes(); n <= share {
+					compress, l.rawMetas = nil, n
+				}
+				l.mem, l.keys, l.err = buildPackMem(l.ix, compress)
 				// Only the dictionary's name is needed further: the
 				// parsed index goes now, not once every pack is read.
 				l.ix = &packIndex{dict: l.ix.dict}
@@ -467,6 +484,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		if err := s.addIndex(p, ix, got[i].mem, got[i].keys, &runs); err != nil {
 			s.packProblem(p, err)
 		}
+		s.rawMetas += got[i].rawMetas
 		s.packs[name] = p
 	}
 	s.addRuns(&runs)
@@ -567,6 +585,15 @@ func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
 	}
 	return out
 }
+
+// rawMetaBytes is how many bytes of metas a store's in-memory index keeps
+// as the packs' indexes hold them, not compressed (compressMetas): the
+// packs of a store of about 40,000 exchanges, whose metas take about 8
+// MB, are read without compressing them again. Compressing was 10 % of
+// the CPU of "finrepro replay" of 1,000 requests of 20,000 random
+// exchanges (bench/compare.sh), and each read decodes a group of them.
+// (A variable for TestIndexMemoryPerExchange.)
+var rawMetaBytes int64 = 8 << 20
 
 // compressMetas compresses a group of metas for the in-memory index:
 // at zstd's fastest level, without a checksum (the bytes never leave
@@ -768,27 +795,37 @@ func (s *Store) GetResponse(k Key) ([]byte, *Meta, error) {
 // AppendResponse is GetResponse appending the response to dst, so that a
 // caller done with one response can reuse its buffer for the next.
 func (s *Store) AppendResponse(dst []byte, k Key) ([]byte, *Meta, error) {
+	resp, m, _, err := s.AppendTrustedResponse(dst, k)
+	return resp, m, err
+}
+
+// AppendTrustedResponse is AppendResponse that also reports whether the
+// response was read from a pack the store trusts (trust.go: a pack this
+// finrepro wrote or Verify passed, its file unchanged since; none in
+// verify mode), as the local object of k's record: such a response is
+// what its writer stored, and was not hashed again.
+func (s *Store) AppendTrustedResponse(dst []byte, k Key) (resp []byte, m *Meta, trusted bool, err error) {
 	r, err := s.record(k)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if r.p.mem.recs[r.i].req < 0 {
 		s.mu.RLock()
 		ok := s.hasObj(Digest(k))
 		s.mu.RUnlock()
 		if !ok {
-			return nil, nil, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
+			return nil, nil, false, fmt.Errorf("cache: get %s: request: object %s missing: %w", k.Str(), k.Str(), ErrCorrupt)
 		}
 	}
-	resp, err := s.readResponse(dst, k, r)
+	resp, trusted, err = s.readResponse(dst, k, r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
+		return nil, nil, false, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
-	var m Meta
-	if err := s.decodeRecMeta(r, &m); err != nil {
-		return nil, nil, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
+	m = new(Meta)
+	if err := s.decodeRecMeta(r, m); err != nil {
+		return nil, nil, false, fmt.Errorf("cache: get %s: meta: %v: %w", k.Str(), err, ErrCorrupt)
 	}
-	return resp, &m, nil
+	return resp, m, trusted, nil
 }
 
 // AppendExchange is Get reading the request and the response into dst's
@@ -822,7 +859,7 @@ func (s *Store) appendGet(dst []byte, k Key, r rec) (*Exchange, []byte, error) {
 		return nil, nil, err
 	}
 	at := len(buf)
-	buf, err = s.readResponse(buf, k, r)
+	buf, _, err = s.readResponse(buf, k, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: get %s: response: %w", k.Str(), err)
 	}
@@ -853,48 +890,51 @@ func (s *Store) appendRequest(dst []byte, k Key) (buf []byte, js int, err error)
 	return buf, len(buf) - len(c), nil
 }
 
-// readResponse appends the response of record r of key k to dst. When
-// r's pack has been merged away meanwhile (by this process or, as the
-// read finds, by another) and its response was a local object, whose
-// place named it only in that pack, the response is read again through
-// k's new record.
-func (s *Store) readResponse(dst []byte, k Key, r rec) ([]byte, error) {
-	b, err := s.readResp1(dst, r)
+// readResponse appends the response of record r of key k to dst, and
+// reports whether it was read, unhashed, from a trusted pack as a local
+// object of its record's pack. When r's pack has been merged away
+// meanwhile (by this process or, as the read finds, by another) and its
+// response was a local object, whose place named it only in that pack,
+// the response is read again through k's new record.
+func (s *Store) readResponse(dst []byte, k Key, r rec) ([]byte, bool, error) {
+	b, trusted, err := s.readResp1(dst, r)
 	if err == nil || !r.p.gone.Load() {
-		return b, err
+		return b, trusted, err
 	}
 	nr, rerr := s.record(k)
 	if rerr != nil || nr.p == r.p && nr.i == r.i {
-		return nil, err
+		return nil, false, err
 	}
 	return s.readResp1(dst, nr)
 }
 
 // readResp1 is one attempt of readResponse: a local object from its
 // place, any other response by its digest.
-func (s *Store) readResp1(dst []byte, r rec) ([]byte, error) {
+func (s *Store) readResp1(dst []byte, r rec) ([]byte, bool, error) {
 	l, ok := s.respLoc(r)
 	if !ok || !l.local {
-		return s.readObject(dst, s.respID(r))
+		b, err := s.readObject(dst, s.respID(r))
+		return b, false, err
 	}
 	d := s.respID(r)
-	b, err := s.readAt(dst, l, d)
+	rehash := s.rehash(l.p)
+	b, err := s.readLoc(dst, l, d, rehash)
 	if err == nil {
-		return b, nil
+		return b, !rehash, nil
 	}
 	if r.p.gone.Load() || isNotExist(err) {
 		if !r.p.gone.Load() {
 			// Merged away by another process: drop what is gone.
 			if ferr := s.forgetGone(); ferr != nil {
-				return nil, ferr
+				return nil, false, ferr
 			}
 		}
-		return nil, err
+		return nil, false, err
 	}
 	s.mu.Lock()
 	s.problems = append(s.problems, Problem{Path: s.rel(l.p.path), Msg: err.Error()})
 	s.mu.Unlock()
-	return nil, err
+	return nil, false, err
 }
 
 // readObject appends the content of object d to dst, trying every copy until one
@@ -946,8 +986,12 @@ const largePack = 1 << 20
 
 // readAt appends the content of object d, stored at l, to dst.
 func (s *Store) readAt(dst []byte, l objLoc, d Digest) ([]byte, error) {
-	return s.readLoc(dst, l, d, !l.p.trusted.Load() || s.opt.Verify)
+	return s.readLoc(dst, l, d, s.rehash(l.p))
 }
+
+// rehash reports whether what is read from p is hashed again: unless p is
+// trusted, and always in verify mode.
+func (s *Store) rehash(p *pack) bool { return !p.trusted.Load() || s.opt.Verify }
 
 // readLoc is readAt, re-hashing the content when rehash is set.
 func (s *Store) readLoc(dst []byte, l objLoc, d Digest, rehash bool) ([]byte, error) {

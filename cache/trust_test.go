@@ -117,6 +117,51 @@ func testCheckedPacks(t *testing.T, format int) {
 	}
 }
 
+// TestAppendTrustedResponse: a response is reported trusted when it is
+// read, unhashed, from a pack of the trust record as the local object of
+// its record (format 2); not without a trust record, nor in verify mode,
+// nor from a format-1 pack (whose responses are found by digest, in any
+// pack).
+func TestAppendTrustedResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		format      int
+		trustDir    string // "": a record of the test's own
+		verify      string
+		wantTrusted bool // by the writer and by a store opened again
+	}{
+		{"trust record", 2, "", "", true},
+		{"no trust record", 2, "off", "", false},
+		{"verify mode", 2, "", "1", false},
+		{"format 1", 1, "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trustDir := tc.trustDir
+			if trustDir == "" {
+				trustDir = t.TempDir()
+			}
+			t.Setenv(TrustDirEnv, trustDir)
+			t.Setenv(VerifyEnv, tc.verify)
+			dir := t.TempDir()
+			s := openTest(t, dir, Options{NoCompact: true, PackFormat: tc.format})
+			x := testExchange(1, `{"answer":"stored"}`)
+			k, err := s.Put(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, st := range []*Store{s, openTest(t, dir, Options{ReadOnly: true})} {
+				resp, m, trusted, err := st.AppendTrustedResponse([]byte("x"), k)
+				if err != nil || string(resp) != `x{"answer":"stored"}` || m.Source != SourceSim {
+					t.Fatalf("store %d: got %s, %+v, %v", i, resp, m, err)
+				}
+				if trusted != tc.wantTrusted {
+					t.Errorf("store %d: trusted %v, want %v", i, trusted, tc.wantTrusted)
+				}
+			}
+		})
+	}
+}
+
 // TestVerifiedPacksTrusted: after Verify passes, the store trusts the
 // packs it checked; after it fails, none.
 func TestVerifiedPacksTrusted(t *testing.T) {

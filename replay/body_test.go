@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/finrepro/finrepro/cache/reqkey"
 	"github.com/finrepro/finrepro/results"
 )
@@ -168,4 +170,36 @@ func BenchmarkAppendJSONString(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestCompactValid: whitespace between tokens goes, whitespace and
+// escaped quotes and backslashes inside strings stay (the outputs written
+// by hand).
+func TestCompactValid(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{}`, `{}`},
+		{" {\n\t\"a\" : [ 1 , 2 ]\r\n} \n", `{"a":[1,2]}`},
+		{`{"a b": "c \" d", "e": "\\", "f": "\\\" g"}`, `{"a b":"c \" d","e":"\\","f":"\\\" g"}`},
+		{`["\u00e9 ", true, null]`, `["\u00e9 ",true,null]`},
+		{`"x\\\\" , `, `"x\\\\",`},
+	} {
+		if got := compactValid([]byte("<"), []byte(c.in)); string(got) != "<"+c.want {
+			t.Errorf("compactValid(%q) = %q, want %q", c.in, got[1:], c.want)
+		}
+	}
+}
+
+// FuzzCompactValid: on valid JSON, compactValid gives the bytes
+// jsontext.Value.Compact gives; on anything else it does not panic.
+func FuzzCompactValid(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2, {"b": "c \" \\ d"}]}`, " \"\\\\\" ", `[1 , "x\"`, `"\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := compactValid(nil, b)
+		want := jsontext.Value(bytes.Clone(b))
+		if want.Compact() == nil && !bytes.Equal(got, want) {
+			t.Fatalf("compactValid(%q) = %q, want %q", b, got, want)
+		}
+	})
 }

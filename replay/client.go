@@ -373,7 +373,10 @@ func (c *Client) AnswerRequests(ctx context.Context, reqs []Request) []results.R
 // AnswerRequestBodies is AnswerRequests that also returns, for each reply
 // answered from the cache, the stored response as one line of compact
 // JSON (nil for the other replies): what "finrepro replay" writes, read
-// from the store once.
+// from the store once. A response read from a pack the store trusts
+// (cache.Store.AppendTrustedResponse) is what this finrepro stored (a
+// recording checks a response first, a load that it is JSON) and is
+// passed on without being parsed again: its reply has no Text.
 func (c *Client) AnswerRequestBodies(ctx context.Context, reqs []Request) ([]results.Reply, [][]byte) {
 	return c.answerRequests(ctx, reqs, true)
 }

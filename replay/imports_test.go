@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,4 +305,74 @@ func FuzzBatchCustomID(f *testing.F) {
 			t.Fatalf("%q read as %d %q", other, n, key)
 		}
 	})
+}
+
+// checkPlainLine checks plainRequestLine against decodeRequestLine, the
+// reading of every line: a line it reads is one decodeRequestLine reads
+// into the same values, and its canonical body keys the request as
+// reqkey.Of keys the request's JSON. It reports whether the line was
+// plain.
+func checkPlainLine(t *testing.T, line []byte) bool {
+	t.Helper()
+	l, keyed := plainRequestLine(line)
+	if l == nil {
+		return false
+	}
+	want, err := decodeRequestLine("f", 1, line)
+	if err != nil {
+		t.Fatalf("%q: read in one pass, but decodeRequestLine says %v", line, err)
+	}
+	if l.Provider != want.Provider || l.Endpoint != want.Endpoint || !bytes.Equal(l.Body, want.Body) || (l.Sample == nil) != (want.Sample == nil) || l.Sample != nil && *l.Sample != *want.Sample {
+		t.Fatalf("%q: read as %+v, decodeRequestLine reads %+v", line, l, want)
+	}
+	r := Request{Provider: cmp.Or(l.Provider, "p"), Endpoint: cmp.Or(l.Endpoint, "e"), Body: json.RawMessage(l.Body)}
+	if l.Sample != nil {
+		r.Sample = *l.Sample
+	}
+	_, wantKey, wantErr := encodeKey(&r)
+	r.keyedBody = keyed
+	_, key, err := encodeKey(&r)
+	if key != wantKey || (err == nil) != (wantErr == nil) {
+		t.Fatalf("%q: key %s, %v; from its JSON %s, %v", line, key, err, wantKey, wantErr)
+	}
+	return true
+}
+
+// TestPlainRequestLine: lines with members named exactly, strings without
+// escapes and the sample in digits are read in one pass; the others are
+// left to decodeRequestLine.
+func TestPlainRequestLine(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		plain bool
+	}{
+		{`{"provider":"openai","body":{"model":"m","messages":[]}}`, true},
+		{` {"body" : {"b":1, "a":[1.0, "x\"y"]} ,"sample":2,"endpoint":"responses"}`, true},
+		{"{\"provider\":\"e\u0301\",\"body\":{\"e\u0301\":\"\u00e9\"}}", true}, // not NFC: the key normalises it
+		{`{"body":{}}`, true}, // the provider is the default one
+		{`{"Provider":"openai","body":{}}`, false},
+		{`{"provider":"op\u0065nai","body":{}}`, false},
+		{`{"provider":"p","body":{},"sample":1.5}`, false},
+		{`{"provider":"p","body":{},"sample":-1}`, false},
+		{`{"provider":"p","body":{},"sample":null}`, false},
+		{`{"provider":"p","body":{},"sample":12345678901}`, false},
+		{`{"provider":"p","body":{},"provider":"q"}`, false},
+		{"{\"provider\":\"p\",\"body\":{\"a\":\"\xff\"}}", false},
+		{`{"provider":"p","body":[1]}`, false},
+		{`{"provider":"p","body":{},"extra":1}`, false},
+		{`{"provider":1,"body":{}}`, false},
+	} {
+		if got := checkPlainLine(t, []byte(c.line)); got != c.plain {
+			t.Errorf("%s: read in one pass %v, want %v", c.line, got, c.plain)
+		}
+	}
+}
+
+// FuzzPlainRequestLine: whatever plainRequestLine reads, decodeRequestLine
+// reads alike, and the key is the same (checkPlainLine).
+func FuzzPlainRequestLine(f *testing.F) {
+	f.Add(`{"provider":"openai","body":{"model":"m","messages":[{"role":"user","content":"q"}]},"sample":1}`)
+	f.Add(`{"body":{"b":[1.0,2e3],"a":"\u00e9"},"endpoint":"responses","sample":0}`)
+	f.Add("{\"provider\":\"e\u0301\",\"body\":{}}")
+	f.Fuzz(func(t *testing.T, line string) { checkPlainLine(t, []byte(line)) })
 }

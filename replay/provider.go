@@ -113,6 +113,10 @@ type Request struct {
 	// model is the body's model when the request was built from a
 	// prompt, which saves decoding the body to find it.
 	model string
+	// keyedBody, when not nil, is the canonical encoding of Body, as
+	// ParseRequests read it: the key is built from it (reqkey.Build)
+	// without reading the body again.
+	keyedBody []byte
 }
 
 // Encode returns the request object's JSON. The body is copied as it is

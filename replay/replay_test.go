@@ -938,38 +938,57 @@ func TestInterruptProgress(t *testing.T) {
 // TestAnswerRequestBodies: the stored response of each request answered
 // from the cache comes back as one line of compact JSON (the bytes
 // json.Compact makes of it, written here by hand), duplicates included;
-// a miss and an unusable response have none.
+// a miss has none. A store without a trust record (its packs are hashed
+// again on every read) has every response checked: the refusal is an
+// error, and the replies carry the text. A store whose packs this
+// process wrote and trusts passes its responses on unparsed: the
+// refusal's body comes back as stored, and no reply has text.
 func TestAnswerRequestBodies(t *testing.T) {
-	store, _ := openStore(t)
-	put := func(user, resp string) Request {
-		req, _ := RequestOf(call("openai", "m", user).Prompt)
-		if _, err := store.Put(&cache.Exchange{Request: req, Response: json.RawMessage(resp),
-			Meta: cache.Meta{Provider: "openai", Model: "m", Source: "import"}}); err != nil {
-			t.Fatal(err)
-		}
-		var r Request
-		if err := json.Unmarshal(req, &r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	good := put("q", "{\n  \"model\": \"m\",\n  \"choices\": [ {\"message\": {\"content\": \"a \\u00e9 b\"}} ]\n}\n")
-	refused := put("r", `{"model":"m","choices":[{"message":{"content":null,"refusal":"no"}}]}`)
-	missing, _ := RequestOf(call("openai", "m", "not stored").Prompt)
-	var miss Request
-	if err := json.Unmarshal(missing, &miss); err != nil {
-		t.Fatal(err)
-	}
-	c := New(store, Config{})
-	replies, bodies := c.AnswerRequestBodies(context.Background(), []Request{good, miss, refused, good})
 	want := `{"model":"m","choices":[{"message":{"content":"a \u00e9 b"}}]}`
-	for i, w := range []string{want, "", "", want} {
-		if string(bodies[i]) != w {
-			t.Errorf("body %d = %q, want %q", i, bodies[i], w)
-		}
-	}
-	if replies[0].Err != nil || replies[0].Text != "a é b" || replies[1].Err == nil || replies[2].Err == nil {
-		t.Errorf("replies %+v", replies)
+	refusal := `{"model":"m","choices":[{"message":{"content":null,"refusal":"no"}}]}`
+	for _, c := range []struct {
+		name       string
+		trustDir   string // "off": no trust record
+		wantBodies []string
+		wantText   string
+		refusalErr bool
+	}{
+		{"untrusted", "off", []string{want, "", "", want}, "a é b", true},
+		{"trusted", t.TempDir(), []string{want, "", refusal, want}, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(cache.TrustDirEnv, c.trustDir)
+			store, _ := openStore(t)
+			put := func(user, resp string) Request {
+				req, _ := RequestOf(call("openai", "m", user).Prompt)
+				if _, err := store.Put(&cache.Exchange{Request: req, Response: json.RawMessage(resp),
+					Meta: cache.Meta{Provider: "openai", Model: "m", Source: "import"}}); err != nil {
+					t.Fatal(err)
+				}
+				var r Request
+				if err := json.Unmarshal(req, &r); err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			good := put("q", "{\n  \"model\": \"m\",\n  \"choices\": [ {\"message\": {\"content\": \"a \\u00e9 b\"}} ]\n}\n")
+			refused := put("r", refusal)
+			missing, _ := RequestOf(call("openai", "m", "not stored").Prompt)
+			var miss Request
+			if err := json.Unmarshal(missing, &miss); err != nil {
+				t.Fatal(err)
+			}
+			cl := New(store, Config{})
+			replies, bodies := cl.AnswerRequestBodies(context.Background(), []Request{good, miss, refused, good})
+			for i, w := range c.wantBodies {
+				if string(bodies[i]) != w {
+					t.Errorf("body %d = %q, want %q", i, bodies[i], w)
+				}
+			}
+			if replies[0].Err != nil || replies[0].Text != c.wantText || replies[3].Text != c.wantText || replies[1].Err == nil || (replies[2].Err != nil) != c.refusalErr {
+				t.Errorf("replies %+v", replies)
+			}
+		})
 	}
 }
 

@@ -128,6 +128,40 @@ func CanonicalField(field string, request []byte) ([]byte, error) {
 	return c, nil
 }
 
+// A Member is a member of a JSON object read by Members: its name and
+// value in canonical form, and its value as the input has it.
+type Member struct {
+	Name           string
+	Canonical, Raw []byte
+}
+
+// Members reads the JSON object b by the rules of Canonical (strict JSON,
+// valid UTF-8, no name twice, at most MaxRequestBytes) and returns its
+// members in the order of their names: for a caller that takes a request
+// apart and keys it (Build) without reading its body twice. Raw and
+// Canonical are slices of b and of a new buffer.
+func Members(b []byte) ([]Member, error) {
+	if len(b) > MaxRequestBytes {
+		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
+	}
+	e := newEncoder(newDecoder(b), "", len(b))
+	if err := e.whole(); err != nil {
+		return nil, err
+	}
+	if e.out[e.val] != '{' {
+		return nil, &RequestError{"", "not a JSON object"}
+	}
+	ms := make([]Member, len(e.members))
+	for i, m := range e.members {
+		// The input from the end of the name: the colon, then the
+		// value, white space around either.
+		raw := bytes.TrimLeft(b[m.rawStart:m.rawEnd], " \t\r\n")
+		raw = bytes.TrimLeft(raw[1:], " \t\r\n")
+		ms[i] = Member{Name: m.key, Canonical: e.out[m.val:m.end:m.end], Raw: raw}
+	}
+	return ms, nil
+}
+
 // JoinField joins a field path and a path under it ("request" and
 // "body.model" give "request.body.model", "a" and "[2]" give "a[2]").
 func JoinField(a, b string) string {
@@ -231,10 +265,12 @@ type encoder struct {
 }
 
 // A span is an object member written in out: `"key":value` at
-// [start, end), its value from val.
+// [start, end), its value from val; a member of the top-level object
+// also has where its value is in the input, [rawStart, rawEnd).
 type span struct {
-	key             string
-	start, val, end int
+	key              string
+	start, val, end  int
+	rawStart, rawEnd int64
 }
 
 // A step is one level of a path: an object key, or an array index when
@@ -382,14 +418,14 @@ func (e *encoder) object(depth int) error {
 		if len(ms) > 0 {
 			e.out = append(e.out, ',')
 		}
-		m := span{key: k, start: len(e.out)}
+		m := span{key: k, start: len(e.out), rawStart: e.dec.InputOffset()}
 		e.out = appendString(e.out, k)
 		e.out = append(e.out, ':')
 		m.val = len(e.out)
 		if err := e.value(depth + 1); err != nil {
 			return err
 		}
-		m.end = len(e.out)
+		m.end, m.rawEnd = len(e.out), e.dec.InputOffset()
 		ms = append(ms, m)
 		e.path = e.path[:len(e.path)-1]
 	}
@@ -432,7 +468,7 @@ func (e *encoder) order(start int, ms []span) (dup string, ok bool) {
 		}
 		at := len(e.out)
 		e.out = append(e.out, tmp[m.start-off:m.end-off]...)
-		ms[j] = span{key: m.key, start: at, val: at + m.val - m.start, end: len(e.out)}
+		ms[j] = span{key: m.key, start: at, val: at + m.val - m.start, end: len(e.out), rawStart: m.rawStart, rawEnd: m.rawEnd}
 	}
 	return "", true
 }

@@ -404,3 +404,38 @@ func BenchmarkCanonical(b *testing.B) {
 		}
 	}
 }
+
+// TestMembers: the members of an object come in the order of their names,
+// each with its canonical value and its value as written (white space
+// around it gone, inside it kept); what Canonical refuses is refused.
+func TestMembers(t *testing.T) {
+	type m struct{ name, canonical, raw string }
+	for _, c := range []struct {
+		in   string
+		want []m
+		err  bool
+	}{
+		{`{}`, []m{}, false},
+		{" {\"z\" :\t[1.0, {\"b\":1,\"a\":2}] ,\n\"a\":\"x\" } ", []m{{"a", `"x"`, `"x"`}, {"z", `[1,{"a":2,"b":1}]`, `[1.0, {"b":1,"a":2}]`}}, false},
+		{`{"e\u0301":1e2}`, []m{{"\u00e9", `100`, `1e2`}}, false},
+		{`[1]`, nil, true},
+		{`{"a":1,"a":2}`, nil, true},
+		{"{\"a\":\"\xff\"}", nil, true},
+		{`{"a":1} x`, nil, true},
+	} {
+		got, err := Members([]byte(c.in))
+		if (err != nil) != c.err {
+			t.Errorf("Members(%q): %v", c.in, err)
+			continue
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("Members(%q) = %d members, want %d", c.in, len(got), len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if g := got[i]; g.Name != w.name || string(g.Canonical) != w.canonical || string(g.Raw) != w.raw {
+				t.Errorf("Members(%q)[%d] = %q %q %q, want %q %q %q", c.in, i, g.Name, g.Canonical, g.Raw, w.name, w.canonical, w.raw)
+			}
+		}
+	}
+}
