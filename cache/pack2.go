@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -430,7 +431,7 @@ type layout2 struct {
 // format-2 pack: records by key, the records' request objects in that
 // order, then their response objects, then the objects no record uses,
 // by digest.
-// compress is called in parallel for each block; large says that the
+// compress is called in parallel for each block, and must not keep b; large says that the
 // block holds the responses of a pack whose responses are large (see
 // largeRespBlockTarget), which writePack compresses at a faster level.
 func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []byte, large bool) []byte) *layout2 {
@@ -548,12 +549,15 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []b
 	g.SetLimit(max(1, compressWorkers()))
 	for bi, sp := range spans {
 		g.Go(func() error {
-			buf := make([]byte, 0, blocks[bi].rawLen)
+			bp := blockBufs.Get().(*[]byte)
+			buf := (*bp)[:0]
 			for _, e := range ents[sp[0]:sp[1]] {
 				buf = append(buf, e...)
 			}
 			blocks[bi].sum = sha256.Sum256(buf)
 			frames[bi] = compress(buf, large && sp[0] >= nreq)
+			*bp = buf
+			blockBufs.Put(bp)
 			return nil
 		})
 	}
@@ -572,6 +576,13 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []b
 	ix.v2 = &index2{blocks: blocks, named: named, reqAt: reqAt, respAt: respAt}
 	return &layout2{frames: frames, ix: ix}
 }
+
+// blockBufs holds the buffers in which layoutPack2 gathers a block's
+// entries and writePack encodes it, reused from block to block: made
+// afresh, they and their zeroing and page faults were about a tenth of
+// a one-core load's CPU on the random corpus (perf of GOMAXPROCS=1
+// finrepro cache load; BenchmarkLoad).
+var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // deltaSearch finds, for an object, an earlier literal object that shares
 // much of its content, by fingerprints of sampled windows.
