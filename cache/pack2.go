@@ -425,6 +425,7 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 type layout2 struct {
 	frames [][]byte
 	ix     *packIndex // locations relative to the pack's start
+	large  bool       // its responses are large (largeRespBlockTarget)
 }
 
 // layoutPack2 orders, delta-encodes and compresses items and recs into a
@@ -574,7 +575,7 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []b
 		off += blocks[bi].clen
 	}
 	ix.v2 = &index2{blocks: blocks, named: named, reqAt: reqAt, respAt: respAt}
-	return &layout2{frames: frames, ix: ix}
+	return &layout2{frames: frames, ix: ix, large: large}
 }
 
 // blockBufs holds the buffers in which layoutPack2 gathers a block's
