@@ -325,12 +325,13 @@ type packWriter struct {
 }
 
 // largeIndexLevel is indexLevel for the indexes of packs whose responses
-// are large (largeResp): at the best level their encoding was about 3 %
-// of a one-core load's CPU on the random corpus, and the better level
-// took 5-7 % less of that load's CPU for a store 26 KB (0.02 %) larger
-// (113.78 MB; GOMAXPROCS=1 finrepro cache load of gensynth -corpus
-// random -n 20000 -seed 1, and BenchmarkLoad). The judge corpus's packs,
-// whose responses are small, keep indexLevel.
+// are large (largeResp): at the best level their encoding was 3.3 % of
+// the samples of a one-core load on the random corpus (perf of
+// GOMAXPROCS=1 finrepro cache load of gensynth -corpus random -n 20000
+// -seed 1; BenchmarkLoad), and the better level took 0.92-1.02 times
+// that load's user+sys CPU (paired, 3 rounds on a busy machine) for
+// packs 26 KB (0.02 %) larger, 113.78 MB. The judge corpus's packs,
+// whose responses are small, keep indexLevel and their bytes.
 const largeIndexLevel = zstd.SpeedBetterCompression
 
 var largeIndexEncoder = sharedEncoder(largeIndexLevel)
