@@ -267,3 +267,30 @@ func BenchmarkGetParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkParseLine parses lines of the random corpus, by parseLine
+// (its scanner first, see linescan.go) and by the token decoder alone.
+func BenchmarkParseLine(b *testing.B) {
+	g := synth.New(1)
+	lines := make([][]byte, 200)
+	size := 0
+	for i := range lines {
+		lines[i] = g.Next()
+		size += len(lines[i])
+	}
+	for _, bc := range []struct {
+		name  string
+		parse func([]byte) (*Exchange, []byte, error)
+	}{{"scan", parseLine}, {"tokens", parseLineTokens}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, l := range lines {
+					if _, _, err := bc.parse(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -229,7 +229,7 @@ func FuzzParsePackIndex2(f *testing.F) {
 			recs = append(recs, recEntry{key: k, resp: r, meta: []byte(`{"source":"sim"}`)})
 		}
 	}
-	l := layoutPack2(Digest{}, items, recs, func(b []byte, _ bool) []byte { return b[:len(b)/2+1] })
+	l := layoutPack2(Digest{}, items, recs, func(b []byte, _ bool) []byte { return bytes.Clone(b[:len(b)/2+1]) })
 	off := int64(len(packMagic2))
 	for _, fr := range l.frames {
 		off += int64(len(fr))

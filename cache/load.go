@@ -51,6 +51,15 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	if len(b) > MaxLineBytes {
 		return nil, nil, &LineError{Msg: fmt.Sprintf("longer than %d bytes", MaxLineBytes)}
 	}
+	if x, canon, ok := parseLineFast(b); ok {
+		return x, canon, nil
+	}
+	return parseLineTokens(b)
+}
+
+// parseLineTokens is parseLine by the token decoder, which names the
+// fault of a bad line.
+func parseLineTokens(b []byte) (*Exchange, []byte, error) {
 	// The line is read leniently: lone surrogate escapes are allowed in a
 	// response or meta, as encoding/json allows them; the request is
 	// tokenized again, strictly, by the key rule; raw invalid UTF-8 is
@@ -127,6 +136,15 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 	case x.Response == nil:
 		return nil, nil, &LineError{Field: "response", Msg: "missing"}
 	}
+	if err := finishLine(&x, canon, meta); err != nil {
+		return nil, nil, err
+	}
+	return &x, canon, nil
+}
+
+// finishLine decodes a line's meta (nil: none) into x and checks that it
+// can be stored with the request's canonical form canon.
+func finishLine(x *Exchange, canon, meta []byte) error {
 	if meta == nil || string(meta) == "null" {
 		x.Meta.Source = SourceImport
 	} else {
@@ -135,13 +153,13 @@ func parseLine(b []byte) (*Exchange, []byte, error) {
 		if err := dec.Decode(&x.Meta); err != nil {
 			le := jsonLineError(err).(*LineError)
 			le.Field = reqkey.JoinField("meta", le.Field)
-			return nil, nil, le
+			return le
 		}
 	}
-	if _, err := metaJSON(&x, canon); err != nil {
-		return nil, nil, metaLineError(err)
+	if _, err := metaJSON(x, canon); err != nil {
+		return metaLineError(err)
 	}
-	return &x, canon, nil
+	return nil
 }
 
 // metaLineError turns metaJSON's error into a *LineError.

@@ -107,7 +107,8 @@ func binaryHash(w []byte) uint64 {
 
 // TestLayoutLargeResponses checks which blocks layoutPack2 marks as
 // blocks of large responses: those of responses averaging largeResp
-// bytes or more, never those of requests.
+// bytes or more, never those of requests; and the pack as one of large
+// responses in the same cases.
 func TestLayoutLargeResponses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	random := func(first byte, n int) []byte {
@@ -131,7 +132,7 @@ func TestLayoutLargeResponses(t *testing.T) {
 			recs = append(recs, recEntry{key: k, resp: d, meta: []byte(`{}`)})
 		}
 		var req, resp, largeReq, largeRespBlocks int
-		layoutPack2(Digest{}, items, recs, func(b []byte, large bool) []byte {
+		l := layoutPack2(Digest{}, items, recs, func(b []byte, large bool) []byte {
 			isReq := b[0] == 'Q'
 			if isReq {
 				req++
@@ -154,6 +155,9 @@ func TestLayoutLargeResponses(t *testing.T) {
 		}
 		if want := map[bool]int{true: resp, false: 0}[tt.large]; largeRespBlocks != want {
 			t.Errorf("responses of %d bytes: %d of %d response blocks marked large, want %d", tt.respBytes, largeRespBlocks, resp, want)
+		}
+		if l.large != tt.large { // the pack's index is then encoded at largeIndexLevel
+			t.Errorf("responses of %d bytes: pack marked large: %v, want %v", tt.respBytes, l.large, tt.large)
 		}
 	}
 }
