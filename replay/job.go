@@ -233,10 +233,11 @@ func (c *Client) lookup(j *job) bool {
 		}
 		return false
 	}
-	// A body passed on from a trusted pack is what this finrepro stored
-	// after checking it: it is not parsed again (its text is not wanted).
-	// Parsing was 13 % of the CPU of "finrepro replay" of 1,000 random
-	// requests (bench/compare.sh).
+	// A body passed on from a trusted pack (bytes this finrepro wrote:
+	// checked when recorded, or valid JSON that `cache load` took from a
+	// file) is passed on as stored, not parsed again (its text is not
+	// wanted): parsing was 13 % of the CPU of "finrepro replay" of 1,000
+	// random requests (bench/compare.sh). docs/providers.md says so.
 	o := &output{}
 	if !j.keepBody || !trusted {
 		var ce *CallError
