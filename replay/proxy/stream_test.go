@@ -146,7 +146,7 @@ func TestParseStream(t *testing.T) {
 		{name: "exponent", in: head + `[{"at_us":1e3,"data":"x"}]}`, err: "without fraction"},
 		{name: "leading zero", in: head + `[{"at_us":01,"data":"x"}]}`, err: "want an integer"},
 		{name: "huge", in: head + `[{"at_us":99999999999999999999,"data":"x"}]}`, err: "out of range"},
-		{name: "unknown", in: head + `[{"at_us":0,"data":"x","extra":1}]}`, err: `frame 0: unknown member "extra"`},
+		{name: "unknown", in: head + `[{"at_us":0,"data":"x","extra":1}]}`, err: `unknown member "extra"`},
 		{name: "unknown top", in: `{"finrepro_stream":1,"Frames":[]}`, err: `unknown member "Frames"`},
 		{name: "duplicate", in: head + `[{"at_us":0,"data":"x","data":"y"}]}`, err: `duplicate member "data"`},
 		{name: "bad b64", in: head + `[{"at_us":0,"b64":"!!"}]}`, err: "b64:"},

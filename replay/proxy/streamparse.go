@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -45,14 +46,14 @@ func (p *streamParser) errorf(format string, args ...any) error {
 func (p *streamParser) stream() (*Stream, error) {
 	s := &Stream{}
 	var haveVersion, haveFrames bool
-	err := p.object(func(name string) error {
+	err := p.object(streamMembers, func(k int) error {
 		var err error
-		switch name {
+		switch streamMembers[k] {
 		case "finrepro_stream":
 			var v int64
 			v, err = p.integer()
 			s.Version, haveVersion = int(v), true
-			if v != StreamVersion {
+			if err == nil && v != StreamVersion {
 				return fmt.Errorf("version %d, want %d", v, StreamVersion)
 			}
 		case "content_type":
@@ -71,8 +72,6 @@ func (p *streamParser) stream() (*Stream, error) {
 				s.Frames = append(s.Frames, f)
 				return nil
 			})
-		default:
-			err = fmt.Errorf("unknown member %q", name)
 		}
 		return err
 	})
@@ -91,12 +90,18 @@ func (p *streamParser) stream() (*Stream, error) {
 	return s, nil
 }
 
+// The members of a stream and of a frame.
+var (
+	streamMembers = []string{"finrepro_stream", "content_type", "frames"}
+	frameMembers  = []string{"at_us", "data", "b64"}
+)
+
 // frame reads one frame object into f.
 func (p *streamParser) frame(f *Frame) error {
 	start := len(p.buf)
 	var haveData, haveB64 bool
-	err := p.object(func(name string) error {
-		switch name {
+	err := p.object(frameMembers, func(k int) error {
+		switch frameMembers[k] {
 		case "at_us":
 			v, err := p.integer()
 			f.AtUS = v
@@ -104,22 +109,20 @@ func (p *streamParser) frame(f *Frame) error {
 		case "data":
 			haveData = true
 			return p.str()
-		case "b64":
-			haveB64 = true
-			at := len(p.buf)
-			if err := p.str(); err != nil {
-				return err
-			}
-			// The decoded bytes replace the text (a copy: frames that are
-			// not UTF-8 are rare).
-			text := bytes.Clone(p.buf[at:])
-			var err error
-			if p.buf, err = base64.StdEncoding.AppendDecode(p.buf[:at], text); err != nil {
-				return fmt.Errorf("b64: %w", err)
-			}
-			return nil
 		}
-		return fmt.Errorf("unknown member %q", name)
+		haveB64 = true
+		at := len(p.buf)
+		if err := p.str(); err != nil {
+			return err
+		}
+		// The decoded bytes replace the text (a copy: frames that are not
+		// UTF-8 are rare).
+		text := bytes.Clone(p.buf[at:])
+		var err error
+		if p.buf, err = base64.StdEncoding.AppendDecode(p.buf[:at], text); err != nil {
+			return fmt.Errorf("b64: %w", err)
+		}
+		return nil
 	})
 	switch {
 	case err != nil:
@@ -164,33 +167,36 @@ func (p *streamParser) next(c byte) bool {
 	return false
 }
 
-// object reads an object, calling member with each member's name, once
-// per name, before its value, which member reads.
-func (p *streamParser) object(member func(name string) error) error {
+// object reads an object whose members are among names (at most 64),
+// each at most once, calling member with the index in names of each
+// member's name before its value, which member reads.
+func (p *streamParser) object(names []string, member func(k int) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
 	if p.next('}') {
 		return nil
 	}
-	var seen []string
+	var seen uint64
 	for {
 		start := len(p.buf)
 		if err := p.str(); err != nil {
 			return err
 		}
-		name := string(p.buf[start:])
-		p.buf = p.buf[:start]
-		for _, s := range seen {
-			if s == name {
-				return p.errorf("duplicate member %q", name)
-			}
+		name := p.buf[start:]
+		k := slices.IndexFunc(names, func(n string) bool { return n == string(name) })
+		switch {
+		case k < 0:
+			return p.errorf("unknown member %q", name)
+		case seen&(1<<k) != 0:
+			return p.errorf("duplicate member %q", name)
 		}
-		seen = append(seen, name)
+		seen |= 1 << k
+		p.buf = p.buf[:start]
 		if err := p.expect(':'); err != nil {
 			return err
 		}
-		if err := member(name); err != nil {
+		if err := member(k); err != nil {
 			return err
 		}
 		if p.next('}') {
@@ -254,37 +260,41 @@ func (p *streamParser) str() error {
 	if err := p.expect('"'); err != nil {
 		return err
 	}
-	b := p.b
 	// Runs of plain ASCII are copied as they are; a stored chunk escapes
-	// a quote every few bytes, so each escape costs little.
-	run := p.i
-	for p.i < len(b) {
-		c := b[p.i]
+	// a quote every few bytes, so each escape costs little. The loop
+	// keeps its offset in i, not p.i, which it would store every byte.
+	b, i, run := p.b, p.i, p.i
+	for i < len(b) {
+		c := b[i]
 		if !stopsRun[c] {
-			p.i++
+			i++
 			continue
 		}
 		switch {
 		case c == '"':
-			p.buf = append(p.buf, b[run:p.i]...)
-			p.i++
+			p.buf = append(p.buf, b[run:i]...)
+			p.i = i + 1
 			return nil
 		case c == '\\':
-			p.buf = append(p.buf, b[run:p.i]...)
+			p.buf = append(p.buf, b[run:i]...)
+			p.i = i
 			if err := p.escape(); err != nil {
 				return err
 			}
-			run = p.i
+			i, run = p.i, p.i
 		case c < 0x20:
+			p.i = i
 			return p.errorf("control character in string")
 		default: // the first byte of a UTF-8 sequence, or not UTF-8
-			r, n := utf8.DecodeRune(b[p.i:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 {
+				p.i = i
 				return p.errorf("string not valid UTF-8")
 			}
-			p.i += n
+			i += n
 		}
 	}
+	p.i = i
 	return p.errorf("unterminated string")
 }
 
