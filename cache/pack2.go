@@ -433,8 +433,9 @@ type layout2 struct {
 // order, then their response objects, then the objects no record uses,
 // by digest.
 // compress is called in parallel for each block, and must not keep b; large says that the
-// block holds the responses of a pack whose responses are large (see
-// largeRespBlockTarget), which writePack compresses at a faster level.
+// block is one of a pack whose responses are large (see
+// largeRespBlockTarget), whose blocks writePack compresses at a faster
+// level.
 func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []byte, large bool) []byte) *layout2 {
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b recEntry) int { return cmpDigest(Digest(a.key), Digest(b.key)) })
@@ -556,7 +557,7 @@ func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []b
 				buf = append(buf, e...)
 			}
 			blocks[bi].sum = sha256.Sum256(buf)
-			frames[bi] = compress(buf, large && sp[0] >= nreq)
+			frames[bi] = compress(buf, large)
 			*bp = buf
 			blockBufs.Put(bp)
 			return nil

@@ -106,9 +106,10 @@ func binaryHash(w []byte) uint64 {
 }
 
 // TestLayoutLargeResponses checks which blocks layoutPack2 marks as
-// blocks of large responses: those of responses averaging largeResp
-// bytes or more, never those of requests; and the pack as one of large
-// responses in the same cases.
+// blocks of a pack of large responses: every block, of requests and of
+// responses, of a pack whose responses average largeResp bytes or more,
+// and none of another; and the pack as one of large responses in the same
+// cases.
 func TestLayoutLargeResponses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	random := func(first byte, n int) []byte {
@@ -131,7 +132,7 @@ func TestLayoutLargeResponses(t *testing.T) {
 			items = append(items, item{d: Digest(k), raw: q}, item{d: d, raw: a})
 			recs = append(recs, recEntry{key: k, resp: d, meta: []byte(`{}`)})
 		}
-		var req, resp, largeReq, largeRespBlocks int
+		var req, resp, largeReqBlocks, largeRespBlocks int
 		l := layoutPack2(Digest{}, items, recs, func(b []byte, large bool) []byte {
 			isReq := b[0] == 'Q'
 			if isReq {
@@ -140,7 +141,7 @@ func TestLayoutLargeResponses(t *testing.T) {
 				resp++
 			}
 			if large && isReq {
-				largeReq++
+				largeReqBlocks++
 			}
 			if large && !isReq {
 				largeRespBlocks++
@@ -150,8 +151,8 @@ func TestLayoutLargeResponses(t *testing.T) {
 		if req == 0 || resp == 0 {
 			t.Fatalf("responses of %d bytes: %d request blocks, %d response blocks", tt.respBytes, req, resp)
 		}
-		if largeReq != 0 {
-			t.Errorf("responses of %d bytes: %d request blocks marked large", tt.respBytes, largeReq)
+		if want := map[bool]int{true: req, false: 0}[tt.large]; largeReqBlocks != want {
+			t.Errorf("responses of %d bytes: %d of %d request blocks marked large, want %d", tt.respBytes, largeReqBlocks, req, want)
 		}
 		if want := map[bool]int{true: resp, false: 0}[tt.large]; largeRespBlocks != want {
 			t.Errorf("responses of %d bytes: %d of %d response blocks marked large, want %d", tt.respBytes, largeRespBlocks, resp, want)
