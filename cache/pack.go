@@ -99,7 +99,6 @@ type packIndex struct {
 	v2   *index2 // format 2 only
 }
 
-// marshal encodes the index in its pack's format.
 // metaBytes is the size of the index's metas.
 func (ix *packIndex) metaBytes() int64 {
 	n := 0
@@ -109,6 +108,7 @@ func (ix *packIndex) metaBytes() int64 {
 	return int64(n)
 }
 
+// marshal encodes the index in its pack's format.
 func (ix *packIndex) marshal() []byte {
 	if ix.v2 != nil {
 		return ix.marshal2()

@@ -432,10 +432,10 @@ type layout2 struct {
 // format-2 pack: records by key, the records' request objects in that
 // order, then their response objects, then the objects no record uses,
 // by digest.
-// compress is called in parallel for each block, and must not keep b; large says that the
-// block is one of a pack whose responses are large (see
-// largeRespBlockTarget), whose blocks writePack compresses at a faster
-// level.
+// compress is called in parallel for each block, and must not keep b;
+// large, the same for every block of the pack, says that the pack's
+// responses are large (see largeRespBlockTarget), so that writePack
+// compresses its blocks at a faster level.
 func layoutPack2(dict Digest, items []item, recs []recEntry, compress func(b []byte, large bool) []byte) *layout2 {
 	recs = slices.Clone(recs)
 	slices.SortFunc(recs, func(a, b recEntry) int { return cmpDigest(Digest(a.key), Digest(b.key)) })

@@ -57,32 +57,14 @@ func (f Frame) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads a frame; exactly one of "data" and "b64" is set.
-func (f *Frame) UnmarshalJSON(b []byte) error {
-	var j frameJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+// UnmarshalJSON reads a stored stream as ParseStream does, so that
+// decoding a Stream with encoding/json applies the format's rules.
+func (s *Stream) UnmarshalJSON(b []byte) error {
+	p, err := ParseStream(b)
+	if err != nil {
 		return err
 	}
-	return f.set(j)
-}
-
-// set sets f from its JSON form.
-func (f *Frame) set(j frameJSON) error {
-	switch {
-	case (j.Data == nil) == (j.B64 == nil):
-		return errors.New("want exactly one of data and b64")
-	case j.AtUS < 0:
-		return errors.New("negative at_us")
-	case j.Data != nil:
-		f.Bytes = []byte(*j.Data)
-	default:
-		raw, err := base64.StdEncoding.DecodeString(*j.B64)
-		if err != nil {
-			return fmt.Errorf("b64: %w", err)
-		}
-		f.Bytes = raw
-	}
-	f.AtUS = j.AtUS
+	*s = *p
 	return nil
 }
 

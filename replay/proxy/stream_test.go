@@ -162,6 +162,13 @@ func TestParseStream(t *testing.T) {
 		{name: "empty", in: ``, err: `want '{'`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// encoding/json decodes a Stream by ParseStream's rules.
+			var viaJSON Stream
+			if jerr := json.Unmarshal([]byte(c.in), &viaJSON); (jerr == nil) != (c.err == "") {
+				t.Errorf("json.Unmarshal: %v, want an error: %v", jerr, c.err != "")
+			} else if jerr == nil && len(viaJSON.Frames) != len(c.frames) {
+				t.Errorf("json.Unmarshal: %d frames, want %d", len(viaJSON.Frames), len(c.frames))
+			}
 			s, err := ParseStream([]byte(c.in))
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
