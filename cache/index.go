@@ -826,27 +826,54 @@ func (s *Store) winners(fn func(Key, rec)) {
 func (s *Store) recMeta(r rec) ([]byte, error) {
 	m := r.p.mem
 	g, first, count := m.metas.groupOf(r.i, len(m.recs))
-	slot := &s.metaSlots[(uint(r.p.id)*0x9E3779B1+uint(g))%metaSlots]
-	if c := slot.Load(); c != nil && c.p == r.p && c.g == g {
+	at := (uint(r.p.id)*0x9E3779B1 + uint(g)) % metaSlots
+	if c := s.metaSlots[at].Load(); c != nil && c.p == r.p && c.g == g {
 		return metaIn(c.dec, r.i-first, count)
 	}
 	b, compressed := m.metas.group(g)
-	dec := b
-	if compressed {
-		var err error
-		if dec, err = s.metaDec.DecodeAll(b, nil); err != nil {
-			return nil, fmt.Errorf("meta group: %w", err)
-		}
+	if !compressed {
+		return metaIn(b, r.i-first, count)
 	}
-	slot.Store(&metaSlot{r.p, g, dec})
+	dec, err := s.metaDec.DecodeAll(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("meta group: %w", err)
+	}
+	s.keepMetaGroup(at, &metaSlot{r.p, g, dec})
 	return metaIn(dec, r.i-first, count)
 }
 
-// metaSlots is how many decoded groups of metas a store keeps, each in
-// the slot its pack and group hash to (at most 512 groups of
-// maxMetaGroupBytes, 12 MB; about 3 MB for the demo's), so that a walk in key order and reads of
-// neighbouring keys decode each group about once, without a lock.
-const metaSlots = 512
+// metaSlots is how many decoded groups of metas a store keeps (a group
+// the index keeps uncompressed is read where it is), each in the slot
+// its pack and group hash to, and metaSlotBytes how many bytes of
+// decoded groups they hold at most, so that a walk in key order and
+// reads of neighbouring keys decode each group about once, without a
+// lock. Reads in no order (reproduce replays a benchmark's calls, then
+// the site reads the exchanges it embeds) decode each group once while
+// the store's fit: with 512 slots they missed 34,475 of the full-scale
+// demo's reads, nearly every one, which cost reproduce 4-6 % of its user
+// time (3.9 % of its CPU samples decoding groups, 326 MB of buffers per
+// run; perf and go test -bench Reproduce -memprofile with
+// FINREPRO_BENCH_BUNDLE, paired rounds of bench/reproduce.sh). The
+// demo's 1,040 groups take about 6 MB.
+const (
+	metaSlots     = 4096
+	metaSlotBytes = 16 << 20
+)
+
+// keepMetaGroup puts ms in slot at, then lets go of the groups in the
+// slots after it while the kept ones take more than metaSlotBytes.
+func (s *Store) keepMetaGroup(at uint, ms *metaSlot) {
+	n := int64(cap(ms.dec))
+	if old := s.metaSlots[at].Swap(ms); old != nil {
+		n -= int64(cap(old.dec))
+	}
+	total := s.metaSlotBytes.Add(n)
+	for j := uint(1); total > metaSlotBytes && j < metaSlots; j++ {
+		if old := s.metaSlots[(at+j)%metaSlots].Swap(nil); old != nil {
+			total = s.metaSlotBytes.Add(-int64(cap(old.dec)))
+		}
+	}
+}
 
 // metaSlot is one decoded group of metas.
 type metaSlot struct {

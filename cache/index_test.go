@@ -221,6 +221,47 @@ func TestMetaArena(t *testing.T) {
 	}
 }
 
+// TestMetaSlotBudget: whatever groups are kept and in which slots, the
+// decoded groups the slots hold never take more than metaSlotBytes plus
+// the group just kept, and the store's count is their exact size; a
+// group kept again in its own slot is counted once.
+func TestMetaSlotBudget(t *testing.T) {
+	var s Store
+	r := rand.New(rand.NewPCG(5, 6))
+	p := &pack{}
+	held := func() (n int64) {
+		for i := range s.metaSlots {
+			if ms := s.metaSlots[i].Load(); ms != nil {
+				n += int64(cap(ms.dec))
+			}
+		}
+		return n
+	}
+	for i := range 5000 {
+		size := 1 + r.IntN(maxMetaGroupBytes)
+		at := uint(r.IntN(metaSlots))
+		if i%7 == 0 {
+			at = 0 // the same slot again
+		}
+		s.keepMetaGroup(at, &metaSlot{p, i, make([]byte, size)})
+		got := held()
+		if got != s.metaSlotBytes.Load() {
+			t.Fatalf("after %d groups: slots hold %d bytes, the count says %d", i+1, got, s.metaSlotBytes.Load())
+		}
+		if got > metaSlotBytes+int64(size) {
+			t.Fatalf("after %d groups: slots hold %d bytes, more than %d and the last group's %d", i+1, got, metaSlotBytes, size)
+		}
+		if ms := s.metaSlots[at].Load(); ms == nil || ms.g != i {
+			t.Fatalf("group %d is not in its slot %d", i, at)
+		}
+	}
+	// 5,000 groups of 12 KB on average are more than the budget:
+	// it was reached and kept.
+	if got := held(); got < metaSlotBytes-maxMetaGroupBytes {
+		t.Fatalf("slots hold %d bytes, the budget is %d", got, metaSlotBytes)
+	}
+}
+
 // TestRawMetas: a store opened reads its packs' metas without
 // compressing them while they fit in rawMetaBytes, and compresses those
 // of packs found once the budget is spent; every meta reads back as it

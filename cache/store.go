@@ -120,6 +120,7 @@ type Store struct {
 	packFormat, format int
 	blocks             blockCache
 	metaSlots          [metaSlots]atomic.Pointer[metaSlot]
+	metaSlotBytes      atomic.Int64 // decoded bytes the meta slots hold (keepMetaGroup)
 
 	indexEnc  *zstd.Encoder // indexes of format 1, at zstd's default level (byte-identical packs)
 	index2Enc *zstd.Encoder // indexes of format 2, at indexLevel
