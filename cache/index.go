@@ -854,7 +854,7 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 // time (3.9 % of its CPU samples decoding groups, 326 MB of buffers per
 // run; perf and go test -bench Reproduce -memprofile with
 // FINREPRO_BENCH_BUNDLE, paired rounds of bench/reproduce.sh). The
-// demo's 1,040 groups take about 6 MB.
+// demo's 1,041 groups take 6.5 MB.
 const (
 	metaSlots     = 4096
 	metaSlotBytes = 16 << 20
