@@ -848,16 +848,19 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 // decoded groups they hold at most, so that a walk in key order and
 // reads of neighbouring keys decode each group about once, without a
 // lock. Reads in no order (reproduce replays a benchmark's calls, then
-// the site reads the exchanges it embeds) decode each group once while
-// the store's fit: with 512 slots they missed 34,475 of the full-scale
-// demo's reads, nearly every one, which cost reproduce 4-6 % of its user
-// time (3.9 % of its CPU samples decoding groups, 326 MB of buffers per
-// run; perf and go test -bench Reproduce -memprofile with
-// FINREPRO_BENCH_BUNDLE, paired rounds of bench/reproduce.sh). The
-// demo's 1,041 groups take 6.5 MB.
+// the site reads the exchanges it embeds) decode each group about once
+// while the store's fit. With 512 slots they missed nearly every read
+// (34,475 of the full-scale demo's), and at 8x the groups decoded again
+// and again, 3 GB of garbage, made the collector work over the whole
+// heap: the user time of reproduce of the demo at 8x fell from 71 to
+// 45-48 s with 4,096 slots and 64 MB (60 s with 16 MB; 42 s with
+// 16,384 slots, for 50 MB more peak RSS); at 1x 4-6 % (perf; go test
+// -bench Reproduce -memprofile with FINREPRO_BENCH_BUNDLE; paired rounds
+// of bench/reproduce.sh and bench/scaling.sh). The demo's 1,041 groups
+// take 6.5 MB, at 8x about 50 MB.
 const (
 	metaSlots     = 4096
-	metaSlotBytes = 16 << 20
+	metaSlotBytes = 64 << 20
 )
 
 // keepMetaGroup puts ms in slot at, then lets go of the groups in the
