@@ -400,6 +400,8 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // rare huge response costs its memory only once.
 const maxPooledResponse = 4 << 20
 
+// putResponseBuffer gives a buffer back to responseBuffers unless it is
+// larger than maxPooledResponse.
 func putResponseBuffer(bp *[]byte) {
 	if cap(*bp) <= maxPooledResponse {
 		responseBuffers.Put(bp)
