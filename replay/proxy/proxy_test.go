@@ -38,7 +38,10 @@ type testProxy struct {
 	log   *bytes.Buffer
 }
 
-func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream) *testProxy {
+// newProxy is a proxy in mode over the cache in dir, in front of up
+// (none: nothing listens), with Config's other fields set by opts before
+// it serves.
+func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream, opts ...func(*Config)) *testProxy {
 	t.Helper()
 	store, err := cache.Open(dir, cache.Options{Verify: true})
 	if err != nil {
@@ -54,7 +57,11 @@ func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream) *testPro
 		"gemini":    {Kind: replay.KindGemini, BaseURL: base + "/v1beta"},
 	}})
 	p := &testProxy{store: store, log: &bytes.Buffer{}}
-	p.srv, err = New(Config{Mode: mode, Client: client, Run: "test", Log: &lockedWriter{w: p.log}, MissDir: filepath.Join(t.TempDir(), "misses")})
+	cfg := Config{Mode: mode, Client: client, Run: "test", Log: &lockedWriter{w: p.log}, MissDir: filepath.Join(t.TempDir(), "misses")}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p.srv, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,8 +515,7 @@ func TestPaceRecorded(t *testing.T) {
 	rec.Close()
 	rec.store.Close()
 	for _, pace := range []Pace{Collapsed, Recorded} {
-		off := newProxy(t, dir, replay.Offline, nil)
-		off.srv.cfg.Pace = pace
+		off := newProxy(t, dir, replay.Offline, nil, func(c *Config) { c.Pace = pace })
 		start := time.Now()
 		st, _, _, _ := call(t, "POST", off.URL+"/v1/chat/completions", body, oaH)
 		el := time.Since(start)
