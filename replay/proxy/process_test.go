@@ -70,8 +70,7 @@ func TestCurlFramesOneByOne(t *testing.T) {
 
 	// The recorded gaps are the test's own lock steps: a few ms each.
 	// Replayed with recorded pacing they keep their order and offsets.
-	off := newProxy(t, dir, replay.Offline, nil)
-	off.srv.cfg.Pace = Recorded
+	off := newProxy(t, dir, replay.Offline, nil, func(c *Config) { c.Pace = Recorded })
 	cmd = exec.Command(curl, append(args, off.URL+"/v1/chat/completions")...)
 	stdout, _ = cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

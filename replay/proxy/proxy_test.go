@@ -38,7 +38,10 @@ type testProxy struct {
 	log   *bytes.Buffer
 }
 
-func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream) *testProxy {
+// newProxy is a proxy in mode over the cache in dir, in front of up
+// (none: nothing listens), with Config's other fields set by opts before
+// it serves.
+func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream, opts ...func(*Config)) *testProxy {
 	t.Helper()
 	store, err := cache.Open(dir, cache.Options{Verify: true})
 	if err != nil {
@@ -54,7 +57,11 @@ func newProxy(t testing.TB, dir string, mode replay.Mode, up *upstream) *testPro
 		"gemini":    {Kind: replay.KindGemini, BaseURL: base + "/v1beta"},
 	}})
 	p := &testProxy{store: store, log: &bytes.Buffer{}}
-	p.srv, err = New(Config{Mode: mode, Client: client, Run: "test", Log: &lockedWriter{w: p.log}, MissDir: filepath.Join(t.TempDir(), "misses")})
+	cfg := Config{Mode: mode, Client: client, Run: "test", Log: &lockedWriter{w: p.log}, MissDir: filepath.Join(t.TempDir(), "misses")}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p.srv, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,8 +515,7 @@ func TestPaceRecorded(t *testing.T) {
 	rec.Close()
 	rec.store.Close()
 	for _, pace := range []Pace{Collapsed, Recorded} {
-		off := newProxy(t, dir, replay.Offline, nil)
-		off.srv.cfg.Pace = pace
+		off := newProxy(t, dir, replay.Offline, nil, func(c *Config) { c.Pace = pace })
 		start := time.Now()
 		st, _, _, _ := call(t, "POST", off.URL+"/v1/chat/completions", body, oaH)
 		el := time.Since(start)
@@ -665,5 +671,76 @@ func TestNothingSentAfterFailedWrite(t *testing.T) {
 	st, _, b, _ := call(t, "POST", rec.URL+"/v1/chat/completions", fmt.Sprintf(body, "three"), oaH)
 	if st != http.StatusBadGateway || up.requests() != sent || !bytes.Contains(b, []byte("takes no writes")) {
 		t.Fatalf("after a failed write: status %d, %d requests sent (want %d): %s", st, up.requests(), sent, b)
+	}
+}
+
+// TestStoredStreams replays streams stored by hand one after another, so
+// that each is read into a buffer an earlier one used and parsed in
+// place: a long one with escapes, non-ASCII text, runs of plain bytes of
+// every length and a b64 frame, a short one, one that fails to parse at
+// its last frame only (answered as a miss, not one of its frames sent),
+// and the long one again. Each frame's stored JSON is written beside the
+// bytes it stands for.
+func TestStoredStreams(t *testing.T) {
+	type frame struct{ stored, want string }
+	var long []frame
+	for i := range 300 {
+		pad := strings.Repeat("x", i%40)
+		long = append(long, frame{
+			fmt.Sprintf(`{"at_us":%d,"data":"data: {\"n\":%d,\"t\":\"caf\u00e9 \ud83d\ude00 中\\\/%s\"}\n\n"}`, i, i, pad),
+			fmt.Sprintf("data: {\"n\":%d,\"t\":\"café 😀 中\\/%s\"}\n\n", i, pad),
+		})
+	}
+	long = append(long, frame{`{"b64":"/w0K","at_us":300}`, "\xff\r\n"}, frame{`{"at_us":301,"data":"data: [DONE]\n\n"}`, "data: [DONE]\n\n"})
+	short := []frame{{`{"at_us":0,"data":"data: {}\n\n"}`, "data: {}\n\n"}}
+	// Valid JSON (the store takes only that), refused for its last frame.
+	bad := append(short[:1:1], frame{`{"at_us":-1,"data":"data: [DONE]\n\n"}`, ""})
+	streams := map[string][]frame{"long": long, "short": short, "bad": bad}
+	dir := t.TempDir()
+	store, err := cache.Open(dir, cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(name string) string {
+		return `{"model":"m","stream":true,"messages":[{"role":"user","content":"` + name + `"}]}`
+	}
+	for name, frames := range streams {
+		var stored []string
+		for _, f := range frames {
+			stored = append(stored, f.stored)
+		}
+		resp := `{"finrepro_stream":1,"content_type":"text/event-stream; charset=utf-8","frames":[` + strings.Join(stored, ",") + `]}`
+		raw, err := (&replay.Request{Provider: "openai", Endpoint: "chat/completions", Body: []byte(body(name))}).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Put(&cache.Exchange{Request: raw, Response: []byte(resp), Meta: cache.Meta{Source: cache.SourceSim}}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	store.Close()
+	off := newProxy(t, dir, replay.Offline, nil)
+	for i, name := range []string{"long", "short", "bad", "long"} {
+		h := map[string]string{HeaderRun: fmt.Sprint("run ", i)}
+		st, hdr, got, err := call(t, "POST", off.URL+"/v1/chat/completions", body(name), h)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "bad" {
+			if st != http.StatusNotFound || !bytes.Contains(got, []byte(TypeMiss)) || bytes.Contains(got, []byte("data:")) {
+				t.Fatalf("bad: status %d: %s", st, got)
+			}
+			continue
+		}
+		var want strings.Builder
+		for _, f := range streams[name] {
+			want.WriteString(f.want)
+		}
+		if st != 200 || hdr.Get("Content-Type") != "text/event-stream; charset=utf-8" || string(got) != want.String() {
+			t.Fatalf("%s: status %d, Content-Type %q:\n got %q\nwant %q", name, st, hdr.Get("Content-Type"), got, want.String())
+		}
+	}
+	if c := off.srv.Counts(); c.Hits != 3 || c.Misses != 1 {
+		t.Errorf("counts %+v, want 3 hits and 1 miss", c)
 	}
 }

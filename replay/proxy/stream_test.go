@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,25 +170,59 @@ func TestParseStream(t *testing.T) {
 			} else if jerr == nil && len(viaJSON.Frames) != len(c.frames) {
 				t.Errorf("json.Unmarshal: %d frames, want %d", len(viaJSON.Frames), len(c.frames))
 			}
-			s, err := ParseStream([]byte(c.in))
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %v, want one containing %q", err, c.err)
+			for _, parse := range streamParsers {
+				s, err := parse.f([]byte(c.in))
+				if c.err != "" {
+					if err == nil || !strings.Contains(err.Error(), c.err) {
+						t.Fatalf("%s: error %v, want one containing %q", parse.name, err, c.err)
+					}
+					continue
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(s.Frames) != len(c.frames) {
-				t.Fatalf("%d frames, want %d", len(s.Frames), len(c.frames))
-			}
-			for i, f := range s.Frames {
-				if string(f.Bytes) != c.frames[i] || f.AtUS != c.atUS[i] {
-					t.Errorf("frame %d: %d %q, want %d %q", i, f.AtUS, f.Bytes, c.atUS[i], c.frames[i])
+				if err != nil {
+					t.Fatalf("%s: %v", parse.name, err)
+				}
+				if len(s.Frames) != len(c.frames) {
+					t.Fatalf("%s: %d frames, want %d", parse.name, len(s.Frames), len(c.frames))
+				}
+				for i, f := range s.Frames {
+					if string(f.Bytes) != c.frames[i] || f.AtUS != c.atUS[i] {
+						t.Errorf("%s: frame %d: %d %q, want %d %q", parse.name, i, f.AtUS, f.Bytes, c.atUS[i], c.frames[i])
+					}
 				}
 			}
 		})
+	}
+}
+
+// streamParsers are the two ways of parsing a stored stream, each given
+// a buffer of its own.
+var streamParsers = []struct {
+	name string
+	f    func([]byte) (*Stream, error)
+}{
+	{"ParseStream", ParseStream},
+	{"parseStreamInPlace", parseStreamInPlace},
+}
+
+// TestStopsWord checks the word test against the byte table on every
+// word of plain bytes holding any two bytes at any two places (a borrow
+// from a lower byte must not hide a higher one), and on the words of
+// one byte anywhere.
+func TestStopsWord(t *testing.T) {
+	for c1 := range 256 {
+		for c2 := range 256 {
+			for k1 := range 8 {
+				for k2 := k1; k2 < 8; k2++ {
+					w := []byte("abcdefgh")
+					w[k1], w[k2] = byte(c1), byte(c2)
+					want := stopsRun[w[0]] || stopsRun[w[1]] || stopsRun[w[2]] || stopsRun[w[3]] ||
+						stopsRun[w[4]] || stopsRun[w[5]] || stopsRun[w[6]] || stopsRun[w[7]]
+					if got := stopsWord(binary.LittleEndian.Uint64(w)); got != want {
+						t.Fatalf("%q: stopsWord %v, want %v", w, got, want)
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -231,8 +266,9 @@ func strictStream(b []byte) (*Stream, error) {
 }
 
 // FuzzStream holds the stored stream format to a round trip, any frames
-// (valid UTF-8 or not) coming back byte for byte, and ParseStream to
-// strictStream: what one accepts the other accepts with the same frames
+// (valid UTF-8 or not) coming back byte for byte, and ParseStream and
+// parseStreamInPlace to strictStream: what one accepts the other
+// accepts with the same frames
 // (null, which strict decoding takes for a missing member, is left to
 // ParseStream, which refuses it).
 func FuzzStream(f *testing.F) {
@@ -255,20 +291,22 @@ func FuzzStream(f *testing.F) {
 		if !bytes.Equal(back.Frames[0].Bytes, a) || !bytes.Equal(back.Frames[1].Bytes, b) || back.Frames[1].AtUS != 7 {
 			t.Fatalf("round trip changed the frames: %q %q", back.Frames[0].Bytes, back.Frames[1].Bytes)
 		}
-		got, err := ParseStream([]byte(stored))
 		want, werr := strictStream([]byte(stored))
-		switch {
-		case err == nil && werr != nil:
-			t.Fatalf("ParseStream accepts %q, strict decoding refuses it: %v", stored, werr)
-		case err != nil && werr == nil && !strings.Contains(stored, "null"):
-			t.Fatalf("ParseStream refuses %q (%v), strict decoding accepts it", stored, err)
-		case err == nil:
-			if got.ContentType != want.ContentType || len(got.Frames) != len(want.Frames) {
-				t.Fatalf("%q: content type %q and %d frames, strict decoding %q and %d", stored, got.ContentType, len(got.Frames), want.ContentType, len(want.Frames))
-			}
-			for i := range got.Frames {
-				if !bytes.Equal(got.Frames[i].Bytes, want.Frames[i].Bytes) || got.Frames[i].AtUS != want.Frames[i].AtUS {
-					t.Fatalf("%q: frame %d is %d %q, strict decoding %d %q", stored, i, got.Frames[i].AtUS, got.Frames[i].Bytes, want.Frames[i].AtUS, want.Frames[i].Bytes)
+		for _, parse := range streamParsers {
+			got, err := parse.f([]byte(stored))
+			switch {
+			case err == nil && werr != nil:
+				t.Fatalf("%s accepts %q, strict decoding refuses it: %v", parse.name, stored, werr)
+			case err != nil && werr == nil && !strings.Contains(stored, "null"):
+				t.Fatalf("%s refuses %q (%v), strict decoding accepts it", parse.name, stored, err)
+			case err == nil:
+				if got.ContentType != want.ContentType || len(got.Frames) != len(want.Frames) {
+					t.Fatalf("%s: %q: content type %q and %d frames, strict decoding %q and %d", parse.name, stored, got.ContentType, len(got.Frames), want.ContentType, len(want.Frames))
+				}
+				for i := range got.Frames {
+					if !bytes.Equal(got.Frames[i].Bytes, want.Frames[i].Bytes) || got.Frames[i].AtUS != want.Frames[i].AtUS {
+						t.Fatalf("%s: %q: frame %d is %d %q, strict decoding %d %q", parse.name, stored, i, got.Frames[i].AtUS, got.Frames[i].Bytes, want.Frames[i].AtUS, want.Frames[i].Bytes)
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,7 +22,19 @@ import (
 // string per frame, and still a third token by token
 // (BenchmarkStreamReplay).
 func ParseStream(b []byte) (*Stream, error) {
-	p := streamParser{b: b, buf: make([]byte, 0, len(b))}
+	return parseStream(b, make([]byte, 0, len(b)))
+}
+
+// parseStreamInPlace is ParseStream unquoting the frames over b itself,
+// which it overwrites whether it succeeds or not; the frames slice b.
+// serveStored parses the response it has just read from the store this
+// way, without a second buffer as large (see responseBuffers).
+func parseStreamInPlace(b []byte) (*Stream, error) {
+	return parseStream(b, b[:0])
+}
+
+func parseStream(b, buf []byte) (*Stream, error) {
+	p := streamParser{b: b, buf: buf}
 	s, err := p.stream()
 	if err != nil {
 		return nil, fmt.Errorf("proxy: stored stream: %w", err)
@@ -32,7 +45,9 @@ func ParseStream(b []byte) (*Stream, error) {
 // A streamParser reads a stored stream's JSON from b at i. A frame's
 // bytes are never longer than their JSON text (unquoting and base64
 // decoding only shorten), so buf, made with the capacity len(b), never
-// grows and frames slice it.
+// grows and frames slice it. For the same reason buf may be b itself:
+// len(buf) never passes i, and what is appended comes from b at i or
+// after (a base64 text is copied before it is decoded).
 type streamParser struct {
 	b   []byte
 	i   int
@@ -260,28 +275,47 @@ func (p *streamParser) str() error {
 	if err := p.expect('"'); err != nil {
 		return err
 	}
-	// Runs of plain ASCII are copied as they are; a stored chunk escapes
-	// a quote every few bytes, so each escape costs little. The loop
-	// keeps its offset in i, not p.i, which it would store every byte.
-	b, i, run := p.b, p.i, p.i
-	for i < len(b) {
-		c := b[i]
-		if !stopsRun[c] {
-			i++
-			continue
+	// Plain ASCII is copied eight bytes at a time while a word holds no
+	// byte that stops a run, else byte by byte, into buf at j (no call
+	// per run: a stored chunk escapes a quote every few bytes); each
+	// word is loaded before it is stored, and j never passes i, so buf
+	// may be b itself. The loop keeps its offsets in locals, not p.i,
+	// which it would store every byte. With a byte loop appending each
+	// run instead, parsing BenchmarkStreamReplay's stream in place took
+	// 1.5 times the CPU (about 1.1 ms against 0.7), and the replay 1.07
+	// times the time (4 paired rounds: 4.0-5.1 ms against 3.8-4.0).
+	b, i := p.b, p.i
+	buf, j := p.buf[:cap(p.buf)], len(p.buf)
+	for {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if stopsWord(w) {
+				break
+			}
+			binary.LittleEndian.PutUint64(buf[j:], w)
+			i, j = i+8, j+8
 		}
-		switch {
-		case c == '"':
-			p.buf = append(p.buf, b[run:i]...)
-			p.i = i + 1
-			return nil
-		case c == '\\':
-			p.buf = append(p.buf, b[run:i]...)
+		for i < len(b) && !stopsRun[b[i]] {
+			buf[j] = b[i]
+			i, j = i+1, j+1
+		}
+		if i == len(b) {
 			p.i = i
+			return p.errorf("unterminated string")
+		}
+		switch c := b[i]; {
+		case c == '"':
+			p.buf, p.i = buf[:j], i+1
+			return nil
+		case c == '\\' && i+1 < len(b) && simpleEscapes[b[i+1]] != 0:
+			buf[j] = simpleEscapes[b[i+1]]
+			i, j = i+2, j+1
+		case c == '\\':
+			p.buf, p.i = buf[:j], i
 			if err := p.escape(); err != nil {
 				return err
 			}
-			i, run = p.i, p.i
+			i, j = p.i, len(p.buf)
 		case c < 0x20:
 			p.i = i
 			return p.errorf("control character in string")
@@ -291,11 +325,23 @@ func (p *streamParser) str() error {
 				p.i = i
 				return p.errorf("string not valid UTF-8")
 			}
+			j += copy(buf[j:], b[i:i+n])
 			i += n
 		}
 	}
-	p.i = i
-	return p.errorf("unterminated string")
+}
+
+// stopsWord reports whether one of the eight bytes of w stops a run (see
+// stopsRun). Where w has none, every byte is in 0x20-0x7f and neither a
+// quote nor a backslash, so no byte of w, w - 0x20 or of w xor a quote
+// or a backslash, less one, has its high bit set, nor borrows. Where it
+// has one, the lowest either has its high bit set in w or wraps below
+// zero in one of the differences, which the bytes below it do not
+// disturb (they borrow nothing).
+func stopsWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^('"'*ones), w^('\\'*ones)
+	return (w|(w-0x20*ones)|(q-ones)|(bs-ones))&highs != 0
 }
 
 // escape reads the escape sequence at p.i (a backslash) and appends what
