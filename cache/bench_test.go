@@ -23,9 +23,16 @@ func benchN() int {
 	return 20000
 }
 
+// benchData is the exchanges of the load and dump benchmarks: the random
+// corpus, or with FINREPRO_BENCH_CORPUS=judge the repetitive judge
+// traffic (bench/compare.sh's CORPUS).
 var benchData = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
-	if err := synth.Write(&b, benchN(), 1); err != nil {
+	write := synth.Write
+	if os.Getenv("FINREPRO_BENCH_CORPUS") == "judge" {
+		write = synth.WriteJudge
+	}
+	if err := write(&b, benchN(), 1); err != nil {
 		panic(err)
 	}
 	return b.Bytes()

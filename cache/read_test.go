@@ -33,8 +33,8 @@ func keyOfLine(t *testing.T, line []byte) Key {
 // places: the dump writes every other exchange's line, in order, as the
 // intact store dumps it, records each unreadable exchange in Problems and
 // fails with ErrCorrupt after the rest, counting them. 600 exchanges make
-// three windows, each split between the workers, so that a damaged block
-// falls inside a run of keys.
+// ten windows (dumpWindowKeys), each split between the workers, so that a
+// damaged block falls inside a run of keys.
 func TestDumpSkipsCorrupt(t *testing.T) {
 	data := synthLines(t, 600, 3)
 	src := t.TempDir()
@@ -120,4 +120,50 @@ func TestEachStops(t *testing.T) {
 			t.Fatalf("stop at %d: visited %d keys, want the first %d in order", at, len(seen), at+1)
 		}
 	}
+}
+
+// TestValidJSON: validJSON answers as RFC 8259 has it (and as json.Valid,
+// which does not check UTF-8 and nests up to 10,000 deep), both where the
+// line scanner answers and where it leaves the answer to json.Valid.
+func TestValidJSON(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     bool
+	}{
+		{"meta", `{"source":"api","cost_usd":0.5,"model":"m"}`, true},
+		{"spaces around", " \t\r\n{\"a\":[1,-2.5e3,true,null]}\n", true},
+		{"scalar", `-0.5E+2`, true},
+		{"lone surrogate escape", `"\ud800"`, true},
+		{"invalid UTF-8", "\"\xff\"", true},
+		{"600 deep, past the scanner's 512", strings.Repeat("[", 600) + strings.Repeat("]", 600), true},
+		{"10,001 deep, past json.Valid's 10,000", strings.Repeat("[", 10001) + strings.Repeat("]", 10001), false},
+		{"empty", "", false},
+		{"spaces only", "  ", false},
+		{"two values", `{} {}`, false},
+		{"trailing byte", `{"a":1}x`, false},
+		{"trailing comma", `{"a":1,}`, false},
+		{"missing value", `{"a":}`, false},
+		{"leading zero", `01`, false},
+		{"bare point", `1.`, false},
+		{"cut literal", `tru`, false},
+		{"control byte in string", "\"a\x01\"", false},
+		{"bad escape", `"\x"`, false},
+		{"unclosed", `{"a":[1,2}`, false},
+	}
+	for _, tc := range tests {
+		if got := validJSON([]byte(tc.in)); got != tc.want {
+			t.Errorf("%s: validJSON(%.40q) = %v, want %v", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzValidJSON: validJSON agrees with json.Valid on any bytes.
+func FuzzValidJSON(f *testing.F) {
+	f.Add([]byte(`{"source":"api","cost_usd":0.5}`))
+	f.Add([]byte(`[1,"\u00e9",{"a":null}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid: %v", b, got, want)
+		}
+	})
 }
