@@ -332,7 +332,7 @@ func (s *Store) readWholePack(p *pack) ([]byte, *packIndex, error) {
 	if sum := sha256.Sum256(data); Digest(sum).String() != p.name {
 		return nil, nil, fmt.Errorf("pack %s: content does not match its name", p.name)
 	}
-	ix, err := s.readPackIndex(bytes.NewReader(data), int64(len(data)), p.name)
+	ix, err := s.readPackIndex(bytes.NewReader(data), int64(len(data)), p.name, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -234,7 +234,7 @@ func FuzzParsePackIndex2(f *testing.F) {
 	for _, fr := range l.frames {
 		off += int64(len(fr))
 	}
-	if _, err := parsePackIndex2(l.ix.marshal(), off); err != nil {
+	if _, err := parsePackIndex2(l.ix.marshal(), off, nil); err != nil {
 		f.Fatalf("the written index: %v", err)
 	}
 	f.Add(l.ix.marshal(), off)
@@ -242,7 +242,7 @@ func FuzzParsePackIndex2(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, off int64) {
 		var ix *packIndex
 		var err error
-		n := allocated(func() { ix, err = parsePackIndex2(b, off) })
+		n := allocated(func() { ix, err = parsePackIndex2(b, off, nil) })
 		if limit := uint64(64<<10 + 64*len(b)); n > limit {
 			t.Errorf("a %d-byte index allocated %d bytes, more than %d", len(b), n, limit)
 		}

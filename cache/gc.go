@@ -62,7 +62,7 @@ func (s *Store) GC() (*GCStats, error) {
 	for _, name := range names {
 		p := s.packs[name]
 		st.BytesBefore += p.size
-		ix, _, err := s.loadPack(p.path)
+		ix, _, err := s.loadPack(p.path, nil)
 		if err != nil {
 			continue // unreadable: left alone, verify reports it
 		}
@@ -211,7 +211,7 @@ func (s *Store) liveDigests() []Digest {
 // holds a dead record, an object no exchange needs or an object another
 // pack keeps; s.mu is held.
 func (s *Store) gcPlan(p *pack, n uint32, small int, keepers []objCopy, live []Digest) (*packIndex, []objEntry, bool) {
-	ix, _, err := s.loadPack(p.path)
+	ix, _, err := s.loadPack(p.path, nil)
 	if err != nil {
 		return nil, nil, false // unreadable since: left alone
 	}

@@ -60,7 +60,7 @@ func TestGCAcrossPacks(t *testing.T) {
 			// Records per pack: each pack's share of them, in name order.
 			most, with := 0, 0
 			for _, name := range packNames(t, dir) {
-				ix, _, err := s.loadPack(s.packPath(name))
+				ix, _, err := s.loadPack(s.packPath(name), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -140,7 +141,7 @@ func firstPackIndex(t *testing.T, s *Store, dir string) (int64, *packIndex) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)), "")
+	ix, err := s.readPackIndex(bytes.NewReader(b), int64(len(b)), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +176,12 @@ func TestPackIndexChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &packIndex{dict: ix.dict, objs: append([]objEntry(nil), ix.objs...), recs: append([]recEntry(nil), ix.recs...)}
 			tc.edit(c)
-			if _, err := parsePackIndex(c.marshal(), indexOff); !errors.Is(err, errBadIndex) {
+			if _, err := parsePackIndex(c.marshal(), indexOff, nil); !errors.Is(err, errBadIndex) {
 				t.Errorf("parse: %v, want a malformed index", err)
 			}
 		})
 	}
-	if _, err := parsePackIndex(ix.marshal(), indexOff); err != nil {
+	if _, err := parsePackIndex(ix.marshal(), indexOff, nil); err != nil {
 		t.Errorf("the unchanged index: %v", err)
 	}
 }
@@ -237,12 +238,12 @@ func TestPackIndex2Checks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := clone(ix)
 			tc.edit(c)
-			if _, err := parsePackIndex2(c.marshal(), indexOff); !errors.Is(err, errBadIndex) {
+			if _, err := parsePackIndex2(c.marshal(), indexOff, nil); !errors.Is(err, errBadIndex) {
 				t.Errorf("parse: %v, want a malformed index", err)
 			}
 		})
 	}
-	if _, err := parsePackIndex2(ix.marshal(), indexOff); err != nil {
+	if _, err := parsePackIndex2(ix.marshal(), indexOff, nil); err != nil {
 		t.Errorf("the unchanged index: %v", err)
 	}
 }
@@ -280,9 +281,17 @@ func FuzzReadPackIndex(f *testing.F) {
 	f.Add(packOf(bombIndex(f, 8<<20, -1)))
 	f.Add(packOf(bombIndex(f, 8<<20, 0)))
 	f.Add(packOf(bombIndex(f, 1000, 100)))
+	sc := new(indexScratch) // reused by every input, as readIndexes reuses it
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ix *packIndex
-		n := allocated(func() { ix, _ = s.readPackIndex(bytes.NewReader(b), int64(len(b)), "") })
+		var err error
+		n := allocated(func() { ix, err = s.readPackIndex(bytes.NewReader(b), int64(len(b)), "", nil) })
+		// Read into buffers an earlier input left, the same index or
+		// error (the index is marshalled before sc is reused).
+		inSc, scErr := s.readPackIndex(bytes.NewReader(b), int64(len(b)), "", sc)
+		if fmt.Sprint(scErr) != fmt.Sprint(err) || (ix == nil) != (inSc == nil) || ix != nil && !bytes.Equal(inSc.marshal(), ix.marshal()) {
+			t.Errorf("read into reused buffers: %v, %v; without them: %v", inSc != nil, scErr, err)
+		}
 		if limit := uint64(8<<20 + 100*len(b)); n > limit {
 			t.Errorf("a %d-byte pack allocated %d bytes, more than %d", len(b), n, limit)
 		}
@@ -293,7 +302,7 @@ func FuzzReadPackIndex(f *testing.F) {
 			if ix.v2 != nil {
 				parse = parsePackIndex2
 			}
-			again, err := parse(ix.marshal(), off)
+			again, err := parse(ix.marshal(), off, nil)
 			if err != nil || !bytes.Equal(again.marshal(), ix.marshal()) {
 				t.Errorf("accepted index does not round-trip: %v", err)
 			}
@@ -394,7 +403,7 @@ func TestObjectLengthClaim(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	off := int64(binary.LittleEndian.Uint64(b[len(b)-trailerLen:]))
 	r := openTest(t, dir, Options{ReadOnly: true})
-	ix, err := r.readPackIndex(bytes.NewReader(b), int64(len(b)), "")
+	ix, err := r.readPackIndex(bytes.NewReader(b), int64(len(b)), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

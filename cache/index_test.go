@@ -397,7 +397,7 @@ func responseInPack(t *testing.T, dir, name string) string {
 	t.Helper()
 	s := openTest(t, dir, Options{ReadOnly: true})
 	p := &pack{name: name, path: s.packPath(name)}
-	ix, _, err := s.loadPack(p.path)
+	ix, _, err := s.loadPack(p.path, nil)
 	if err != nil || len(ix.recs) != 1 || ix.v2 == nil || ix.v2.respAt[0] == 0 {
 		t.Fatalf("pack %s: %v", name, err)
 	}

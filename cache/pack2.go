@@ -232,7 +232,7 @@ func cutRef(b *[]byte, last *int, n int64) (int, bool) {
 // left before anything is allocated for it, so what is allocated is
 // bounded by the index's size. Local objects get their ids from
 // nameLocal.
-func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
+func parsePackIndex2(b []byte, indexOff int64, sc *indexScratch) (*packIndex, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(indexHeader2))
 	if !ok || len(rest) < 32 {
 		return nil, errBadIndex
@@ -276,7 +276,7 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if !ok || n > int64(len(rest)) {
 		return nil, errBadIndex
 	}
-	ix.objs = make([]objEntry, n)
+	ix.objs = sc.objEntries(int(n))
 	flags := make([]byte, n)
 	blk, at := 0, int64(0)
 	for i := range ix.objs {
@@ -336,7 +336,7 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if !ok || nr > int64(len(rest))/35 {
 		return nil, errBadIndex
 	}
-	ix.recs = make([]recEntry, nr)
+	ix.recs = sc.recEntries(int(nr))
 	for i := range ix.recs {
 		copy(ix.recs[i].key[:], rest[32*i:])
 	}
@@ -401,7 +401,12 @@ func parsePackIndex2(b []byte, indexOff int64) (*packIndex, error) {
 	if metaBytes != int64(len(rest)) {
 		return nil, errBadIndex
 	}
-	arena := bytes.Clone(rest) // one allocation for every meta, not sub-slices of b
+	// One allocation for every meta, not sub-slices of b; with sc, b is
+	// sc's and outlives the index's use.
+	arena := rest
+	if sc == nil {
+		arena = bytes.Clone(rest)
+	}
 	for i := range ix.recs {
 		ix.recs[i].meta, arena = arena[:lens[i]:lens[i]], arena[lens[i]:]
 	}

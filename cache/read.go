@@ -295,7 +295,7 @@ func (s *Store) conflicting(k Key) int {
 	s.mu.RUnlock()
 	seen := map[Digest]bool{}
 	for _, p := range packs {
-		ix, _, err := s.loadPack(p.path)
+		ix, _, err := s.loadPack(p.path, nil)
 		if err != nil {
 			continue
 		}

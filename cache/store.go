@@ -448,7 +448,9 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	for i, name := range names {
 		g.Go(func() error {
 			l := &got[i]
-			l.ix, l.size, l.err = s.loadPack(s.packPath(name))
+			sc := indexBufs.Get().(*indexScratch)
+			defer indexBufs.Put(sc)
+			l.ix, l.size, l.err = s.loadPack(s.packPath(name), sc)
 			if l.err == nil {
 				compress := compressMetas
 				if n := l.ix.metaBytes(); n <= share {
@@ -456,7 +458,7 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 				}
 				l.mem, l.keys, l.err = buildPackMem(l.ix, compress)
 				// Only the dictionary's name is needed further: the
-				// parsed index goes now, not once every pack is read.
+				// parsed index, in sc, goes now.
 				l.ix = &packIndex{dict: l.ix.dict}
 			}
 			return nil
@@ -563,14 +565,15 @@ func isHexName(s string) bool {
 	return err == nil
 }
 
-// loadPack reads the index of the pack at path.
-func (s *Store) loadPack(path string) (*packIndex, int64, error) {
+// loadPack reads the index of the pack at path, into sc's buffers when
+// sc is not nil (see readPackIndex).
+func (s *Store) loadPack(path string, sc *indexScratch) (*packIndex, int64, error) {
 	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	ix, err := s.readPackIndex(f, st.Size(), strings.TrimSuffix(filepath.Base(path), ".pack"))
+	ix, err := s.readPackIndex(f, st.Size(), strings.TrimSuffix(filepath.Base(path), ".pack"), sc)
 	return ix, st.Size(), err
 }
 

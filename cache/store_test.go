@@ -488,7 +488,7 @@ func FuzzParsePackIndex(f *testing.F) {
 	f.Add(ix.marshal())
 	f.Add([]byte(indexHeader))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ix, err := parsePackIndex(b, 1<<20)
+		ix, err := parsePackIndex(b, 1<<20, nil)
 		if err != nil {
 			return
 		}

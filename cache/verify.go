@@ -115,7 +115,7 @@ func (s *Store) Verify(ctx context.Context, report func(Problem)) (int, error) {
 			rep(Problem{Path: rel, Msg: err.Error()})
 			continue
 		}
-		ix, err := s.readPackIndex(f, size, name)
+		ix, err := s.readPackIndex(f, size, name, nil)
 		if err != nil {
 			f.Close()
 			rep(Problem{Path: rel, Msg: "unreadable index, its exchanges are lost: " + err.Error()})
