@@ -849,18 +849,17 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 // reads of neighbouring keys decode each group about once, without a
 // lock. Reads in no order (reproduce replays a benchmark's calls, then
 // the site reads the exchanges it embeds) decode each group about once
-// while the store's fit. With 512 slots they missed nearly every read
-// (34,475 of the full-scale demo's), and at 8x the groups decoded again
-// and again, 3 GB of garbage, made the collector work over the whole
-// heap: the user time of reproduce of the demo at 8x fell from 71 to
-// 45-48 s with 4,096 slots and 64 MB (60 s with 16 MB; 42 s with
-// 16,384 slots, for 50 MB more peak RSS); at 1x 4-6 % (perf; go test
-// -bench Reproduce -memprofile with FINREPRO_BENCH_BUNDLE; paired rounds
-// of bench/reproduce.sh and bench/scaling.sh). The demo's 1,041 groups
-// take 6.5 MB, at 8x about 50 MB.
+// while the store's fit. With 512 slots they missed nearly every read of
+// the full-scale demo (34,475), and a reproduce of it took 1.09-1.15x
+// the user time it takes with 4,096 slots and 16 MB (4 paired rounds,
+// quiet machine; 1.07-1.10x at 2x and 4x the demo). At 8x, where the
+// groups take about 50 MB, 64 MB saved no measurable time for 30-100 MB
+// more peak RSS (perf; go test -bench Reproduce -memprofile with
+// FINREPRO_BENCH_BUNDLE; /usr/bin/time of reproduce reruns). The demo's
+// 1,041 groups take 6.5 MB.
 const (
 	metaSlots     = 4096
-	metaSlotBytes = 64 << 20
+	metaSlotBytes = 16 << 20
 )
 
 // keepMetaGroup puts ms in slot at, then lets go of the groups in the
