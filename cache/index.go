@@ -850,9 +850,10 @@ func (s *Store) recMeta(r rec) ([]byte, error) {
 // lock. Reads in no order (reproduce replays a benchmark's calls, then
 // the site reads the exchanges it embeds) decode each group about once
 // while the store's fit. With 512 slots they missed nearly every read of
-// the full-scale demo (34,475), and a reproduce of it took 1.09-1.15x
-// the user time it takes with 4,096 slots and 16 MB (4 paired rounds,
-// quiet machine; 1.07-1.10x at 2x and 4x the demo). At 8x, where the
+// the full-scale demo (34,475), and a reproduce of it took 1.11x the
+// user time it takes with 4,096 slots and 16 MB (medians of 4
+// alternating reruns, quiet machine: 5.55 against 4.99 user-s; 1.00-1.16x
+// at 2x and 4x the demo, single runs). At 8x, where the
 // groups take about 50 MB, 64 MB saved no measurable time for 30-100 MB
 // more peak RSS (perf; go test -bench Reproduce -memprofile with
 // FINREPRO_BENCH_BUNDLE; /usr/bin/time of reproduce reruns). The demo's
