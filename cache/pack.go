@@ -347,41 +347,46 @@ type indexScratch struct {
 var indexBufs = sync.Pool{New: func() any { return new(indexScratch) }}
 
 // frameBuf and rawBuf return a buffer of n bytes, sc's when sc is not
-// nil, for the index's frame and for what it decodes to.
+// nil, for the index's frame and for what it decodes to; objEntries and
+// recEntries return n zeroed entries, likewise.
 func (sc *indexScratch) frameBuf(n int) []byte {
 	if sc == nil {
 		return make([]byte, n)
 	}
-	sc.frame = slices.Grow(sc.frame[:0], n)[:n]
-	return sc.frame
+	return reuse(&sc.frame, n)
 }
 
 func (sc *indexScratch) rawBuf(n int) []byte {
 	if sc == nil {
 		return make([]byte, n)
 	}
-	sc.raw = slices.Grow(sc.raw[:0], n)[:n]
-	return sc.raw
+	return reuse(&sc.raw, n)
 }
 
-// objEntries returns n zeroed entries: sc's array when sc is not nil.
 func (sc *indexScratch) objEntries(n int) []objEntry {
 	if sc == nil {
 		return make([]objEntry, n)
 	}
-	sc.objs = slices.Grow(sc.objs[:0], n)[:n]
-	clear(sc.objs)
-	return sc.objs
+	return zeroed(reuse(&sc.objs, n))
 }
 
-// recEntries returns n zeroed records: sc's array when sc is not nil.
 func (sc *indexScratch) recEntries(n int) []recEntry {
 	if sc == nil {
 		return make([]recEntry, n)
 	}
-	sc.recs = slices.Grow(sc.recs[:0], n)[:n]
-	clear(sc.recs)
-	return sc.recs
+	return zeroed(reuse(&sc.recs, n))
+}
+
+// reuse returns *buf's array grown to n elements (not cleared), keeping
+// it in *buf.
+func reuse[T any](buf *[]T, n int) []T {
+	*buf = slices.Grow((*buf)[:0], n)[:n]
+	return *buf
+}
+
+func zeroed[T any](s []T) []T {
+	clear(s)
+	return s
 }
 
 // packWriter builds one pack in a temporary file.

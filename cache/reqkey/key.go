@@ -94,14 +94,24 @@ func (e *RequestError) Error() string {
 // NFC and "sample" always present. Other top-level fields are refused, so
 // that headers, API keys, timeouts and base URLs never reach a key.
 func Canonical(request []byte) ([]byte, error) {
-	if len(request) > MaxRequestBytes {
-		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
-	}
-	e := newEncoder(newDecoder(request), "", len(request))
-	if err := e.whole(); err != nil {
+	e, err := encodeWhole(request)
+	if err != nil {
 		return nil, err
 	}
 	return e.request()
+}
+
+// encodeWhole reads the JSON value b, of at most MaxRequestBytes, in
+// canonical form (Canonical, Members).
+func encodeWhole(b []byte) (*encoder, error) {
+	if len(b) > MaxRequestBytes {
+		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
+	}
+	e := newEncoder(newDecoder(b), "", len(b))
+	if err := e.whole(); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // CanonicalField is Canonical for a request object that is the field
@@ -141,11 +151,8 @@ type Member struct {
 // apart and keys it (Build) without reading its body twice. Raw and
 // Canonical are slices of b and of a new buffer.
 func Members(b []byte) ([]Member, error) {
-	if len(b) > MaxRequestBytes {
-		return nil, &RequestError{"", fmt.Sprintf("larger than %d bytes", MaxRequestBytes)}
-	}
-	e := newEncoder(newDecoder(b), "", len(b))
-	if err := e.whole(); err != nil {
+	e, err := encodeWhole(b)
+	if err != nil {
 		return nil, err
 	}
 	if e.out[e.val] != '{' {
