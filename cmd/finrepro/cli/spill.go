@@ -76,10 +76,12 @@ func newDetailSpill(dir string) (*detailSpill, error) {
 // details to what the site lists (see detailSpill).
 func (sp *detailSpill) put(r *analysis.Result) error {
 	// the listed texts are copied, once per text, so that they keep
-	// nothing larger alive (a question cut from a file's text); a
+	// nothing larger alive (a question cut from a file's text, or from
+	// the record of a task's outputs the details were read from); the
+	// map's keys are the copies too, as a key is kept as well. A
 	// detail's texts are mostly its previous detail's (the details are
 	// sorted by task and system), which are compared before a long
-	// question is hashed
+	// question is hashed.
 	texts := map[string]string{}
 	var prev, prevOwn analysis.Detail
 	own := func(s, prev, prevOwn string) string {
@@ -89,7 +91,7 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 		c, ok := texts[s]
 		if !ok {
 			c = strings.Clone(s)
-			texts[s] = c
+			texts[c] = c
 		}
 		return c
 	}
@@ -123,6 +125,11 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 	}
 	if err := flush(); err != nil {
 		return err
+	}
+	// listed stays until the site is written; its spare capacity (up
+	// to as much again, from append) would stay with it
+	if cap(listed) > len(listed)+len(listed)/4 {
+		listed = slices.Clone(listed)
 	}
 	r.Details, r.LazyDetails = listed, nil
 	return nil

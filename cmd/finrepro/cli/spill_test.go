@@ -8,9 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/finrepro/finrepro/analysis"
 )
@@ -556,4 +560,68 @@ func BenchmarkDetailSpill(b *testing.B) {
 func loadTask(sp *detailSpill, bench, task string) ([]analysis.Detail, error) {
 	ds, _, err := sp.loadInto(nil, bench, task)
 	return ds, err
+}
+
+// TestSpillListKeepsNoSource: while put reads a benchmark's details,
+// what it keeps of them (the site's listing, and its map of texts
+// already copied) holds none of the buffers their texts were cut from,
+// such as the record of a task's outputs a benchmark read back from the
+// spill: at 8x the full-scale demo, those records were tens of MB of
+// the run's peak. Each task's question and score are cut from a large
+// buffer that a cleanup watches. Before the last task's details are
+// yielded, put still holds the previous task's (a run not yet written),
+// so the buffers of all tasks but the last two must be collectable; once
+// put returns, all of them.
+func TestSpillListKeepsNoSource(t *testing.T) {
+	sp, err := newDetailSpill(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	const tasks = 8
+	var freed atomic.Int32
+	collect := func(want int32) int32 {
+		for range 20 {
+			runtime.GC()
+			if freed.Load() >= want {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return freed.Load()
+	}
+	var during int32
+	lazy := func(yield func(analysis.Detail) bool) {
+		for i := range tasks {
+			if i == tasks-1 {
+				// put still reads (so whatever it keeps is live); the
+				// last task's details it has are the previous task's
+				during = collect(tasks - 2)
+			}
+			src := make([]byte, 1<<20) // a task's record of outputs
+			copy(src, fmt.Sprintf("question %d|score %d", i, i%3))
+			runtime.AddCleanup(&src[0], func(n *atomic.Int32) { n.Add(1) }, &freed)
+			text := unsafe.String(&src[0], len(src))
+			q, score := text[:len("question 0")], text[len("question 0|"):len("question 0|score 0")]
+			for _, sys := range []string{"a", "b"} {
+				if !yield(analysis.Detail{Task: fmt.Sprint("t", i), System: sys, Question: q, Score: score}) {
+					return
+				}
+			}
+		}
+	}
+	r := &analysis.Result{Benchmark: "b", LazyDetails: lazy}
+	if err := sp.put(r); err != nil {
+		t.Fatal(err)
+	}
+	if during < tasks-2 {
+		t.Errorf("%d of %d earlier tasks' source buffers freed while put read the details", during, tasks-2)
+	}
+	if n := collect(tasks); n != tasks {
+		t.Errorf("%d of %d source buffers freed after put; the listed details keep the rest", n, tasks)
+	}
+	if len(r.Details) != 2*tasks || r.Details[2*tasks-1].Question != fmt.Sprint("question ", tasks-1) || r.Details[5].Score != "score 2" {
+		t.Errorf("listed details: %+v", r.Details)
+	}
+	runtime.KeepAlive(r)
 }
