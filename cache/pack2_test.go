@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/finrepro/finrepro/cache/internal/synth"
@@ -108,8 +110,10 @@ func binaryHash(w []byte) uint64 {
 // TestLayoutLargeResponses checks which blocks layoutPack2 marks as
 // blocks of a pack of large responses: every block, of requests and of
 // responses, of a pack whose responses average largeResp bytes or more,
-// and none of another; and the pack as one of large responses in the same
-// cases.
+// and none of another; the pack as one of large responses in the same
+// cases; and the sizes of its response blocks, each closed once it holds
+// its target, derived by hand below for 100 responses of random bytes
+// (no deltas).
 func TestLayoutLargeResponses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	random := func(first byte, n int) []byte {
@@ -120,10 +124,24 @@ func TestLayoutLargeResponses(t *testing.T) {
 		b[0] = first
 		return b
 	}
+	repeat := func(n, size int, more ...int) []int {
+		return append(slices.Repeat([]int{size}, n), more...)
+	}
 	for _, tt := range []struct {
-		respBytes int
-		large     bool
-	}{{largeResp, true}, {largeResp - 1, false}, {600, false}} {
+		respBytes  int
+		large      bool
+		respBlocks []int // decoded sizes, in order
+	}{
+		// 32 KiB blocks: 16 x 2,048 = 32,768 closes one, so 6 of
+		// 16 responses and the last 4 (8,192 bytes).
+		{largeResp, true, repeat(6, 32768, 8192)},
+		// 96 KiB (98,304) blocks: 48 x 2,047 = 98,256 is short of it,
+		// 49 x 2,047 = 100,303 closes one, so two of 49 and the last 2
+		// (4,094 bytes).
+		{largeResp - 1, false, repeat(2, 100303, 4094)},
+		// 100 x 600 = 60,000 bytes, under 96 KiB: one block.
+		{600, false, []int{60000}},
+	} {
 		var items []item
 		var recs []recEntry
 		for range 100 {
@@ -133,7 +151,10 @@ func TestLayoutLargeResponses(t *testing.T) {
 			recs = append(recs, recEntry{key: k, resp: d, meta: []byte(`{}`)})
 		}
 		var req, resp, largeReqBlocks, largeRespBlocks int
+		var mu sync.Mutex // compress is called in parallel
 		l := layoutPack2(Digest{}, items, recs, func(b []byte, large bool) []byte {
+			mu.Lock()
+			defer mu.Unlock()
 			isReq := b[0] == 'Q'
 			if isReq {
 				req++
@@ -156,6 +177,15 @@ func TestLayoutLargeResponses(t *testing.T) {
 		}
 		if want := map[bool]int{true: resp, false: 0}[tt.large]; largeRespBlocks != want {
 			t.Errorf("responses of %d bytes: %d of %d response blocks marked large, want %d", tt.respBytes, largeRespBlocks, resp, want)
+		}
+		var respSizes []int
+		for _, f := range l.frames { // compress returned each block as it is
+			if f[0] == 'R' {
+				respSizes = append(respSizes, len(f))
+			}
+		}
+		if !slices.Equal(respSizes, tt.respBlocks) {
+			t.Errorf("responses of %d bytes: response blocks of %v bytes, want %v", tt.respBytes, respSizes, tt.respBlocks)
 		}
 		if l.large != tt.large { // the pack's index is then encoded at largeIndexLevel
 			t.Errorf("responses of %d bytes: pack marked large: %v, want %v", tt.respBytes, l.large, tt.large)
