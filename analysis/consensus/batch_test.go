@@ -128,7 +128,7 @@ func TestBatchEdges(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			callBatch = n
 			ans := &labelJudge{ids: ids}
-			c, err := collectFS(context.Background(), fixFS(), ans, nil)
+			c, err := collectFS(context.Background(), fixFS(), ans, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

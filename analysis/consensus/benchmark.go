@@ -94,10 +94,10 @@ type userMessages struct {
 func (u *userMessages) write(q, p int, lists map[int]string) string {
 	list, ok := lists[q]
 	if !ok {
-		list = renderRubrics(u.in.Rubrics[q])
+		list = renderRubrics(u.in.rubricsOf(q))
 		lists[q] = list
 	}
-	return u.tpl.fill(u.in.Queries[q].Text, u.in.Queries[q].Category, u.in.Reports[q][p], list)
+	return u.tpl.fill(u.in.Queries[q].Text, u.in.Queries[q].Category, u.in.report(q, p), list)
 }
 
 // callBatch is how many judge calls answerCalls asks at once: enough to
@@ -222,12 +222,13 @@ func (t template) fill(query, category, report, rubrics string) string {
 
 // Collect loads the inputs, asks the selected judges about every report
 // (plus the stability reruns), callBatch calls at a time, and parses
-// their verdicts. Of the settings it reads only the judges knob.
+// their verdicts. Of the settings it reads only the judges knob. The
+// rubrics' and reports' texts are kept in in.Texts when it is not nil.
 func (b Benchmark) Collect(ctx context.Context, in analysis.Input) (analysis.Collection, error) {
 	if in.Bundle == nil {
 		return nil, fmt.Errorf("%s: no bundle", Name)
 	}
-	return collectFS(ctx, in.Bundle.Inputs(Name), in.Answer, in.Settings)
+	return collectFS(ctx, in.Bundle.Inputs(Name), in.Answer, in.Settings, in.Texts)
 }
 
 // Score builds every table from a collection under s, whose judges must

@@ -36,7 +36,7 @@ type collection struct {
 // stability reruns), parses the verdicts and builds every table. Its
 // result's details are in Details.
 func RunFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*analysis.Result, error) {
-	c, err := collectFS(ctx, fsys, ans, s)
+	c, err := collectFS(ctx, fsys, ans, s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +51,11 @@ func RunFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Set
 	return res, nil
 }
 
-// collectFS loads the inputs in fsys, answers the calls of the judges s
-// selects and parses the replies.
-func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings) (*collection, error) {
-	in, err := Load(fsys)
+// collectFS loads the inputs in fsys, their texts into texts unless it
+// is nil (see loadTo), answers the calls of the judges s selects and
+// parses the replies.
+func collectFS(ctx context.Context, fsys fs.FS, ans results.Answerer, s analysis.Settings, texts analysis.TextStore) (*collection, error) {
+	in, err := loadTo(fsys, texts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/finrepro/finrepro/analysis"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -131,6 +132,15 @@ type Inputs struct {
 	rubIdx   []map[string]int
 	seen     map[string]bool   // keys already read, while loading
 	dims     map[string]string // the dimensions read, while loading
+	// texts, when not nil, holds the rubrics' and reports' texts in
+	// place of Rubrics[q][r].Text and Reports[q][p], which are then
+	// empty (see loadTo): rubricText[q] holds query q's rubric texts in
+	// rubric order, reportText[q][p] the report of product p.
+	texts      analysis.TextStore
+	rubricText []analysis.TextRef
+	reportText [][]analysis.TextRef
+	hasReport  []uint64 // by query, a bit per product, while loading
+	pending    pendingTexts
 }
 
 // A humanItem is a HumanLabel resolved to indices; labels are 1 yes, 0 no.
@@ -141,8 +151,17 @@ type humanItem struct {
 
 // Load reads and checks the inputs in fsys. The first problem found is
 // returned as an *results.InputError naming file, line and field.
-func Load(fsys fs.FS) (*Inputs, error) {
-	in := &Inputs{seen: map[string]bool{}, dims: map[string]string{}}
+func Load(fsys fs.FS) (*Inputs, error) { return loadTo(fsys, nil) }
+
+// loadTo is Load that, when texts is not nil, keeps the rubrics' and
+// reports' texts in texts as they are read, not in the Inputs: they are
+// most of the inputs (at 8x the full-scale demo, 22 of the 25 MB the
+// collection's inputs held while a run was at its peak, heap profile),
+// and only the judges' user messages and the details read them. A
+// failure of texts is its owner's to report (analysis.TextStore); the
+// texts it loses read as empty.
+func loadTo(fsys fs.FS, texts analysis.TextStore) (*Inputs, error) {
+	in := &Inputs{seen: map[string]bool{}, dims: map[string]string{}, texts: texts}
 	if err := readJSONFile(fsys, PanelFile, &in.Panel); err != nil {
 		return nil, err
 	}
@@ -165,13 +184,26 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	for i := range in.Reports {
 		in.Reports[i] = make([]string, len(in.Panel.Products))
 	}
+	in.hasReport = make([]uint64, len(in.Queries))
+	if texts != nil {
+		in.rubricText = make([]analysis.TextRef, len(in.Queries))
+		in.reportText = make([][]analysis.TextRef, len(in.Queries))
+		for i := range in.reportText {
+			in.reportText[i] = make([]analysis.TextRef, len(in.Panel.Products))
+		}
+		in.pending = pendingTexts{store: texts, query: -1, runs: make([][]analysis.TextRef, len(in.Queries))}
+	}
 	if err := eachLine(fsys, RubricsFile, in.addRubric); err != nil {
 		return nil, err
 	}
+	in.pending.flush()
 	in.rubIdx = make([]map[string]int, len(in.Queries))
 	for qi, rs := range in.Rubrics {
 		if len(rs) == 0 {
 			return nil, results.Errorf(RubricsFile, 0, "query", "query %s has no rubrics", in.Queries[qi].ID)
+		}
+		if texts != nil {
+			in.rubricText[qi] = in.pending.sorted(qi, rs)
 		}
 		slices.SortFunc(rs, func(a, b Rubric) int { return strings.Compare(a.ID, b.ID) })
 		in.rubIdx[qi] = make(map[string]int, len(rs))
@@ -182,13 +214,14 @@ func Load(fsys fs.FS) (*Inputs, error) {
 	if err := eachLine(fsys, ReportsFile, in.addReport); err != nil {
 		return nil, err
 	}
-	for qi, row := range in.Reports {
-		for pi, text := range row {
-			if text == "" {
+	for qi, has := range in.hasReport {
+		for pi := range in.Panel.Products {
+			if has>>pi&1 == 0 {
 				return nil, results.Errorf(ReportsFile, 0, "", "no report of product %s for query %s", in.Panel.Products[pi].Name, in.Queries[qi].ID)
 			}
 		}
 	}
+	in.hasReport, in.pending = nil, pendingTexts{}
 	if err := in.readPrompt(fsys); err != nil {
 		return nil, err
 	}
@@ -331,6 +364,10 @@ func (in *Inputs) addRubric(line int, r *Rubric) error {
 	} else {
 		in.dims[r.Dimension] = r.Dimension
 	}
+	if in.texts != nil {
+		in.pending.add(qi, r.Text)
+		r.Text = ""
+	}
 	in.Rubrics[qi] = append(in.Rubrics[qi], *r)
 	return nil
 }
@@ -347,11 +384,95 @@ func (in *Inputs) addReport(line int, r *Report) error {
 	if strings.TrimSpace(r.Text) == "" {
 		return results.Errorf(ReportsFile, line, "text", "empty")
 	}
-	if in.Reports[qi][pi] != "" {
+	if in.hasReport[qi]>>pi&1 == 1 {
 		return results.Errorf(ReportsFile, line, "", "second report of product %s for query %s", r.Product, r.Query)
+	}
+	in.hasReport[qi] |= 1 << pi
+	if in.texts != nil {
+		in.reportText[qi][pi] = in.texts.Put([]string{r.Text})
+		return nil
 	}
 	in.Reports[qi][pi] = r.Text
 	return nil
+}
+
+// report returns the text of query q's report of product p.
+func (in *Inputs) report(q, p int) string {
+	if in.texts == nil {
+		return in.Reports[q][p]
+	}
+	if t := in.texts.Get(in.reportText[q][p]); len(t) == 1 {
+		return t[0]
+	}
+	return "" // lost by the store, whose owner reports it
+}
+
+// rubricsOf returns query q's rubrics with their texts.
+func (in *Inputs) rubricsOf(q int) []Rubric {
+	if in.texts == nil {
+		return in.Rubrics[q]
+	}
+	rs := slices.Clone(in.Rubrics[q])
+	if t := in.texts.Get(in.rubricText[q]); len(t) == len(rs) { // else lost by the store, whose owner reports it
+		for i := range rs {
+			rs[i].Text = t[i]
+		}
+	}
+	return rs
+}
+
+// pendingTexts puts the rubric texts into a store as rubrics.jsonl is
+// read, a run of lines of one query at a time (a file grouped by query
+// makes one run per query), and then each query's texts, in rubric
+// order, as one record: what the judges' messages and the details read.
+type pendingTexts struct {
+	store analysis.TextStore
+	query int                  // the query of the run being read, -1 for none
+	run   []string             // its texts
+	runs  [][]analysis.TextRef // by query: its runs put so far, in file order
+}
+
+// add adds the text of the next rubric line, of query q.
+func (t *pendingTexts) add(q int, text string) {
+	if q != t.query {
+		t.flush()
+		t.query = q
+	}
+	t.run = append(t.run, text)
+}
+
+// flush puts the run being read.
+func (t *pendingTexts) flush() {
+	if len(t.run) > 0 {
+		t.runs[t.query] = append(t.runs[t.query], t.store.Put(t.run))
+		clear(t.run)
+		t.run = t.run[:0]
+	}
+}
+
+// sorted returns the record of query q's rubric texts in the order of
+// rs (its rubrics in file order, as read) sorted by ID: the record of
+// its one run when that is already in order, else a new one.
+func (t *pendingTexts) sorted(q int, rs []Rubric) analysis.TextRef {
+	inOrder := slices.IsSortedFunc(rs, func(a, b Rubric) int { return strings.Compare(a.ID, b.ID) })
+	if len(t.runs[q]) == 1 && inOrder {
+		return t.runs[q][0]
+	}
+	var texts []string
+	for _, ref := range t.runs[q] {
+		texts = append(texts, t.store.Get(ref)...)
+	}
+	texts = append(texts, make([]string, max(0, len(rs)-len(texts)))...) // lost by the store: empty
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].ID, rs[b].ID) })
+	out := make([]string, len(rs))
+	for i, k := range order {
+		out[i] = texts[k]
+	}
+	return t.store.Put(out)
 }
 
 func (in *Inputs) readPrompt(fsys fs.FS) error {

@@ -581,10 +581,10 @@ func (a *analyzer) eachDetail(yield func(analysis.Detail) bool) {
 		}
 		var why []string // "[ID] text" by rubric, once a detail needs them
 		if nGold > 0 {
-			why = reasons(a.in.Rubrics[q])
+			why = reasons(a.in.rubricsOf(q))
 		}
 		for _, p := range byName {
-			d := analysis.Detail{Task: a.in.Queries[q].ID, System: a.names[p], Question: a.in.Queries[q].Text, Output: a.in.Reports[q][p]}
+			d := analysis.Detail{Task: a.in.Queries[q].ID, System: a.names[p], Question: a.in.Queries[q].Text, Output: a.in.report(q, p)}
 			if nGold > 0 {
 				d.Verdicts = make([]analysis.Verdict, 0, nGold*len(a.cfg.judges))
 			}

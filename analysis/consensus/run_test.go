@@ -152,7 +152,7 @@ func TestScoreConcurrently(t *testing.T) {
 		{KnobBootstrap: "200", KnobMinRubrics: "100"},
 		{KnobBootstrap: "100", KnobSeed: "7"},
 	}
-	c, err := collectFS(context.Background(), fixFS(), &fixAnswerer{}, variants[0])
+	c, err := collectFS(context.Background(), fixFS(), &fixAnswerer{}, variants[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
