@@ -154,10 +154,10 @@ type humanItem struct {
 func Load(fsys fs.FS) (*Inputs, error) { return loadTo(fsys, nil) }
 
 // loadTo is Load that, when texts is not nil, keeps the rubrics' and
-// reports' texts in texts as they are read, not in the Inputs: they are
-// most of the inputs (at 8x the full-scale demo, 22 of the 25 MB the
-// collection's inputs held while a run was at its peak, heap profile),
-// and only the judges' user messages and the details read them. A
+// reports' texts in texts as they are read, not in the Inputs: only the
+// judges' user messages and the details read them, and at 8x the
+// full-scale demo the loaded inputs took 32 MB of the live heap at a
+// run's peak with them, 19 MB without (heap profiles). A
 // failure of texts is its owner's to report (analysis.TextStore); the
 // texts it loses read as empty.
 func loadTo(fsys fs.FS, texts analysis.TextStore) (*Inputs, error) {
