@@ -2,6 +2,8 @@ package consensus
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -102,6 +104,12 @@ func FuzzLoad(f *testing.F) {
 		fsys := fixFS()
 		fsys[files[int(which)%len(files)]].Data = data
 		in, err := Load(fsys)
+		// Loaded with a store, the inputs are accepted or refused alike,
+		// and read back the same texts.
+		out, outErr := loadTo(fsys, &textFile{})
+		if fmt.Sprint(err) != fmt.Sprint(outErr) {
+			t.Fatalf("Load: %v; with a store: %v", err, outErr)
+		}
 		if err != nil {
 			var ie *results.InputError
 			if !errors.As(err, &ie) {
@@ -112,6 +120,14 @@ func FuzzLoad(f *testing.F) {
 		for q, rs := range in.Rubrics {
 			if len(rs) == 0 || len(in.Reports[q]) != len(in.Panel.Products) {
 				t.Fatal("loaded inputs break the invariants")
+			}
+			if got := out.rubricsOf(q); !reflect.DeepEqual(got, rs) {
+				t.Fatalf("query %d: rubrics with a store %+v, in memory %+v", q, got, rs)
+			}
+			for p, text := range in.Reports[q] {
+				if got := out.report(q, p); got != text {
+					t.Fatalf("query %d, product %d: report with a store %q, in memory %q", q, p, got, text)
+				}
 			}
 		}
 	})
