@@ -205,7 +205,7 @@ func loadTo(fsys fs.FS, texts analysis.TextStore) (*Inputs, error) {
 		if texts != nil {
 			in.rubricText[qi] = in.pending.sorted(qi, rs)
 		}
-		slices.SortFunc(rs, func(a, b Rubric) int { return strings.Compare(a.ID, b.ID) })
+		slices.SortFunc(rs, rubricByID)
 		in.rubIdx[qi] = make(map[string]int, len(rs))
 		for ri, r := range rs {
 			in.rubIdx[qi][r.ID] = ri
@@ -396,6 +396,9 @@ func (in *Inputs) addReport(line int, r *Report) error {
 	return nil
 }
 
+// rubricByID orders a query's rubrics.
+func rubricByID(a, b Rubric) int { return strings.Compare(a.ID, b.ID) }
+
 // report returns the text of query q's report of product p.
 func (in *Inputs) report(q, p int) string {
 	if in.texts == nil {
@@ -454,8 +457,7 @@ func (t *pendingTexts) flush() {
 // rs (its rubrics in file order, as read) sorted by ID: the record of
 // its one run when that is already in order, else a new one.
 func (t *pendingTexts) sorted(q int, rs []Rubric) analysis.TextRef {
-	inOrder := slices.IsSortedFunc(rs, func(a, b Rubric) int { return strings.Compare(a.ID, b.ID) })
-	if len(t.runs[q]) == 1 && inOrder {
+	if len(t.runs[q]) == 1 && slices.IsSortedFunc(rs, rubricByID) {
 		return t.runs[q][0]
 	}
 	var texts []string
@@ -467,7 +469,7 @@ func (t *pendingTexts) sorted(q int, rs []Rubric) analysis.TextRef {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].ID, rs[b].ID) })
+	slices.SortFunc(order, func(a, b int) int { return rubricByID(rs[a], rs[b]) })
 	out := make([]string, len(rs))
 	for i, k := range order {
 		out[i] = texts[k]

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/finrepro/finrepro/internal/texttest"
 	"github.com/finrepro/finrepro/results"
 )
 
@@ -106,7 +107,7 @@ func FuzzLoad(f *testing.F) {
 		in, err := Load(fsys)
 		// Loaded with a store, the inputs are accepted or refused alike,
 		// and read back the same texts.
-		out, outErr := loadTo(fsys, &textFile{})
+		out, outErr := loadTo(fsys, &texttest.Store{})
 		if fmt.Sprint(err) != fmt.Sprint(outErr) {
 			t.Fatalf("Load: %v; with a store: %v", err, outErr)
 		}

@@ -5,46 +5,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 
-	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/internal/texttest"
 	"github.com/finrepro/finrepro/results"
 )
-
-// textFile is an analysis.TextStore that keeps its records encoded in one
-// byte slice, as a run's details file does: Get decodes new copies. When
-// broken, Put loses every record, as a store whose file failed does.
-type textFile struct {
-	mu     sync.Mutex
-	b      []byte
-	broken bool
-}
-
-func (f *textFile) Put(texts []string) analysis.TextRef {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.broken {
-		return analysis.TextRef{}
-	}
-	off := len(f.b)
-	f.b = analysis.AppendTexts(f.b, texts)
-	return analysis.TextRef{Off: int64(off), Len: int64(len(f.b) - off)}
-}
-
-func (f *textFile) Get(ref analysis.TextRef) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if ref.Len == 0 {
-		return nil
-	}
-	t, err := analysis.DecodeTexts(string(f.b[ref.Off : ref.Off+ref.Len]))
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
 
 // userLog answers as fixAnswerer and keeps every user message, in call
 // order.
@@ -101,7 +67,7 @@ func TestTextsKeptOutOfMemory(t *testing.T) {
 			fsys := fixFS()
 			fsys[RubricsFile] = &fstest.MapFile{Data: reorderLines(fsys[RubricsFile].Data, tc.perm)}
 			var got userLog
-			store := &textFile{}
+			store := &texttest.Store{}
 			c, err := collectFS(ctx, fsys, &got, nil, store)
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +107,7 @@ func TestTextsKeptOutOfMemory(t *testing.T) {
 // store reports its failure (analysis.TextStore).
 func TestTextsLostByStore(t *testing.T) {
 	var got userLog
-	c, err := collectFS(context.Background(), fixFS(), &got, nil, &textFile{broken: true})
+	c, err := collectFS(context.Background(), fixFS(), &got, nil, &texttest.Store{Broken: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,32 +3,11 @@ package hisrubric
 import (
 	"context"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/internal/texttest"
 )
-
-// copyingTexts is a TextStore that keeps copies of what it is given, as
-// a file would: nothing a collection holds is shared with it.
-type copyingTexts struct {
-	analysis.MemoryTexts
-	puts, gets int
-}
-
-func (c *copyingTexts) Put(texts []string) analysis.TextRef {
-	c.puts++
-	cp := make([]string, len(texts))
-	for i, s := range texts {
-		cp[i] = strings.Clone(s)
-	}
-	return c.MemoryTexts.Put(cp)
-}
-
-func (c *copyingTexts) Get(ref analysis.TextRef) []string {
-	c.gets++
-	return append([]string(nil), c.MemoryTexts.Get(ref)...) // the caller's to change
-}
 
 // TestTextsOutOfTheCollection checks that a collection given a
 // TextStore keeps its reports' and items' texts there, not in itself,
@@ -57,7 +36,7 @@ func TestTextsOutOfTheCollection(t *testing.T) {
 		}
 		return res, res.AllDetails(), rows, c.(*collection)
 	}
-	store := &copyingTexts{}
+	store := &texttest.Store{}
 	res, det, rows, col := run(store)
 	memRes, memDet, memRows, _ := run(nil)
 	res.LazyDetails, memRes.LazyDetails = nil, nil
@@ -70,8 +49,8 @@ func TestTextsOutOfTheCollection(t *testing.T) {
 	if !reflect.DeepEqual(rows, memRows) {
 		t.Error("item records differ with the texts in a store")
 	}
-	if len(det) == 0 || store.puts == 0 || store.gets == 0 {
-		t.Fatalf("%d details, %d puts, %d gets: the fixture does not exercise the store", len(det), store.puts, store.gets)
+	if len(det) == 0 || store.Puts == 0 || store.Gets == 0 {
+		t.Fatalf("%d details, %d puts, %d gets: the fixture does not exercise the store", len(det), store.Puts, store.Gets)
 	}
 	answers := 0
 	for _, rep := range col.reports {
