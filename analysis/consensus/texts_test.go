@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/finrepro/finrepro/internal/texttest"
+	"github.com/finrepro/finrepro/analysis/texttest"
 	"github.com/finrepro/finrepro/results"
 )
 

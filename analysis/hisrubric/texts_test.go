@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/finrepro/finrepro/analysis"
-	"github.com/finrepro/finrepro/internal/texttest"
+	"github.com/finrepro/finrepro/analysis/texttest"
 )
 
 // TestTextsOutOfTheCollection checks that a collection given a
