@@ -363,7 +363,7 @@ func (s *Store) forgetGone() error {
 	}
 	if len(gone) > 0 {
 		s.recIx.compact(recName, s.liveRec)
-		s.objIx.compact(s.objName, s.liveObj)
+		s.objIx.compact(objName, s.liveObj)
 		s.releaseGone()
 	}
 	s.mu.Unlock()

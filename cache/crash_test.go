@@ -21,6 +21,10 @@ import (
 const helperEnv = "FINREPRO_CACHE_TEST_LOAD"
 
 func TestMain(m *testing.M) {
+	// Every store of these tests keeps its index's arrays in an index
+	// file, however small (indexfile.go): the stores of the other
+	// packages' tests, all small, keep theirs in memory.
+	spillIndexBytes = 0
 	if dir := os.Getenv(helperEnv); dir != "" {
 		packTarget = 64 << 10 // many packs, so that kills land mid-load
 		s, err := Open(dir, Options{})

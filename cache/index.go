@@ -10,11 +10,12 @@ import (
 
 // The in-memory index of a store holds no pointer per exchange and no
 // map entry per exchange: each pack keeps fixed-size arrays of its
-// objects' locations and of its records (packMem), its records' metas
-// compressed in groups (metaArena), and the store keeps two sorted
-// arrays over all packs: the records by key (recRef, the key inline) and
-// the objects that carry a digest of their own by digest (objRef, the
-// digest in the pack's arrays). A request object is found through its
+// objects' locations (packMem), its records' metas compressed in groups
+// (metaArena), and the store keeps two sorted arrays over all packs: the
+// records by key (recRef: the key, the record and its objects inline)
+// and the objects that carry a digest of their own by digest (objRef,
+// the digest inline). In a large store the arrays are in an index file
+// rather than the heap (indexfile.go). A request object is found through its
 // record (its digest is the key) and a response through the records that
 // name it, so most objects need no entry of their own. Each sorted array
 // is a large base, with a table of where each key prefix starts, and a
@@ -26,15 +27,19 @@ import (
 // recRef is one record of a pack in the store's sorted record array.
 type recRef struct {
 	key  Key
-	pack uint32 // pack id (Store.byID)
-	rec  uint32 // the record's position in its pack's records (key order)
+	pack uint32  // pack id (Store.byID)
+	rec  uint32  // the record's position in its pack's records (key order)
+	ri   recInfo // its objects, so that a lookup reads nothing more to find them
 }
 
 // objRef is one object with a digest of its own in the store's sorted
-// object array: the pack's named[i].
+// object array: object obj of its pack, named d (inline, so that a
+// lookup compares digests without reading the pack's arrays, which may
+// be in the index file).
 type objRef struct {
+	d    Digest
 	pack uint32
-	i    uint32
+	obj  uint32
 }
 
 // packMem is the in-memory index of one pack, pointer-free but for its
@@ -42,27 +47,26 @@ type objRef struct {
 type packMem struct {
 	v2 bool
 	// objects: objs1 (format 1) or objs2 (format 2), in pack order.
-	objs1  []obj1
-	objs2  []obj2
-	end1   int64   // format 1: where the last object ends (the index frame)
-	wide1  []int64 // format 1: the objects' offsets, in a pack of 4 GiB or more
+	objs1  column[obj1]
+	objs2  column[obj2]
+	end1   int64         // format 1: where the last object ends (the index frame)
+	wide1  column[int64] // format 1: the objects' offsets, in a pack of 4 GiB or more
 	blocks []blockLoc
 	// named are the objects that carry a digest of their own, sorted
 	// by digest.
-	named []namedObj
-	// recs are the pack's records, sorted by key.
-	recs []recInfo
-	// ext holds the response digests of the records whose response
-	// object is in another pack, in record order.
-	ext   []extResp
-	metas metaArena
-}
-
-// extResp is the response digest of record rec, whose response is in
-// another pack.
-type extResp struct {
-	rec uint32
-	d   Digest
+	named column[namedObj]
+	// recs are the pack's records, sorted by key, until the pack is
+	// in the store's sorted record array, which holds them (settle);
+	// nrecs counts them.
+	recs  column[recInfo]
+	nrecs int
+	// extRecs are the records whose response object is in another
+	// pack, in order, and extDigests their responses' digests (the
+	// records stay in memory, four bytes each, so that finding one
+	// reads the file once).
+	extRecs    []uint32
+	extDigests column[Digest]
+	metas      metaArena
 }
 
 // obj1 locates an object of a format-1 pack: its frame starts at off
@@ -122,7 +126,9 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 	if !slices.IsSortedFunc(perm, func(a, b int32) int { return bytes.Compare(ix.recs[a].key[:], ix.recs[b].key[:]) }) {
 		slices.SortFunc(perm, func(a, b int32) int { return bytes.Compare(ix.recs[a].key[:], ix.recs[b].key[:]) })
 	}
-	m.recs = make([]recInfo, len(perm))
+	recs := make([]recInfo, len(perm))
+	var extRecs []uint32
+	var extDigests []Digest
 	nobj := len(ix.objs)
 	names := make([]int32, nobj) // noName unless set below
 	for i := range names {
@@ -147,9 +153,9 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 			}
 		}
 		for i, p := range perm {
-			m.recs[i] = recInfo{int32(v.reqAt[p]) - 1, int32(v.respAt[p]) - 1}
+			recs[i] = recInfo{int32(v.reqAt[p]) - 1, int32(v.respAt[p]) - 1}
 			if v.respAt[p] == 0 {
-				m.ext = append(m.ext, extResp{uint32(i), ix.recs[p].resp})
+				extRecs, extDigests = append(extRecs, uint32(i)), append(extDigests, ix.recs[p].resp)
 			}
 		}
 	} else {
@@ -172,15 +178,15 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 				ri.resp = j
 				isResp[j] = true
 			} else {
-				m.ext = append(m.ext, extResp{uint32(i), r.resp})
+				extRecs, extDigests = append(extRecs, uint32(i)), append(extDigests, r.resp)
 			}
-			m.recs[i] = ri
+			recs[i] = ri
 		}
 		// A request object is named by its record's key; any other
 		// object (a response, or an object no record of the pack
 		// names) carries its digest.
 		reqOf := make([]bool, nobj)
-		for _, ri := range m.recs {
+		for _, ri := range recs {
 			if ri.req >= 0 {
 				reqOf[ri.req] = true
 			}
@@ -192,19 +198,20 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 			}
 		}
 	}
-	m.ext = slices.Clip(m.ext)
-	m.named = make([]namedObj, 0, nNamed)
+	m.recs, m.nrecs, m.extRecs, m.extDigests = inMem(recs), len(recs), slices.Clip(extRecs), inMem(slices.Clip(extDigests))
+	named := make([]namedObj, 0, nNamed)
 	for i, n := range names {
 		if n == 0 {
-			m.named = append(m.named, namedObj{ix.objs[i].digest, uint32(i)})
+			named = append(named, namedObj{ix.objs[i].digest, uint32(i)})
 		}
 	}
-	slices.SortFunc(m.named, func(a, b namedObj) int { return bytes.Compare(a.d[:], b.d[:]) })
-	for j, nm := range m.named {
+	slices.SortFunc(named, func(a, b namedObj) int { return bytes.Compare(a.d[:], b.d[:]) })
+	m.named = inMem(named)
+	for j, nm := range named {
 		names[nm.obj] = int32(j)
 	}
 	if m.v2 {
-		m.objs2 = make([]obj2, nobj)
+		objs2 := make([]obj2, nobj)
 		var pos map[*where]int32 // of the objects, for deltas' bases
 		blk := 0
 		for i, o := range ix.objs {
@@ -224,19 +231,22 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 				}
 				e.base = pos[o.base]
 			}
-			m.objs2[i] = e
+			objs2[i] = e
 		}
+		m.objs2 = inMem(objs2)
 	} else {
-		m.objs1 = make([]obj1, nobj)
+		objs1 := make([]obj1, nobj)
+		var wide1 []int64
 		if m.end1 > 1<<32-1 {
-			m.wide1 = make([]int64, nobj)
+			wide1 = make([]int64, nobj)
 		}
 		for i, o := range ix.objs {
-			m.objs1[i] = obj1{off: uint32(o.off), raw: satLen(o.rawLen), name: names[i]}
-			if m.wide1 != nil {
-				m.wide1[i] = o.off
+			objs1[i] = obj1{off: uint32(o.off), raw: satLen(o.rawLen), name: names[i]}
+			if wide1 != nil {
+				wide1[i] = o.off
 			}
 		}
+		m.objs1, m.wide1 = inMem(objs1), inMem(wide1)
 	}
 	metas := make([][]byte, len(perm))
 	keys := make([]Key, len(perm))
@@ -249,29 +259,40 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 
 // where returns the location of object i as the readers take it.
 func (m *packMem) where(i int) where {
+	w, _ := m.whereName(i)
+	return w
+}
+
+// whereName returns the location of object i and its name (an index in
+// named, noName or localName).
+func (m *packMem) whereName(i int) (where, int32) {
 	if !m.v2 {
-		off, end := m.off1(i), m.end1
-		if i+1 < len(m.objs1) {
-			end = m.off1(i + 1)
+		// the object, and the next one's offset: one read of the file
+		hi := min(i+2, m.objs1.len())
+		var buf [2]obj1
+		o := m.objs1.span(i, hi, buf[:])
+		off, end := int64(o[0].off), m.end1
+		if hi == i+2 {
+			end = int64(o[1].off)
 		}
-		return where{off: off, clen: end - off, rawLen: rawLen(m.objs1[i].raw)}
+		if m.wide1.len() > 0 {
+			var wbuf [2]int64
+			w := m.wide1.span(i, hi, wbuf[:])
+			off = w[0]
+			if hi == i+2 {
+				end = w[1]
+			}
+		}
+		return where{off: off, clen: end - off, rawLen: rawLen(o[0].raw)}, o[0].name
 	}
-	o := m.objs2[i]
+	o := m.objs2.at(i)
 	b := &m.blocks[o.blk]
 	w := where{off: b.off, clen: b.clen, rawLen: rawLen(o.raw), v2: true, blockRaw: b.raw, at: int64(o.at), slen: int64(o.slen), blockSum: &b.sum, local: o.name == localName}
 	if o.base >= 0 {
 		bw := m.where(int(o.base))
 		w.base = &bw
 	}
-	return w
-}
-
-// off1 returns the offset of object i of a format-1 pack.
-func (m *packMem) off1(i int) int64 {
-	if m.wide1 != nil {
-		return m.wide1[i]
-	}
-	return int64(m.objs1[i].off)
+	return w, o.name
 }
 
 // rawLen undoes satLen: the largest uint32 stands for more than any
@@ -289,15 +310,20 @@ func rawLen(n uint32) int64 {
 func (m *packMem) objDigest(name string, i int) (Digest, bool) {
 	var n int32
 	if m.v2 {
-		n = m.objs2[i].name
+		n = m.objs2.at(i).name
 	} else {
-		n = m.objs1[i].name
+		n = m.objs1.at(i).name
 	}
+	return m.digestOf(name, i, n)
+}
+
+// digestOf is objDigest of object i whose name is n.
+func (m *packMem) digestOf(pack string, i int, n int32) (Digest, bool) {
 	switch {
 	case n >= 0:
-		return m.named[n].d, true
+		return m.named.at(int(n)).d, true
 	case n == localName:
-		return localID(name, i), true
+		return localID(pack, i), true
 	}
 	return Digest{}, false
 }
@@ -305,15 +331,33 @@ func (m *packMem) objDigest(name string, i int) (Digest, bool) {
 // nobjs returns the number of objects of the pack.
 func (m *packMem) nobjs() int {
 	if m.v2 {
-		return len(m.objs2)
+		return m.objs2.len()
 	}
-	return len(m.objs1)
+	return m.objs1.len()
+}
+
+// bytes is the size of the pack's arrays in memory.
+func (m *packMem) bytes() int64 {
+	return m.objs1.bytes() + m.objs2.bytes() + m.wide1.bytes() + m.named.bytes() + m.recs.bytes() + int64(4*cap(m.extRecs)) + m.extDigests.bytes() + m.metas.blob.bytes()
+}
+
+// moveTo moves the pack's arrays to the index file x, but for its blocks'
+// (one entry per block) and its metas' groups' bounds (one per group).
+// s.mu is held for writing, and no read of the pack is under way: it is
+// called before the pack is in the index or while it is added.
+func (m *packMem) moveTo(x *indexFile) error {
+	for _, err := range []error{m.objs1.moveTo(x), m.objs2.moveTo(x), m.wide1.moveTo(x), m.named.moveTo(x), m.extDigests.moveTo(x), m.metas.blob.moveTo(x)} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // locals counts the pack's local objects.
 func (m *packMem) locals() int {
 	n := 0
-	for _, o := range m.objs2 {
+	for _, o := range m.objs2.all() {
 		if o.name == localName {
 			n++
 		}
@@ -339,7 +383,7 @@ const maxMetaGroupBytes = metaGroupBytes + metaGroup*binary.MaxVarintLen64 + Max
 // metas, compressed as one zstd frame (or kept as it is when that is not
 // smaller).
 type metaArena struct {
-	blob  []byte
+	blob  column[byte]
 	ends  []uint32 // end of each group in blob; rawGroup set: not compressed
 	first []uint32 // the first record of each group
 }
@@ -390,10 +434,10 @@ func packMetas(metas [][]byte, compress func([]byte) []byte) metaArena {
 		out = append(out, c...)
 		a.ends = append(a.ends, uint32(len(out))|flag)
 	}
-	a.blob = out
 	if compress != nil {
-		a.blob = bytes.Clone(out) // exactly its size
+		out = bytes.Clone(out) // exactly its size
 	}
+	a.blob = inMem(out)
 	a.ends, a.first = slices.Clip(a.ends), slices.Clip(a.first)
 	return a
 }
@@ -412,7 +456,8 @@ func (a *metaArena) groupOf(i, n int) (g, first, count int) {
 	return g, int(a.first[g]), end - int(a.first[g])
 }
 
-// group returns the stored bytes of group g and whether they are
+// group returns the stored bytes of group g (read from the index file
+// into a new buffer when the blob is there) and whether they are
 // compressed.
 func (a *metaArena) group(g int) ([]byte, bool) {
 	lo := uint32(0)
@@ -420,7 +465,7 @@ func (a *metaArena) group(g int) ([]byte, bool) {
 		lo = a.ends[g-1] &^ rawGroup
 	}
 	e := a.ends[g]
-	return a.blob[lo : e&^rawGroup], e&rawGroup == 0
+	return a.blob.span(int(lo), int(e&^rawGroup), nil), e&rawGroup == 0
 }
 
 // metaIn returns meta n of a decoded group of count metas.
@@ -448,10 +493,12 @@ func metaIn(dec []byte, n, count int) ([]byte, error) {
 // sortedRefs is a sorted array of refs named by 32-byte names: a base
 // with a prefix table, and a small sorted tail (see the top of this file).
 type sortedRefs[R any] struct {
-	base, tail []R
-	starts     []uint32 // starts[p]: first base entry whose name has prefix p
-	bits       uint
-	dead       int // entries of packs gone
+	base   column[R]
+	tail   []R
+	starts []uint32 // starts[p]: first base entry whose name has prefix p
+	bits   uint
+	dead   int        // entries of packs gone
+	file   *indexFile // where compact moves the base, when set
 }
 
 // prefix returns the first bits bits of name.
@@ -463,31 +510,45 @@ func prefix(name *[32]byte, bits uint) uint32 {
 }
 
 // run returns the entries of xs (sorted by name) named n.
-func run[R any](xs []R, n *[32]byte, name func(*R) *[32]byte) []R {
+func run[R any](xs []R, n *[32]byte, name func(*R) [32]byte) []R {
 	lo, hi := 0, len(xs)
 	for hi-lo > 8 { // binary search down to a few entries, then scan
 		mid := int(uint(lo+hi) >> 1)
-		if bytes.Compare(name(&xs[mid])[:], n[:]) < 0 {
+		if m := name(&xs[mid]); bytes.Compare(m[:], n[:]) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	for lo < len(xs) && bytes.Compare(name(&xs[lo])[:], n[:]) < 0 {
+	for lo < len(xs) {
+		if m := name(&xs[lo]); bytes.Compare(m[:], n[:]) >= 0 {
+			break
+		}
 		lo++
 	}
 	hi = lo
-	for hi < len(xs) && *name(&xs[hi]) == *n {
+	for hi < len(xs) && name(&xs[hi]) == *n {
 		hi++
 	}
 	return xs[lo:hi]
 }
 
-// find returns the entries named n in the base and in the tail.
-func (x *sortedRefs[R]) find(n *[32]byte, name func(*R) *[32]byte) (base, tail []R) {
-	if len(x.base) > 0 {
+// spanRead is how many entries of a base in the index file a lookup
+// reads at once: a prefix's entries (about four) in one pread.
+const spanRead = 32
+
+// find returns the entries named n in the base and in the tail; entries
+// of a base in the index file are read into buf's array when it has
+// room.
+func (x *sortedRefs[R]) find(n *[32]byte, name func(*R) [32]byte, buf []R) (base, tail []R) {
+	if x.base.len() > 0 {
 		p := prefix(n, x.bits)
-		base = run(x.base[x.starts[p]:x.starts[p+1]], n, name)
+		lo, hi := int(x.starts[p]), int(x.starts[p+1])
+		if x.base.f == nil {
+			base = run(x.base.mem[lo:hi], n, name)
+		} else {
+			base = x.findInFile(lo, hi, n, name, buf)
+		}
 	}
 	if len(x.tail) > 0 {
 		tail = run(x.tail, n, name)
@@ -495,38 +556,82 @@ func (x *sortedRefs[R]) find(n *[32]byte, name func(*R) *[32]byte) (base, tail [
 	return base, tail
 }
 
+// findInFile returns the entries named n among base entries lo to end,
+// in the index file.
+func (x *sortedRefs[R]) findInFile(lo, end int, n *[32]byte, name func(*R) [32]byte, buf []R) []R {
+	// Every entry before lo is named less than n, and the one at hi,
+	// if any, at least n.
+	hi := end
+	for hi-lo > spanRead {
+		mid := int(uint(lo+hi) >> 1)
+		e := x.base.at(mid)
+		if m := name(&e); bytes.Compare(m[:], n[:]) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	e := min(end, hi+spanRead)
+	sp := x.base.span(lo, e, buf)
+	got := run(sp, n, name)
+	if len(got) == 0 || e == end || name(&sp[len(sp)-1]) != *n {
+		return got
+	}
+	// The run goes on past the span (several records of one key).
+	out := slices.Clone(got)
+	for e < end {
+		next := min(end, e+spanRead)
+		for _, r := range x.base.span(e, next, buf) {
+			if name(&r) != *n {
+				return out
+			}
+			out = append(out, r)
+		}
+		e = next
+	}
+	return out
+}
+
 // add adds runs, each sorted by name; entries for which live is false
 // are dropped when the tail is merged into the base.
-func (x *sortedRefs[R]) add(runs [][]R, name func(*R) *[32]byte, live func(*R) bool) {
+func (x *sortedRefs[R]) add(runs [][]R, name func(*R) [32]byte, live func(*R) bool) {
 	runs = append(runs, x.tail)
 	x.tail = mergeRuns(runs, name)
-	if len(x.tail) > max(1024, len(x.base)/8) || x.dead > len(x.base)/4 {
+	if n := x.base.len(); len(x.tail) > max(1024, n/8) || x.dead > n/4 {
 		x.compact(name, live)
 	}
 }
 
 // compact merges the tail into the base, leaving out dead entries, and
-// rebuilds the prefix table.
-func (x *sortedRefs[R]) compact(name func(*R) *[32]byte, live func(*R) bool) {
-	all := mergeRuns([][]R{x.base, x.tail}, name)
+// rebuilds the prefix table; the base goes to the index file when the
+// store keeps one.
+func (x *sortedRefs[R]) compact(name func(*R) [32]byte, live func(*R) bool) {
+	all := mergeRuns([][]R{x.base.all(), x.tail}, name)
 	all = slices.DeleteFunc(all, func(r R) bool { return !live(&r) })
-	x.base, x.tail, x.dead = slices.Clip(all), nil, 0
+	x.tail, x.dead = nil, 0
 	// About four entries per prefix: a lookup compares a few keys
 	// of one cache line or two, and the table costs a byte an entry.
-	x.bits = uint(min(24, max(0, bits.Len(uint(len(x.base)))-3)))
+	x.bits = uint(min(24, max(0, bits.Len(uint(len(all)))-3)))
 	x.starts = make([]uint32, 1<<x.bits+1)
 	j := 0
 	for p := range 1 << x.bits {
-		for j < len(x.base) && prefix(name(&x.base[j]), x.bits) < uint32(p) {
+		for j < len(all) {
+			if n := name(&all[j]); prefix(&n, x.bits) >= uint32(p) {
+				break
+			}
 			j++
 		}
 		x.starts[p] = uint32(j)
 	}
-	x.starts[1<<x.bits] = uint32(len(x.base))
+	x.starts[1<<x.bits] = uint32(len(all))
+	x.base = inMem(slices.Clip(all))
+	if x.file != nil {
+		x.base.moveTo(x.file) // on an error it stays in memory
+	}
 }
 
 // mergeRuns merges sorted runs into one new sorted slice, two at a time.
-func mergeRuns[R any](runs [][]R, name func(*R) *[32]byte) []R {
+func mergeRuns[R any](runs [][]R, name func(*R) [32]byte) []R {
 	runs = slices.DeleteFunc(slices.Clone(runs), func(r []R) bool { return len(r) == 0 })
 	if len(runs) == 0 {
 		return nil
@@ -548,7 +653,7 @@ func mergeRuns[R any](runs [][]R, name func(*R) *[32]byte) []R {
 	return runs[0]
 }
 
-func merge2[R any](a, b []R, name func(*R) *[32]byte) []R {
+func merge2[R any](a, b []R, name func(*R) [32]byte) []R {
 	if len(a) < len(b) {
 		a, b = b, a
 	}
@@ -559,7 +664,7 @@ func merge2[R any](a, b []R, name func(*R) *[32]byte) []R {
 		// entries between are copied in one piece.
 		for i := range b {
 			n := name(&b[i])
-			k, _ := slices.BinarySearchFunc(a, n, func(r R, n *[32]byte) int { return bytes.Compare(name(&r)[:], n[:]) })
+			k, _ := slices.BinarySearchFunc(a, &n, func(r R, n *[32]byte) int { m := name(&r); return bytes.Compare(m[:], n[:]) })
 			out = append(out, a[:k]...)
 			out = append(out, b[i])
 			a = a[k:]
@@ -567,7 +672,7 @@ func merge2[R any](a, b []R, name func(*R) *[32]byte) []R {
 		return append(out, a...)
 	}
 	for len(a) > 0 && len(b) > 0 {
-		if bytes.Compare(name(&b[0])[:], name(&a[0])[:]) < 0 {
+		if nb, na := name(&b[0]), name(&a[0]); bytes.Compare(nb[:], na[:]) < 0 {
 			out, b = append(out, b[0]), b[1:]
 		} else {
 			out, a = append(out, a[0]), a[1:]
@@ -577,35 +682,23 @@ func merge2[R any](a, b []R, name func(*R) *[32]byte) []R {
 	return append(out, b...)
 }
 
-// each calls fn with every entry, base then tail (not in name order).
-func (x *sortedRefs[R]) each(fn func(*R)) {
-	for i := range x.base {
-		fn(&x.base[i])
-	}
-	for i := range x.tail {
-		fn(&x.tail[i])
-	}
-}
-
 // sorted returns every entry for which keep is true, sorted by name:
-// the base itself when nothing was added or dropped since it was merged
-// (shared: not to be changed).
-func (x *sortedRefs[R]) sorted(name func(*R) *[32]byte, keep func(*R) bool) []R {
+// the base itself when it is in memory and nothing was added or dropped
+// since it was merged (shared: not to be changed).
+func (x *sortedRefs[R]) sorted(name func(*R) [32]byte, keep func(*R) bool) []R {
 	if len(x.tail) == 0 && x.dead == 0 {
-		return x.base
+		return x.base.all()
 	}
-	all := mergeRuns([][]R{x.base, x.tail}, name)
+	all := mergeRuns([][]R{x.base.all(), x.tail}, name)
 	return slices.DeleteFunc(all, func(r R) bool { return !keep(&r) })
 }
 
 // The store's side of the index; s.mu is held (read or write) by every
 // caller.
 
-func recName(r *recRef) *[32]byte { return (*[32]byte)(&r.key) }
+func recName(r *recRef) [32]byte { return r.key }
 
-func (s *Store) objName(r *objRef) *[32]byte {
-	return (*[32]byte)(&s.byID[r.pack].mem.named[r.i].d)
-}
+func objName(r *objRef) [32]byte { return r.d }
 
 // liveID reports whether pack id is in the index: not merged away,
 // removed or dropped.
@@ -617,17 +710,22 @@ func (s *Store) liveID(id uint32) bool {
 func (s *Store) liveRec(r *recRef) bool { return s.liveID(r.pack) }
 func (s *Store) liveObj(r *objRef) bool { return s.liveID(r.pack) }
 
-// rec is a record found in the index: record i of pack p, with dup other
-// records of the same key.
+// rec is a record found in the index: record i of pack p, whose objects
+// are ri, with dup other records of the same key.
 type rec struct {
 	p   *pack
 	i   int
+	ri  recInfo
 	dup int
 }
 
+// recOf returns the record an entry of the sorted array names.
+func (s *Store) recOf(r *recRef) rec { return rec{p: s.byID[r.pack], i: int(r.rec), ri: r.ri} }
+
 // recsOf returns the live records of k.
 func (s *Store) recsOf(k Key) []recRef {
-	base, tail := s.recIx.find((*[32]byte)(&k), recName)
+	var buf [spanRead]recRef
+	base, tail := s.recIx.find((*[32]byte)(&k), recName, buf[:])
 	var out []recRef
 	for _, rr := range [2][]recRef{base, tail} {
 		for _, r := range rr {
@@ -643,7 +741,8 @@ func (s *Store) recsOf(k Key) []recRef {
 // (concurrent writers) the smallest response digest wins, then the
 // smallest pack name, so that every process resolves them alike.
 func (s *Store) lookup(k Key) (rec, bool) {
-	base, tail := s.recIx.find((*[32]byte)(&k), recName)
+	var buf [spanRead]recRef
+	base, tail := s.recIx.find((*[32]byte)(&k), recName, buf[:])
 	var best rec
 	n := 0
 	for _, rr := range [2][]recRef{base, tail} {
@@ -652,7 +751,7 @@ func (s *Store) lookup(k Key) (rec, bool) {
 				continue
 			}
 			n++
-			c := rec{p: s.byID[r.pack], i: int(r.rec)}
+			c := s.recOf(&r)
 			if n == 1 {
 				best = c
 				continue
@@ -670,17 +769,17 @@ func (s *Store) lookup(k Key) (rec, bool) {
 // respID returns the digest of r's response, or its local id.
 func (s *Store) respID(r rec) Digest {
 	m := r.p.mem
-	if j := m.recs[r.i].resp; j >= 0 {
+	if j := r.ri.resp; j >= 0 {
 		d, _ := m.objDigest(r.p.name, int(j)) // a response has a name
 		return d
 	}
-	j, _ := slices.BinarySearchFunc(m.ext, uint32(r.i), func(e extResp, i uint32) int { return int(e.rec) - int(i) })
-	return m.ext[j].d
+	j, _ := slices.BinarySearch(m.extRecs, uint32(r.i)) // r's record is there
+	return m.extDigests.at(j)
 }
 
 // respLoc returns where r's response is in its pack, if it is there.
 func (s *Store) respLoc(r rec) (objLoc, bool) {
-	if j := r.p.mem.recs[r.i].resp; j >= 0 {
+	if j := r.ri.resp; j >= 0 {
 		return objLoc{r.p, r.p.mem.where(int(j))}, true
 	}
 	return objLoc{}, false
@@ -693,23 +792,25 @@ func (s *Store) locs(d Digest) []objLoc { return s.appendLocs(nil, d) }
 // appendLocs is locs appending to out: a read of one object passes a
 // buffer of its own, as reproduce reads some 90,000 objects.
 func (s *Store) appendLocs(out []objLoc, d Digest) []objLoc {
-	base, tail := s.objIx.find((*[32]byte)(&d), s.objName)
+	var obuf [spanRead]objRef
+	base, tail := s.objIx.find((*[32]byte)(&d), objName, obuf[:])
 	for _, rs := range [2][]objRef{base, tail} {
 		for _, r := range rs {
 			if s.liveObj(&r) {
 				p := s.byID[r.pack]
-				out = append(out, objLoc{p, p.mem.where(int(p.mem.named[r.i].obj))})
+				out = append(out, objLoc{p, p.mem.where(int(r.obj))})
 			}
 		}
 	}
-	rb, rt := s.recIx.find((*[32]byte)(&d), recName) // the records of key d (recsOf)
+	var rbuf [spanRead]recRef
+	rb, rt := s.recIx.find((*[32]byte)(&d), recName, rbuf[:]) // the records of key d (recsOf)
 	for _, rs := range [2][]recRef{rb, rt} {
 		for _, r := range rs {
 			if !s.liveRec(&r) {
 				continue
 			}
 			p := s.byID[r.pack]
-			if j := p.mem.recs[r.rec].req; j >= 0 {
+			if j := r.ri.req; j >= 0 {
 				out = append(out, objLoc{p, p.mem.where(int(j))})
 			}
 		}
@@ -719,7 +820,8 @@ func (s *Store) appendLocs(out []objLoc, d Digest) []objLoc {
 
 // hasObj reports whether some pack holds object d.
 func (s *Store) hasObj(d Digest) bool {
-	base, tail := s.objIx.find((*[32]byte)(&d), s.objName)
+	var buf [spanRead]objRef
+	base, tail := s.objIx.find((*[32]byte)(&d), objName, buf[:])
 	for _, rr := range [2][]objRef{base, tail} {
 		for _, r := range rr {
 			if s.liveObj(&r) {
@@ -728,7 +830,7 @@ func (s *Store) hasObj(d Digest) bool {
 		}
 	}
 	for _, r := range s.recsOf(Key(d)) {
-		if s.byID[r.pack].mem.recs[r.rec].req >= 0 {
+		if r.ri.req >= 0 {
 			return true
 		}
 	}
@@ -741,15 +843,22 @@ func (s *Store) hasObj(d Digest) bool {
 func (s *Store) addMem(p *pack, m *packMem, keys []Key, runs *indexRuns) {
 	p.id, p.mem = uint32(len(s.byID)), m
 	s.byID = append(s.byID, p)
-	p.recs = len(m.recs)
+	if s.ixFile == nil {
+		// The pack's arrays, and its entries in the sorted ones: a
+		// record's and about one object's.
+		p.ixBytes = m.bytes() + int64(m.nrecs*(sizeOf[recRef]()+sizeOf[objRef]()))
+		s.ixBytes += p.ixBytes
+	}
+	p.recs = m.nrecs
 	rr := make([]recRef, len(keys))
 	for i, k := range keys {
-		rr[i] = recRef{k, p.id, uint32(i)}
+		rr[i] = recRef{k, p.id, uint32(i), m.recs.at(i)}
 	}
 	runs.recs = append(runs.recs, rr)
-	or := make([]objRef, len(m.named))
-	for i := range or {
-		or[i] = objRef{p.id, uint32(i)}
+	named := m.named.all()
+	or := make([]objRef, len(named))
+	for i, nm := range named {
+		or[i] = objRef{nm.d, p.id, nm.obj}
 	}
 	runs.objs = append(runs.objs, or)
 }
@@ -766,7 +875,7 @@ func (s *Store) addRuns(runs *indexRuns) {
 		s.recIx.add(runs.recs, recName, s.liveRec)
 	}
 	if len(runs.objs) > 0 {
-		s.objIx.add(runs.objs, s.objName, s.liveObj)
+		s.objIx.add(runs.objs, objName, s.liveObj)
 	}
 	*runs = indexRuns{}
 	s.releaseGone()
@@ -792,8 +901,9 @@ func (s *Store) dropMem(p *pack) {
 	if p.mem == nil {
 		return
 	}
-	s.recIx.dead += len(p.mem.recs)
-	s.objIx.dead += len(p.mem.named)
+	s.recIx.dead += p.mem.nrecs
+	s.objIx.dead += p.mem.named.len()
+	s.ixBytes -= p.ixBytes
 }
 
 // resetIndex empties the in-memory index.
@@ -813,7 +923,7 @@ func (s *Store) winners(fn func(Key, rec)) {
 		}
 		k := all[lo].key
 		if hi == lo+1 {
-			fn(k, rec{p: s.byID[all[lo].pack], i: int(all[lo].rec)})
+			fn(k, s.recOf(&all[lo]))
 		} else {
 			r, _ := s.lookup(k)
 			fn(k, r)
@@ -825,13 +935,16 @@ func (s *Store) winners(fn func(Key, rec)) {
 // recMeta returns the meta JSON of r (shared: not to be changed).
 func (s *Store) recMeta(r rec) ([]byte, error) {
 	m := r.p.mem
-	g, first, count := m.metas.groupOf(r.i, len(m.recs))
+	g, first, count := m.metas.groupOf(r.i, m.nrecs)
 	at := (uint(r.p.id)*0x9E3779B1 + uint(g)) % metaSlots
 	if c := s.metaSlots[at].Load(); c != nil && c.p == r.p && c.g == g {
 		return metaIn(c.dec, r.i-first, count)
 	}
 	b, compressed := m.metas.group(g)
 	if !compressed {
+		if m.metas.blob.f != nil { // read from the index file: kept as a decoded group
+			s.keepMetaGroup(at, &metaSlot{r.p, g, b})
+		}
 		return metaIn(b, r.i-first, count)
 	}
 	dec, err := s.metaDec.DecodeAll(b, nil)
@@ -888,29 +1001,32 @@ type metaSlot struct {
 // countObjects returns the number of distinct objects: digests of
 // objects that carry theirs, keys of requests, and local objects.
 func (s *Store) countObjects() int {
-	named := s.objIx.sorted(s.objName, s.liveObj)
+	named := s.objIx.sorted(objName, s.liveObj)
 	recs := s.recIx.sorted(recName, s.liveRec)
 	n, i := 0, 0
 	var last *[32]byte
 	for j := range recs {
 		r := &recs[j]
-		if s.byID[r.pack].mem.recs[r.rec].req < 0 || last != nil && *last == r.key {
+		if r.ri.req < 0 || last != nil && *last == r.key {
 			continue
 		}
 		last = (*[32]byte)(&r.key)
-		for i < len(named) && bytes.Compare(s.objName(&named[i])[:], last[:]) < 0 {
-			if i == 0 || *s.objName(&named[i]) != *s.objName(&named[i-1]) {
+		for i < len(named) {
+			if nm := objName(&named[i]); bytes.Compare(nm[:], last[:]) >= 0 {
+				break
+			}
+			if i == 0 || objName(&named[i]) != objName(&named[i-1]) {
 				n++
 			}
 			i++
 		}
-		if i < len(named) && *s.objName(&named[i]) == *last {
+		if i < len(named) && objName(&named[i]) == *last {
 			continue // counted with the named objects
 		}
 		n++
 	}
 	for ; i < len(named); i++ {
-		if i == 0 || *s.objName(&named[i]) != *s.objName(&named[i-1]) {
+		if i == 0 || objName(&named[i]) != objName(&named[i-1]) {
 			n++
 		}
 	}

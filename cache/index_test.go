@@ -22,6 +22,12 @@ var testMetaDec, _ = zstd.NewReader(nil)
 // takes (docs/cache.md), far below the 810 of the maps it replaced.
 const indexBytesBound = 300
 
+// fileIndexBytesBound is the most the index may grow per exchange in
+// the heap when its arrays are in the index file (indexfile.go): the
+// prefix tables (about two bytes), and per pack and per block what
+// stays in memory.
+const fileIndexBytesBound = 20
+
 // richExchange is exchange i with a meta as a recording writes one
 // (provider, models, tokens, cost, latency, time, attempts).
 func richExchange(i int) *Exchange {
@@ -90,84 +96,116 @@ func TestIndexMemoryPerExchange(t *testing.T) {
 	const n = 4000
 	// The metas a store keeps uncompressed are bounded apart, by
 	// rawMetaBytes: measured here without them.
-	defer func(b int64) { rawMetaBytes = b }(rawMetaBytes)
+	defer func(b, s int64) { rawMetaBytes, spillIndexBytes = b, s }(rawMetaBytes, spillIndexBytes)
 	rawMetaBytes = 0
 	for _, format := range []int{1, 2} {
-		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
-			small, large := buildStore(t, format, n), buildStore(t, format, 4*n)
-			hs, hl := heapOfOpen(t, small), heapOfOpen(t, large)
-			per := float64(hl-hs) / (3 * n)
-			t.Logf("live heap after Open: %d bytes for %d exchanges, %d for %d: %.0f bytes per exchange", hs, n, hl, 4*n, per)
-			if per > indexBytesBound {
-				t.Errorf("the index grows by %.0f bytes per exchange, more than %d", per, indexBytesBound)
-			}
-		})
+		small, large := buildStore(t, format, n), buildStore(t, format, 4*n)
+		for _, tt := range []struct {
+			where string
+			spill int64
+			bound float64
+		}{
+			{"in memory", 1 << 62, indexBytesBound},
+			{"in the index file", 0, fileIndexBytesBound},
+		} {
+			t.Run(fmt.Sprintf("format%d/%s", format, tt.where), func(t *testing.T) {
+				spillIndexBytes = tt.spill
+				hs, hl := heapOfOpen(t, small), heapOfOpen(t, large)
+				per := float64(hl-hs) / (3 * n)
+				t.Logf("live heap after Open: %d bytes for %d exchanges, %d for %d: %.0f bytes per exchange", hs, n, hl, 4*n, per)
+				if per > tt.bound {
+					t.Errorf("the index grows by %.0f bytes per exchange, more than %.0f", per, tt.bound)
+				}
+			})
+		}
 	}
 }
 
 // TestSortedRefs checks the sorted arrays against a plain filter of
 // every entry added: after each batch of runs (some entries then dead),
 // every name finds exactly its live entries, whatever was merged into
-// the base.
+// the base, in memory or in an index file. One name takes about a
+// quarter of the entries, so that its run spans many of the file's
+// reads.
 func TestSortedRefs(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
 	type ent struct {
 		name [32]byte
 		pack int
 	}
-	name := func(e *ent) *[32]byte { return &e.name }
-	deadPack := map[int]bool{}
-	live := func(e *ent) bool { return !deadPack[e.pack] }
-	var x sortedRefs[ent]
-	var all []ent
-	names := make([][32]byte, 300) // few names: many entries share one
-	for i := range names {
-		for j := range names[i] {
-			names[i][j] = byte(r.Uint32())
-		}
-	}
-	for pack := range 200 {
-		run := make([]ent, 1+r.IntN(40))
-		for i := range run {
-			run[i] = ent{names[r.IntN(len(names))], pack}
-		}
-		slices.SortFunc(run, func(a, b ent) int { return bytes.Compare(a.name[:], b.name[:]) })
-		x.add([][]ent{run}, name, live)
-		all = append(all, run...)
-		if r.IntN(5) == 0 {
-			p := r.IntN(pack + 1)
-			if !deadPack[p] {
-				deadPack[p] = true
-				for _, e := range all {
-					if e.pack == p {
-						x.dead++
+	name := func(e *ent) [32]byte { return e.name }
+	for _, inFile := range []bool{false, true} {
+		t.Run(fmt.Sprintf("file=%v", inFile), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			deadPack := map[int]bool{}
+			live := func(e *ent) bool { return !deadPack[e.pack] }
+			var x sortedRefs[ent]
+			if inFile {
+				f, err := newIndexFile()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.close()
+				x.file = f
+			}
+			var all []ent
+			names := make([][32]byte, 300) // few names: many entries share one
+			for i := range names {
+				for j := range names[i] {
+					names[i][j] = byte(r.Uint32())
+				}
+			}
+			for pack := range 200 {
+				run := make([]ent, 1+r.IntN(40))
+				for i := range run {
+					n := names[r.IntN(len(names))]
+					if r.IntN(4) == 0 {
+						n = names[0]
+					}
+					run[i] = ent{n, pack}
+				}
+				slices.SortFunc(run, func(a, b ent) int { return bytes.Compare(a.name[:], b.name[:]) })
+				x.add([][]ent{run}, name, live)
+				all = append(all, run...)
+				if r.IntN(5) == 0 {
+					p := r.IntN(pack + 1)
+					if !deadPack[p] {
+						deadPack[p] = true
+						for _, e := range all {
+							if e.pack == p {
+								x.dead++
+							}
+						}
+					}
+				}
+				var buf [spanRead]ent
+				for _, n := range names[:20] {
+					base, tail := x.find(&n, name, buf[:])
+					var got, want []ent
+					for _, e := range slices.Concat(base, tail) {
+						if live(&e) {
+							got = append(got, e)
+						}
+					}
+					for _, e := range all {
+						if e.name == n && live(&e) {
+							want = append(want, e)
+						}
+					}
+					cmpEnt := func(a, b ent) int { return a.pack - b.pack }
+					slices.SortFunc(got, cmpEnt)
+					slices.SortFunc(want, cmpEnt)
+					if !slices.Equal(got, want) {
+						t.Fatalf("after pack %d: %d entries found, want %d", pack, len(got), len(want))
 					}
 				}
 			}
-		}
-		for _, n := range names[:20] {
-			base, tail := x.find(&n, name)
-			var got, want []ent
-			for _, e := range slices.Concat(base, tail) {
-				if live(&e) {
-					got = append(got, e)
-				}
+			if x.base.len() == 0 {
+				t.Fatal("nothing was merged into the base")
 			}
-			for _, e := range all {
-				if e.name == n && live(&e) {
-					want = append(want, e)
-				}
+			if inFile != (x.base.f != nil) {
+				t.Fatalf("the base in the index file: %v, want %v", x.base.f != nil, inFile)
 			}
-			cmpEnt := func(a, b ent) int { return a.pack - b.pack }
-			slices.SortFunc(got, cmpEnt)
-			slices.SortFunc(want, cmpEnt)
-			if !slices.Equal(got, want) {
-				t.Fatalf("after pack %d: %d entries found, want %d", pack, len(got), len(want))
-			}
-		}
-	}
-	if len(x.base) == 0 {
-		t.Fatal("nothing was merged into the base")
+		})
 	}
 }
 
@@ -193,8 +231,8 @@ func TestMetaArena(t *testing.T) {
 		}
 		for _, compress := range []func([]byte) []byte{compressMetas, nil, func(b []byte) []byte { return bytes.Repeat(b, 2) }} {
 			a := packMetas(metas, compress)
-			if compress == nil && len(a.blob) != cap(a.blob) {
-				t.Fatalf("%d metas: a blob of %d bytes holds %d", n, len(a.blob), cap(a.blob))
+			if compress == nil && len(a.blob.mem) != cap(a.blob.mem) {
+				t.Fatalf("%d metas: a blob of %d bytes holds %d", n, len(a.blob.mem), cap(a.blob.mem))
 			}
 			for i, want := range metas {
 				g, first, count := a.groupOf(i, n)
@@ -427,7 +465,7 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 	if err != nil {
 		return // an object 4 GiB or more into its block
 	}
-	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || len(m.recs) != len(ix.recs) {
+	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || m.recs.len() != len(ix.recs) {
 		t.Fatalf("%d objects, %d records; want %d, %d", m.nobjs(), len(keys), len(ix.objs), len(ix.recs))
 	}
 	same := func(a, b where) bool {
@@ -473,7 +511,7 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 		if err != nil || !bytes.Equal(meta, ix.recs[j].meta) {
 			t.Fatalf("record %s: meta %q, %v; want %q", k.Str(), meta, err, ix.recs[j].meta)
 		}
-		ri := m.recs[i]
+		ri := m.recs.at(i)
 		if ix.v2 != nil && (int(ri.req) != ix.v2.reqAt[j]-1 || int(ri.resp) != ix.v2.respAt[j]-1) {
 			t.Fatalf("record %s: objects %d, %d; want %d, %d", k.Str(), ri.req, ri.resp, ix.v2.reqAt[j]-1, ix.v2.respAt[j]-1)
 		}

@@ -223,7 +223,7 @@ func (s *Store) Stats() (*Stats, error) {
 		var m Meta
 		meta, _ := s.recMeta(r)
 		_ = decodeMeta(meta, &m) // a bad meta counts as empty here; verify reports it
-		if j := r.p.mem.recs[r.i].req; j >= 0 {
+		if j := r.ri.req; j >= 0 {
 			st.RawBytes += r.p.mem.where(int(j)).rawLen - int64(len(reqkey.Schema)+1)
 		} else if l := s.locs(Digest(k)); len(l) > 0 {
 			st.RawBytes += l[0].rawLen - int64(len(reqkey.Schema)+1)
@@ -465,7 +465,7 @@ func (dw *dumpWindow) reset(n, runs int) {
 // it was.
 func (s *Store) appendDumpLine(dst []byte, k Key, r rec) ([]byte, error) {
 	n := len(dst)
-	b, js, err := s.appendRequest(append(dst, `{"request":`...), k)
+	b, js, err := s.appendRequestOf(append(dst, `{"request":`...), k, r)
 	if err != nil {
 		return dst[:n], err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -133,9 +134,14 @@ type Store struct {
 	// byID are the packs of the index by id (pack.id), recIx the
 	// records by key and objIx the objects with a digest of their own
 	// by digest (index.go).
-	byID      []*pack
-	recIx     sortedRefs[recRef]
-	objIx     sortedRefs[objRef]
+	byID  []*pack
+	recIx sortedRefs[recRef]
+	objIx sortedRefs[objRef]
+	// ixFile holds the index's arrays of a large store (indexfile.go);
+	// nil while they are in memory.
+	ixFile    *indexFile
+	ixBytes   int64 // the index's arrays added while they were in memory
+	refreshed bool  // the first refresh (Open's) is done
 	dicts     map[Digest]*dict
 	writeDict *dict // nil: no dictionary yet
 	problems  []Problem
@@ -167,7 +173,9 @@ type pack struct {
 	size int64
 	f    *os.File // opened on first read of a large pack
 	recs int
-	bad  bool // unreadable or dangling: never compacted
+	// ixBytes is what the pack's arrays added to Store.ixBytes.
+	ixBytes int64
+	bad     bool // unreadable or dangling: never compacted
 	// trusted packs' files were checked against their names (Options.
 	// CheckedPacks, or Verify): their objects are not re-hashed.
 	trusted atomic.Bool
@@ -362,6 +370,9 @@ func (s *Store) Close() error {
 	s.indexDec.Close()
 	s.plainDec.Close()
 	s.metaDec.Close()
+	if s.ixFile != nil {
+		s.ixFile.close()
+	}
 	return first
 }
 
@@ -490,11 +501,24 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		s.rawMetas += got[i].rawMetas
 		s.packs[name] = p
 	}
+	if !s.refreshed {
+		// Open's packs: their sorted arrays go to the file as they
+		// are merged below.
+		s.refreshed = true
+		s.startIndexFile()
+	}
 	s.addRuns(&runs)
 	var dangling []danglingRec
 	for i, name := range names {
 		if p := s.packs[name]; got[i].err == nil && p.mem == got[i].mem && p.mem != nil {
 			dangling = append(dangling, s.danglingIn(p, got[i].keys)...)
+		}
+	}
+	// The packs read were added in memory, so that the sorted arrays
+	// were merged and the records checked without reading the file.
+	for i, name := range names {
+		if p := s.packs[name]; got[i].err == nil && p.mem == got[i].mem && p.mem != nil {
+			s.settle(p.mem)
 		}
 	}
 	if s.writeDict == nil && len(s.dicts) > 0 {
@@ -581,8 +605,8 @@ func (s *Store) loadPack(path string, sc *indexScratch) (*packIndex, int64, erro
 // whose objects no pack holds; s.mu is held.
 func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
 	var out []danglingRec
-	for i, ri := range p.mem.recs {
-		resp := s.respID(rec{p: p, i: i})
+	for i, ri := range p.mem.recs.all() {
+		resp := s.respID(rec{p: p, i: i, ri: ri})
 		if ri.req < 0 && !s.hasObj(Digest(keys[i])) || ri.resp < 0 && !s.hasObj(resp) {
 			out = append(out, danglingRec{p, keys[i], resp, ri.resp >= 0})
 		}
@@ -627,14 +651,48 @@ func (s *Store) addIndex(p *pack, ix *packIndex, mem *packMem, keys []Key, runs 
 		}
 		p.dict = d
 	}
-	if mem == nil {
+	built := mem == nil
+	if built {
 		var err error
 		if mem, keys, err = buildPackMem(ix, compressMetas); err != nil {
 			return err
 		}
 	}
 	s.addMem(p, mem, keys, runs)
+	if built {
+		// A pack this store wrote; readIndexes lets go of the records
+		// of the packs it reads once it has checked them.
+		s.settle(mem)
+	}
 	return nil
+}
+
+// settle lets go of the pack's records, which the sorted record array
+// holds, and moves its arrays to the index file if the store keeps one;
+// s.mu is held for writing, and the pack has just been added.
+func (s *Store) settle(m *packMem) {
+	m.recs = column[recInfo]{}
+	s.startIndexFile()
+	if s.ixFile != nil {
+		m.moveTo(s.ixFile) // on an error, what is left stays in memory
+	}
+}
+
+// startIndexFile starts keeping the index's arrays in an index file
+// once those added in memory take spillIndexBytes; s.mu is held for
+// writing. The packs added from then on go to the file when they are
+// settled, and the sorted arrays when they are next merged; the packs
+// already settled keep their arrays in memory.
+func (s *Store) startIndexFile() {
+	if s.ixFile != nil || s.ixBytes < spillIndexBytes {
+		return
+	}
+	x, err := newIndexFile()
+	if err != nil {
+		s.ixBytes = math.MinInt64 / 2 // the arrays stay in memory; not tried again
+		return
+	}
+	s.ixFile, s.recIx.file, s.objIx.file = x, x, x
 }
 
 // loadDict reads and registers dictionary d; s.mu is held.
@@ -813,7 +871,7 @@ func (s *Store) AppendTrustedResponse(dst []byte, k Key) (resp []byte, m *Meta, 
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if r.p.mem.recs[r.i].req < 0 {
+	if r.ri.req < 0 {
 		s.mu.RLock()
 		ok := s.hasObj(Digest(k))
 		s.mu.RUnlock()
@@ -858,7 +916,7 @@ func (s *Store) get(k Key, r rec) (*Exchange, error) {
 // appendGet is get appending the request and the response to dst, and
 // returning the buffer that holds them too.
 func (s *Store) appendGet(dst []byte, k Key, r rec) (*Exchange, []byte, error) {
-	buf, js, err := s.appendRequest(dst, k)
+	buf, js, err := s.appendRequestOf(dst, k, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -879,11 +937,18 @@ func (s *Store) appendGet(dst []byte, k Key, r rec) (*Exchange, []byte, error) {
 	return x, buf, nil
 }
 
-// appendRequest appends the request object of k (any copy) to dst and
-// returns the buffer with where its JSON starts, after the schema line
-// of its canonical encoding.
-func (s *Store) appendRequest(dst []byte, k Key) (buf []byte, js int, err error) {
-	buf, err = s.readObject(dst, Digest(k))
+// appendRequestOf appends the request object of k, of record r, to dst
+// and returns the buffer with where its JSON starts, after the schema
+// line of its canonical encoding. The copy in r's pack is read first,
+// then any other.
+func (s *Store) appendRequestOf(dst []byte, k Key, r rec) (buf []byte, js int, err error) {
+	err = errNoCopy
+	if j := r.ri.req; j >= 0 {
+		buf, err = s.readAt(dst, objLoc{r.p, r.p.mem.where(int(j))}, Digest(k))
+	}
+	if err != nil {
+		buf, err = s.readObject(dst, Digest(k)) // every copy, the problems recorded
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("cache: get %s: request: %w", k.Str(), err)
 	}
@@ -912,19 +977,26 @@ func (s *Store) readResponse(dst []byte, k Key, r rec) ([]byte, bool, error) {
 	return s.readResp1(dst, nr)
 }
 
-// readResp1 is one attempt of readResponse: a local object from its
-// place, any other response by its digest.
+// readResp1 is one attempt of readResponse: the copy in the record's
+// pack first, from its place, then, for a response with a digest of its
+// own, any other copy by its digest.
 func (s *Store) readResp1(dst []byte, r rec) ([]byte, bool, error) {
-	l, ok := s.respLoc(r)
-	if !ok || !l.local {
+	j := int(r.ri.resp)
+	if j < 0 {
 		b, err := s.readObject(dst, s.respID(r))
 		return b, false, err
 	}
-	d := s.respID(r)
+	w, name := r.p.mem.whereName(j)
+	d, _ := r.p.mem.digestOf(r.p.name, j, name) // a response has a name
+	l := objLoc{r.p, w}
 	rehash := s.rehash(l.p)
 	b, err := s.readLoc(dst, l, d, rehash)
 	if err == nil {
-		return b, !rehash, nil
+		return b, l.local && !rehash, nil
+	}
+	if !l.local {
+		b, err := s.readObject(dst, d) // every copy, the problems recorded
+		return b, false, err
 	}
 	if r.p.gone.Load() || isNotExist(err) {
 		if !r.p.gone.Load() {
@@ -940,6 +1012,9 @@ func (s *Store) readResp1(dst []byte, r rec) ([]byte, bool, error) {
 	s.mu.Unlock()
 	return nil, false, err
 }
+
+// errNoCopy stands for a read not tried.
+var errNoCopy = errors.New("no copy in the record's pack")
 
 // readObject appends the content of object d to dst, trying every copy until one
 // passes its hash. A copy that fails is recorded as a problem.
