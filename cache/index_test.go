@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -521,5 +522,71 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 		if ix.v2 == nil && ri.resp >= 0 && ix.objs[ri.resp].digest != ix.recs[j].resp {
 			t.Fatalf("record %s: response object %d is %s", k.Str(), ri.resp, ix.objs[ri.resp].digest.Str())
 		}
+	}
+}
+
+// TestIndexFileMidway writes a store past spillIndexBytes batch by batch,
+// so that its index's arrays start going to the index file while it is
+// open (the packs before stay in memory), automatic compaction merging
+// packs on the way: every exchange written reads back as written before
+// and after, from the open store and from the store opened again, with
+// the same statistics, in both pack formats.
+func TestIndexFileMidway(t *testing.T) {
+	defer func(b int64) { spillIndexBytes = b }(spillIndexBytes)
+	spillIndexBytes = 32 << 10
+	for _, format := range []int{1, 2} {
+		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "c")
+			s := openTest(t, dir, Options{PackFormat: format})
+			var keys []Key
+			check := func(s *Store, what string) {
+				t.Helper()
+				for i, k := range keys {
+					x, err := s.Get(k)
+					if err != nil {
+						t.Fatalf("%s: exchange %d: %v", what, i, err)
+					}
+					want := richExchange(i)
+					if string(x.Response) != string(want.Response) || x.Meta != want.Meta {
+						t.Fatalf("%s: exchange %d reads back as %s, %+v", what, i, x.Response, x.Meta)
+					}
+				}
+			}
+			inFile := func(s *Store) bool {
+				s.mu.RLock()
+				defer s.mu.RUnlock()
+				return s.ixFile != nil
+			}
+			wasInMemory := false
+			for i := range 3000 {
+				if i%100 == 0 {
+					wasInMemory = wasInMemory || !inFile(s)
+				}
+				k, err := s.Put(richExchange(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, k)
+			}
+			if !wasInMemory || !inFile(s) {
+				t.Fatalf("the index was in memory: %v; in its file at the end: %v", wasInMemory, inFile(s))
+			}
+			check(s, "open")
+			st, err := s.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			again := openTest(t, dir, Options{ReadOnly: true})
+			if !inFile(again) {
+				t.Fatal("opened again, the index is in memory")
+			}
+			check(again, "opened again")
+			if st2, err := again.Stats(); err != nil || !reflect.DeepEqual(st2, st) {
+				t.Fatalf("stats %+v, %v opened again; %+v before", *st2, err, *st)
+			}
+		})
 	}
 }

@@ -572,7 +572,7 @@ func (r *run) numericTables() []*analysis.Table {
 		Columns: []analysis.Column{{Name: "system"}, {Name: "company"}, {Name: "item"}, {Name: "prediction"}, {Name: "truth"}, {Name: "judge"}, {Name: "numeric"}}}
 	type counts struct{ agree, jOnly, nOnly, nc int }
 	cs := make([]counts, len(r.in.Config.Systems))
-	ja, na := make([][]string, len(cs)), make([][]string, len(cs))
+	agreement := make([]stats.Agreement[string], len(cs)) // judge against numeric
 	total := 0
 	for _, rep := range r.byTask {
 		if !rep.present {
@@ -590,7 +590,7 @@ func (r *run) numericTables() []*analysis.Table {
 				c.nc++
 				continue
 			}
-			ja[rep.sys], na[rep.sys] = append(ja[rep.sys], judge.String()), append(na[rep.sys], num)
+			agreement[rep.sys].Add(judge.String(), num)
 			switch {
 			case judge.String() == num:
 				c.agree++
@@ -622,7 +622,7 @@ func (r *run) numericTables() []*analysis.Table {
 		agr, kap := analysis.Undefined("nothing compared"), analysis.Undefined("nothing compared")
 		if n > 0 {
 			agr = analysis.Number(100 * float64(c.agree) / float64(n))
-			if k, err := stats.CohenKappa(ja[si], na[si]); err == nil {
+			if k, err := agreement[si].Kappa(); err == nil {
 				kap = analysis.Number(k)
 			} else {
 				kap = analysis.Undefined(err.Error())

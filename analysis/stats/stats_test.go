@@ -85,6 +85,27 @@ func TestCohenKappa(t *testing.T) {
 	if _, err := CohenKappa([]bool{true, true}, []bool{true, true}); err == nil {
 		t.Fatal("CohenKappa of constant identical labels: want undefined")
 	}
+	var none Agreement[string]
+	if _, err := none.Kappa(); err == nil {
+		t.Fatal("Kappa of no items: want undefined")
+	}
+	// Three labels, one the second rater never uses, counted item by item
+	// in both orders: (x,x) 4, (x,y) 1, (y,y) 3, (z,y) 2; n = 10, po =
+	// 0.7; marginals A x 5, y 3, z 2 and B x 4, y 6, z 0, so pe = 0.5*0.4
+	// + 0.3*0.6 + 0.2*0 = 0.38 and kappa = 0.32 / 0.62.
+	items := [][2]string{{"x", "x"}, {"x", "x"}, {"x", "x"}, {"x", "x"}, {"x", "y"}, {"y", "y"}, {"y", "y"}, {"y", "y"}, {"z", "y"}, {"z", "y"}}
+	for _, reversed := range []bool{false, true} {
+		var k Agreement[string]
+		for i := range items {
+			if reversed {
+				i = len(items) - 1 - i
+			}
+			k.Add(items[i][0], items[i][1])
+		}
+		if got, err := k.Kappa(); err != nil || !near(got, 0.32/0.62) {
+			t.Errorf("Kappa (reversed %v) = %v, %v; want %v", reversed, got, err, 0.32/0.62)
+		}
+	}
 }
 
 func TestBootstrapDeterministic(t *testing.T) {

@@ -47,13 +47,14 @@ func ParsePairs(benchmark string, s analysis.Settings) ([][2]string, error) {
 	return out, nil
 }
 
-// Compare returns the paired comparison of systems i and j of the
+// compare returns the paired comparison of systems i and j of the
 // ranking (i - j, in either order) under the board's conventions: the
 // CR1 error of the per-item differences, the bootstrap interval from the
 // board's cluster draws and the sign-flip p-value from its sign patterns,
 // so that an adjacent pair gets exactly its row of the pairs table. Holm
-// is left 0.
-func (b *Board) Compare(i, j int) Pair {
+// is left 0. The board keeps the items it needs only when pairs were
+// requested (Config.Requested).
+func (b *Board) compare(i, j int) Pair {
 	p := Pair{A: i, B: j}
 	d := make([]float64, len(b.scores[i]))
 	for k := range d {
@@ -106,7 +107,7 @@ func (b *Board) RequestedTable(benchmark string) []*analysis.Table {
 			pairs = append(pairs, Pair{A: i, B: j, Err: &stats.UndefinedError{Reason: "system not in the ranking"}})
 			continue
 		}
-		pairs = append(pairs, b.Compare(i, j))
+		pairs = append(pairs, b.compare(i, j))
 	}
 	holm(pairs)
 	t := b.pairsTable(benchmark, "requested_pairs", "Paired comparisons on request",

@@ -107,7 +107,9 @@ type Board struct {
 	// scored counts each system's items with a score.
 	scored []int
 	// scores and cluster are New's arguments, cl the cluster indexes
-	// (0..Clusters-1), kept for Compare.
+	// (0..Clusters-1), kept for compare; scores only when pairs are
+	// requested (cfg.Requested): the items take most of a board's
+	// memory.
 	scores  [][]float64
 	cluster []int
 	cl      []int
@@ -161,12 +163,16 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 		b.Means[s], b.meanErr[s] = stats.NewClusterMean(y, cluster)
 		sys[s] = sumsOf(y, cl, G)
 	}
+	// diff returns the differences of systems i and j, item by item, in
+	// a buffer reused from pair to pair (each is reduced to its
+	// clusters' sums before the next).
+	var dbuf []float64
 	diff := func(i, j int) []float64 {
-		d := make([]float64, len(scores[i]))
-		for k := range d {
-			d[k] = scores[i][k] - scores[j][k] // NaN when either is missing
+		dbuf = slices.Grow(dbuf[:0], len(scores[i]))[:len(scores[i])]
+		for k := range dbuf {
+			dbuf[k] = scores[i][k] - scores[j][k] // NaN when either is missing
 		}
-		return d
+		return dbuf
 	}
 	var adj []sums
 	for i := 0; i+1 < S; i++ {
@@ -294,6 +300,9 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 		}
 		return ps[key]
 	}, Alpha)
+	if len(cfg.Requested) == 0 {
+		b.scores = nil // compare is not called
+	}
 	return b
 }
 
