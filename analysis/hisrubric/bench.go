@@ -413,16 +413,9 @@ func (r *collector) reply(rep results.Reply) bool {
 
 func (r *collector) round1(ctx context.Context) {
 	in := r.in
-	var calls []results.Call
 	for ci := range in.Companies {
-		c := &in.Companies[ci]
-		user := ResearchPrompt(in.Structure, c)
-		for si, s := range in.Config.Systems {
-			r.reports = append(r.reports, &report{company: c, ci: ci, sys: si, n: len(r.reports)})
-			calls = append(calls, results.Call{
-				Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
-				Label:  results.Label{Benchmark: Name, Task: c.ID, Role: results.RoleSystem, Name: s.Name},
-			})
+		for si := range in.Config.Systems {
+			r.reports = append(r.reports, &report{company: &in.Companies[ci], ci: ci, sys: si, n: len(r.reports)})
 		}
 	}
 	// The reports' items, in three arrays (see report.scores).
@@ -434,55 +427,106 @@ func (r *collector) round1(ctx context.Context) {
 		rep.marks = marks[n*ni : (n+1)*ni : (n+1)*ni]
 		rep.preds = preds[n*r.nNum : (n+1)*r.nNum : (n+1)*r.nNum]
 	}
-	stages := []Stage{StageClaims, StageCriteria}
-	protocol := map[Stage]Protocol{StageClaims: Claim, StageCriteria: Criterion}
-	// stageCall[ci][k] is the index of company ci's call for stages[k], or -1.
-	stageCall := make([][]int, len(in.Companies))
-	for ci := range in.Companies {
-		c := &in.Companies[ci]
-		stageCall[ci] = []int{-1, -1}
-		for k, st := range stages {
-			b := &Batch{Stage: st, Company: c.Name, Language: c.Language}
-			for i := range in.Items {
-				it := &in.Items[i]
-				if it.Protocol == protocol[st] {
-					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: in.answer(ci, i)})
-				}
-			}
-			if len(b.Items) > 0 {
-				stageCall[ci][k] = len(calls)
-				calls = append(calls, r.judgeCall(c.ID, judgePrompt(b)))
-			}
-		}
+	r.claims = make([]map[string][]string, len(in.Companies))
+	r.criteria = make([]map[string][]Point, len(in.Companies))
+	r.gotRound = make([]bool, len(in.Companies))
+	nr := len(r.reports)
+	if nr <= reportBatch {
+		// A bundle of at most reportBatch reports asks everything at
+		// once, the judge's calls after the reports, as it always has.
+		judges, firsts := r.judgeCalls(0, len(in.Companies))
+		got := r.answer.Answer(ctx, append(r.reportCalls(r.reports), judges...))
+		r.readReports(r.reports, got[:nr], r.cells(r.reports))
+		r.readStages(0, got[nr:], firsts)
+		return
 	}
 	// The reports are asked for reportBatch at a time, and each batch is
 	// parsed, checked and its answers extracted before the next is
 	// asked for: what stays of a report is its answers and what its
-	// drill-down shows, in the collection's texts.
-	// The judge's calls go with the last batch, so that a bundle of at
-	// most reportBatch reports asks everything at once, as it always has.
-	cells := r.cells()
-	nr := len(r.reports)
-	replies := make([]results.Reply, len(calls)) // the judge's, at their calls' index; the reports' are dropped once read
-	for lo := 0; lo == 0 || lo < nr; lo += reportBatch {
+	// drill-down shows, in the collection's texts. Then the judge's
+	// calls, judgeCompanies companies at a time, each batch's prompts
+	// made when it is asked and its replies read before the next: all
+	// of them would be as large as the reports' items' questions.
+	for lo := 0; lo < nr; lo += reportBatch {
 		hi := min(nr, lo+reportBatch)
-		end := hi
-		if hi == nr {
-			end = len(calls)
-		}
-		got := r.answer.Answer(ctx, calls[lo:end])
-		r.readReports(r.reports[lo:hi], got[:hi-lo], cells)
-		copy(replies[hi:end], got[hi-lo:])
+		got := r.answer.Answer(ctx, r.reportCalls(r.reports[lo:hi]))
+		r.readReports(r.reports[lo:hi], got, r.cells(r.reports[lo:hi]))
 	}
-	r.claims = make([]map[string][]string, len(in.Companies))
-	r.criteria = make([]map[string][]Point, len(in.Companies))
-	r.gotRound = make([]bool, len(in.Companies))
-	for ci := range in.Companies {
+	for lo := 0; lo < len(in.Companies); lo += judgeCompanies {
+		hi := min(len(in.Companies), lo+judgeCompanies)
+		judges, firsts := r.judgeCalls(lo, hi)
+		r.readStages(lo, r.answer.Answer(ctx, judges), firsts)
+	}
+}
+
+// reportCalls returns the calls asking the systems for reports reps, a
+// company's systems after one another.
+func (r *collector) reportCalls(reps []*report) []results.Call {
+	calls := make([]results.Call, len(reps))
+	var user string
+	for i, rep := range reps {
+		if i == 0 || rep.ci != reps[i-1].ci {
+			user = ResearchPrompt(r.in.Structure, rep.company)
+		}
+		s := &r.in.Config.Systems[rep.sys]
+		calls[i] = results.Call{
+			Prompt: results.Prompt{Provider: s.Provider, Model: s.Model, User: user, Params: s.Params},
+			Label:  results.Label{Benchmark: Name, Task: rep.company.ID, Role: results.RoleSystem, Name: s.Name},
+		}
+	}
+	return calls
+}
+
+// judgeCompanies is how many companies' claim and criterion calls round
+// 1 asks at once in a bundle of more than reportBatch reports.
+const judgeCompanies = 128
+
+// stages are round 1's judge calls on a company, in call order, with
+// the protocol of the items each asks about.
+var stages = [...]struct {
+	stage    Stage
+	protocol Protocol
+}{{StageClaims, Claim}, {StageCriteria, Criterion}}
+
+// judgeCalls returns the judge's calls of round 1 on companies lo to hi,
+// company by company in stage order (a stage without items has no
+// call), and for each company and stage the index of its call, or -1.
+func (r *collector) judgeCalls(lo, hi int) ([]results.Call, [][len(stages)]int) {
+	in := r.in
+	var calls []results.Call
+	at := make([][len(stages)]int, hi-lo)
+	for ci := lo; ci < hi; ci++ {
+		c := &in.Companies[ci]
+		for k, st := range stages {
+			at[ci-lo][k] = -1
+			b := &Batch{Stage: st.stage, Company: c.Name, Language: c.Language}
+			for i := range in.Items {
+				it := &in.Items[i]
+				if it.Protocol == st.protocol {
+					b.Items = append(b.Items, BatchItem{ID: it.ID, Question: r.question(ci, i), Truth: in.answer(ci, i)})
+				}
+			}
+			if len(b.Items) > 0 {
+				at[ci-lo][k] = len(calls)
+				calls = append(calls, r.judgeCall(c.ID, judgePrompt(b)))
+			}
+		}
+	}
+	return calls, at
+}
+
+// readStages reads the judge's replies of round 1 on companies lo to
+// lo+len(at), at[ci-lo][k] the index in replies of company ci's stage k,
+// or -1: the claims and criteria each item's grading in round 2 uses.
+func (r *collector) readStages(lo int, replies []results.Reply, at [][len(stages)]int) {
+	in := r.in
+	for n := range at {
+		ci := lo + n
 		c := &in.Companies[ci]
 		r.claims[ci], r.criteria[ci] = map[string][]string{}, map[string][]Point{}
 		ok := true
 		for k, st := range stages {
-			idx := stageCall[ci][k]
+			idx := at[n][k]
 			if idx < 0 {
 				continue
 			}
@@ -492,19 +536,19 @@ func (r *collector) round1(ctx context.Context) {
 			}
 			rp, err := ParseReply(replies[idx].Text)
 			if err != nil {
-				r.problemf("%s: judge %s reply: %v", c.ID, st, err)
+				r.problemf("%s: judge %s reply: %v", c.ID, st.stage, err)
 				ok = false
 				continue
 			}
 			byID := rp.byID()
 			for i := range in.Items {
 				it := &in.Items[i]
-				if it.Protocol != protocol[st] {
+				if it.Protocol != st.protocol {
 					continue
 				}
 				truth := in.answer(ci, i)
 				ri := byID[it.ID]
-				switch st {
+				switch st.stage {
 				case StageClaims:
 					var cl []string
 					if ri != nil {
@@ -586,11 +630,16 @@ var gradingStages = [...]Stage{StageAccuracy, StageCoverage, StageGrading}
 // free-row tables), the column key and the row key.
 type itemCell struct{ row, col, rowKey string }
 
-// cells returns, for every company, the cell of each item.
-func (r *collector) cells() [][]itemCell {
+// cells returns, for the companies of reps, the cell of each item, at
+// the company's index (nil for the others).
+func (r *collector) cells(reps []*report) [][]itemCell {
 	in := r.in
 	cells := make([][]itemCell, len(in.Companies))
-	for ci := range in.Companies {
+	for _, rep := range reps {
+		ci := rep.ci
+		if cells[ci] != nil {
+			continue
+		}
 		c := &in.Companies[ci]
 		cells[ci] = make([]itemCell, len(in.Items))
 		for i := range in.Items {
