@@ -624,10 +624,12 @@ func (x *sortedRefs[R]) compact(name func(*R) [32]byte, live func(*R) bool) {
 		x.starts[p] = uint32(j)
 	}
 	x.starts[1<<x.bits] = uint32(len(all))
+	old := x.base
 	x.base = inMem(slices.Clip(all))
 	if x.file != nil {
 		x.base.moveTo(x.file) // on an error it stays in memory
 	}
+	old.free() // its readers hold the store's lock, which the caller holds for writing
 }
 
 // mergeRuns merges sorted runs into one new sorted slice, two at a time.

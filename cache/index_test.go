@@ -206,6 +206,15 @@ func TestSortedRefs(t *testing.T) {
 			if inFile != (x.base.f != nil) {
 				t.Fatalf("the base in the index file: %v, want %v", x.base.f != nil, inFile)
 			}
+			// The bases merged away are freed: the file takes about the
+			// last one, where the system frees a file's blocks (its 200
+			// runs wrote several times as much).
+			if inFile {
+				live := int64(x.base.len() * sizeOf[ent]())
+				if got := diskBytes(x.file.f); got > 2*live+64<<10 {
+					t.Errorf("the index file takes %d bytes on disk for a base of %d (written: %d)", got, live, x.file.end.Load())
+				}
+			}
 		})
 	}
 }

@@ -65,6 +65,9 @@ func (x *indexFile) read(b []byte, off int64) {
 	}
 }
 
+// free lets go of the disk blocks of n bytes at off, no longer read.
+func (x *indexFile) free(off, n int64) { punchHole(x.f, off, n) }
+
 func (x *indexFile) close() {
 	x.f.Close()
 	if x.path != "" {
@@ -140,6 +143,14 @@ func (c *column[T]) all() []T { return c.span(0, c.len(), nil) }
 
 // bytes is the size of the entries in memory.
 func (c *column[T]) bytes() int64 { return int64(cap(c.mem) * sizeOf[T]()) }
+
+// free lets go of the entries' disk blocks in the file, when they are
+// there and no read of them can be under way.
+func (c *column[T]) free() {
+	if c.f != nil {
+		c.f.free(c.off, int64(c.n*sizeOf[T]()))
+	}
+}
 
 // moveTo writes the entries to x and lets go of mem; on a write error
 // they stay in memory.
