@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -23,8 +24,12 @@ const helperEnv = "FINREPRO_CACHE_TEST_LOAD"
 func TestMain(m *testing.M) {
 	// Every store of these tests keeps its index's arrays in an index
 	// file, however small (indexfile.go): the stores of the other
-	// packages' tests, all small, keep theirs in memory.
-	spillIndexBytes = 0
+	// packages' tests, all small, keep theirs in memory. Benchmarks
+	// (-test.bench) keep the threshold a user's store has.
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		spillIndexBytes = 0
+	}
 	if dir := os.Getenv(helperEnv); dir != "" {
 		packTarget = 64 << 10 // many packs, so that kills land mid-load
 		s, err := Open(dir, Options{})
