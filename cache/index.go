@@ -58,7 +58,7 @@ type packMem struct {
 	// recs are the pack's records, sorted by key, until the pack is
 	// in the store's sorted record array, which holds them (settle);
 	// nrecs counts them.
-	recs  column[recInfo]
+	recs  []recInfo
 	nrecs int
 	// extRecs are the records whose response object is in another
 	// pack, in order, and extDigests their responses' digests (the
@@ -198,7 +198,7 @@ func buildPackMem(ix *packIndex, compress func([]byte) []byte) (*packMem, []Key,
 			}
 		}
 	}
-	m.recs, m.nrecs, m.extRecs, m.extDigests = inMem(recs), len(recs), slices.Clip(extRecs), inMem(slices.Clip(extDigests))
+	m.recs, m.nrecs, m.extRecs, m.extDigests = recs, len(recs), slices.Clip(extRecs), inMem(slices.Clip(extDigests))
 	named := make([]namedObj, 0, nNamed)
 	for i, n := range names {
 		if n == 0 {
@@ -338,20 +338,20 @@ func (m *packMem) nobjs() int {
 
 // bytes is the size of the pack's arrays in memory.
 func (m *packMem) bytes() int64 {
-	return m.objs1.bytes() + m.objs2.bytes() + m.wide1.bytes() + m.named.bytes() + m.recs.bytes() + int64(4*cap(m.extRecs)) + m.extDigests.bytes() + m.metas.blob.bytes()
+	return m.objs1.bytes() + m.objs2.bytes() + m.wide1.bytes() + m.named.bytes() + int64(cap(m.recs)*sizeOf[recInfo]()+4*cap(m.extRecs)) + m.extDigests.bytes() + m.metas.blob.bytes()
 }
 
 // moveTo moves the pack's arrays to the index file x, but for its blocks'
 // (one entry per block) and its metas' groups' bounds (one per group).
 // s.mu is held for writing, and no read of the pack is under way: it is
 // called before the pack is in the index or while it is added.
-func (m *packMem) moveTo(x *indexFile) error {
-	for _, err := range []error{m.objs1.moveTo(x), m.objs2.moveTo(x), m.wide1.moveTo(x), m.named.moveTo(x), m.extDigests.moveTo(x), m.metas.blob.moveTo(x)} {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+func (m *packMem) moveTo(x *indexFile) {
+	m.objs1.moveTo(x)
+	m.objs2.moveTo(x)
+	m.wide1.moveTo(x)
+	m.named.moveTo(x)
+	m.extDigests.moveTo(x)
+	m.metas.blob.moveTo(x)
 }
 
 // locals counts the pack's local objects.
@@ -627,7 +627,7 @@ func (x *sortedRefs[R]) compact(name func(*R) [32]byte, live func(*R) bool) {
 	old := x.base
 	x.base = inMem(slices.Clip(all))
 	if x.file != nil {
-		x.base.moveTo(x.file) // on an error it stays in memory
+		x.base.moveTo(x.file)
 	}
 	old.free() // its readers hold the store's lock, which the caller holds for writing
 }
@@ -854,7 +854,7 @@ func (s *Store) addMem(p *pack, m *packMem, keys []Key, runs *indexRuns) {
 	p.recs = m.nrecs
 	rr := make([]recRef, len(keys))
 	for i, k := range keys {
-		rr[i] = recRef{k, p.id, uint32(i), m.recs.at(i)}
+		rr[i] = recRef{k, p.id, uint32(i), m.recs[i]}
 	}
 	runs.recs = append(runs.recs, rr)
 	named := m.named.all()

@@ -475,7 +475,7 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 	if err != nil {
 		return // an object 4 GiB or more into its block
 	}
-	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || m.recs.len() != len(ix.recs) {
+	if m.nobjs() != len(ix.objs) || len(keys) != len(ix.recs) || len(m.recs) != len(ix.recs) {
 		t.Fatalf("%d objects, %d records; want %d, %d", m.nobjs(), len(keys), len(ix.objs), len(ix.recs))
 	}
 	same := func(a, b where) bool {
@@ -521,7 +521,7 @@ func checkPackMem(t *testing.T, ix *packIndex) {
 		if err != nil || !bytes.Equal(meta, ix.recs[j].meta) {
 			t.Fatalf("record %s: meta %q, %v; want %q", k.Str(), meta, err, ix.recs[j].meta)
 		}
-		ri := m.recs.at(i)
+		ri := m.recs[i]
 		if ix.v2 != nil && (int(ri.req) != ix.v2.reqAt[j]-1 || int(ri.resp) != ix.v2.respAt[j]-1) {
 			t.Fatalf("record %s: objects %d, %d; want %d, %d", k.Str(), ri.req, ri.resp, ix.v2.reqAt[j]-1, ix.v2.respAt[j]-1)
 		}

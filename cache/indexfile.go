@@ -159,15 +159,14 @@ func (c *column[T]) free() {
 }
 
 // moveTo writes the entries to x and lets go of mem; on a write error
-// they stay in memory.
-func (c *column[T]) moveTo(x *indexFile) error {
+// (the temporary folder full) they stay in memory.
+func (c *column[T]) moveTo(x *indexFile) {
 	if c.f != nil || len(c.mem) == 0 {
-		return nil
+		return
 	}
 	off, err := x.write(bytesOf(c.mem))
 	if err != nil {
-		return err
+		return
 	}
 	*c = column[T]{f: x, off: off, n: len(c.mem)}
-	return nil
 }

@@ -605,7 +605,7 @@ func (s *Store) loadPack(path string, sc *indexScratch) (*packIndex, int64, erro
 // whose objects no pack holds; s.mu is held.
 func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
 	var out []danglingRec
-	for i, ri := range p.mem.recs.all() {
+	for i, ri := range p.mem.recs {
 		resp := s.respID(rec{p: p, i: i, ri: ri})
 		if ri.req < 0 && !s.hasObj(Digest(keys[i])) || ri.resp < 0 && !s.hasObj(resp) {
 			out = append(out, danglingRec{p, keys[i], resp, ri.resp >= 0})
@@ -671,10 +671,10 @@ func (s *Store) addIndex(p *pack, ix *packIndex, mem *packMem, keys []Key, runs 
 // holds, and moves its arrays to the index file if the store keeps one;
 // s.mu is held for writing, and the pack has just been added.
 func (s *Store) settle(m *packMem) {
-	m.recs = column[recInfo]{}
+	m.recs = nil
 	s.startIndexFile()
 	if s.ixFile != nil {
-		m.moveTo(s.ixFile) // on an error, what is left stays in memory
+		m.moveTo(s.ixFile)
 	}
 }
 
