@@ -603,33 +603,112 @@ func (x *sortedRefs[R]) add(runs [][]R, name func(*R) [32]byte, live func(*R) bo
 }
 
 // compact merges the tail into the base, leaving out dead entries, and
-// rebuilds the prefix table; the base goes to the index file when the
-// store keeps one.
+// rebuilds the prefix table. With an index file the merge reads the
+// base from it and writes the new base there a chunk at a time, so that
+// it holds no more than the tail and a chunk in memory; on a write error
+// (the temporary folder full) the new base stays in memory.
 func (x *sortedRefs[R]) compact(name func(*R) [32]byte, live func(*R) bool) {
-	all := mergeRuns([][]R{x.base.all(), x.tail}, name)
-	all = slices.DeleteFunc(all, func(r R) bool { return !live(&r) })
-	x.tail, x.dead = nil, 0
+	n := x.base.len() + len(x.tail)
 	// About four entries per prefix: a lookup compares a few keys
 	// of one cache line or two, and the table costs a byte an entry.
-	x.bits = uint(min(24, max(0, bits.Len(uint(len(all)))-3)))
-	x.starts = make([]uint32, 1<<x.bits+1)
-	j := 0
-	for p := range 1 << x.bits {
-		for j < len(all) {
-			if n := name(&all[j]); prefix(&n, x.bits) >= uint32(p) {
-				break
-			}
-			j++
-		}
-		x.starts[p] = uint32(j)
-	}
-	x.starts[1<<x.bits] = uint32(len(all))
-	old := x.base
-	x.base = inMem(slices.Clip(all))
+	// (n counts the dead entries too: a table a little larger.)
+	bits := uint(min(24, max(0, bits.Len(uint(n))-3)))
+	starts := make([]uint32, 1<<bits+1)
+	var base column[R]
+	ok := false
 	if x.file != nil {
-		x.base.moveTo(x.file)
+		base, ok = x.mergeToFile(n, bits, starts, name, live)
 	}
+	if !ok {
+		all := make([]R, 0, n)
+		x.merge(bits, starts, name, live, func(r *R) { all = append(all, *r) })
+		base = inMem(slices.Clip(all))
+	}
+	old := x.base
+	x.base, x.starts, x.bits, x.tail, x.dead = base, starts, bits, nil, 0
 	old.free() // its readers hold the store's lock, which the caller holds for writing
+}
+
+// mergeChunk is how many entries a merge reads from the index file, or
+// writes to it, at once. (A variable for the tests.)
+var mergeChunk = 4096
+
+// mergeToFile is compact's merge into the index file: n entries at most.
+func (x *sortedRefs[R]) mergeToFile(n int, bits uint, starts []uint32, name func(*R) [32]byte, live func(*R) bool) (column[R], bool) {
+	size := int64(sizeOf[R]())
+	off := x.file.reserve(int64(n) * size)
+	out := make([]R, 0, mergeChunk)
+	written := 0
+	var err error
+	flush := func() {
+		if err == nil && len(out) > 0 {
+			err = x.file.writeAt(bytesOf(out), off+int64(written)*size)
+		}
+		written += len(out)
+		out = out[:0]
+	}
+	x.merge(bits, starts, name, live, func(r *R) {
+		if out = append(out, *r); len(out) == mergeChunk {
+			flush()
+		}
+	})
+	flush()
+	if err != nil {
+		x.file.free(off, int64(n)*size)
+		return column[R]{}, false
+	}
+	x.file.free(off+int64(written)*size, int64(n-written)*size) // the dead entries' room
+	return column[R]{f: x.file, off: off, n: written}, true
+}
+
+// merge calls emit with the live entries of the base and the tail in
+// name order (the base's first among equal names), and fills starts, the
+// prefix table of bits bits of what it emits.
+func (x *sortedRefs[R]) merge(bits uint, starts []uint32, name func(*R) [32]byte, live func(*R) bool, emit func(*R)) {
+	j, p := 0, 0 // entries emitted; the first prefix whose start is not set
+	put := func(r *R) {
+		if !live(r) {
+			return
+		}
+		nm := name(r)
+		for q := int(prefix(&nm, bits)); p <= q; p++ {
+			starts[p] = uint32(j)
+		}
+		emit(r)
+		j++
+	}
+	x.each(name, put)
+	for ; p < len(starts); p++ {
+		starts[p] = uint32(j)
+	}
+}
+
+// each calls fn with every entry of the base and the tail, dead ones
+// too, in name order (the base's first among equal names), reading a
+// base in the index file a chunk at a time. fn must not keep the entry.
+func (x *sortedRefs[R]) each(name func(*R) [32]byte, fn func(*R)) {
+	tail := x.tail
+	var buf []R
+	for lo, n := 0, x.base.len(); lo < n; lo += mergeChunk {
+		chunk := x.base.span(lo, min(n, lo+mergeChunk), buf)
+		if x.base.f != nil {
+			buf = chunk // the next chunk is read into the same array
+		}
+		for i := range chunk {
+			nb := name(&chunk[i])
+			for len(tail) > 0 {
+				if nt := name(&tail[0]); bytes.Compare(nt[:], nb[:]) >= 0 {
+					break
+				}
+				fn(&tail[0])
+				tail = tail[1:]
+			}
+			fn(&chunk[i])
+		}
+	}
+	for i := range tail {
+		fn(&tail[i])
+	}
 }
 
 // mergeRuns merges sorted runs into one new sorted slice, two at a time.
@@ -688,11 +767,16 @@ func merge2[R any](a, b []R, name func(*R) [32]byte) []R {
 // the base itself when it is in memory and nothing was added or dropped
 // since it was merged (shared: not to be changed).
 func (x *sortedRefs[R]) sorted(name func(*R) [32]byte, keep func(*R) bool) []R {
-	if len(x.tail) == 0 && x.dead == 0 {
-		return x.base.all()
+	if len(x.tail) == 0 && x.dead == 0 && x.base.f == nil {
+		return x.base.mem
 	}
-	all := mergeRuns([][]R{x.base.all(), x.tail}, name)
-	return slices.DeleteFunc(all, func(r R) bool { return !keep(&r) })
+	var all []R
+	x.each(name, func(r *R) {
+		if keep(r) {
+			all = append(all, *r)
+		}
+	})
+	return all
 }
 
 // The store's side of the index; s.mu is held (read or write) by every
@@ -917,21 +1001,29 @@ func (s *Store) resetIndex() {
 
 // winners calls fn with the record of every key, in key order.
 func (s *Store) winners(fn func(Key, rec)) {
-	all := s.recIx.sorted(recName, s.liveRec)
-	for lo := 0; lo < len(all); {
-		hi := lo + 1
-		for hi < len(all) && all[hi].key == all[lo].key {
-			hi++
+	var first recRef // of the key being read, whose records are n
+	n := 0
+	done := func() {
+		switch {
+		case n == 1:
+			fn(first.key, s.recOf(&first))
+		case n > 1:
+			r, _ := s.lookup(first.key)
+			fn(first.key, r)
 		}
-		k := all[lo].key
-		if hi == lo+1 {
-			fn(k, s.recOf(&all[lo]))
-		} else {
-			r, _ := s.lookup(k)
-			fn(k, r)
-		}
-		lo = hi
 	}
+	s.recIx.each(recName, func(r *recRef) {
+		if !s.liveRec(r) {
+			return
+		}
+		if n > 0 && r.key == first.key {
+			n++
+			return
+		}
+		done()
+		first, n = *r, 1
+	})
+	done()
 }
 
 // recMeta returns the meta JSON of r (shared: not to be changed).

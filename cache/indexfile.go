@@ -54,11 +54,20 @@ func newIndexFile() (*indexFile, error) {
 
 // write appends b and returns its offset.
 func (x *indexFile) write(b []byte) (int64, error) {
-	off := x.end.Add(int64(len(b))) - int64(len(b))
+	off := x.reserve(int64(len(b)))
+	return off, x.writeAt(b, off)
+}
+
+// reserve returns the offset of n bytes at the end of the file, for
+// writeAt: no other write goes there.
+func (x *indexFile) reserve(n int64) int64 { return x.end.Add(n) - n }
+
+// writeAt writes b at off, in room reserve returned.
+func (x *indexFile) writeAt(b []byte, off int64) error {
 	if _, err := x.f.WriteAt(b, off); err != nil {
-		return 0, fmt.Errorf("cache: index file: %w", err)
+		return fmt.Errorf("cache: index file: %w", err)
 	}
-	return off, nil
+	return nil
 }
 
 // read fills b from off. The file is this process's own copy of what

@@ -26,11 +26,11 @@ func (s *Store) Keys() ([]Key, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var keys []Key
-	for _, r := range s.recIx.sorted(recName, s.liveRec) {
-		if n := len(keys); n == 0 || keys[n-1] != r.key {
+	s.recIx.each(recName, func(r *recRef) {
+		if n := len(keys); s.liveRec(r) && (n == 0 || keys[n-1] != r.key) {
 			keys = append(keys, r.key)
 		}
-	}
+	})
 	return keys, nil
 }
 

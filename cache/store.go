@@ -141,7 +141,6 @@ type Store struct {
 	// nil while they are in memory.
 	ixFile    *indexFile
 	ixBytes   int64 // the index's arrays added while they were in memory
-	refreshed bool  // the first refresh (Open's) is done
 	dicts     map[Digest]*dict
 	writeDict *dict // nil: no dictionary yet
 	problems  []Problem
@@ -422,6 +421,7 @@ type danglingRec struct {
 	key    Key
 	resp   Digest
 	inPack bool // the response is in p (format 2)
+	noReq  bool // the request is not in p
 }
 
 // readIndexes is refresh without the checks of broken packs: it returns
@@ -434,8 +434,8 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	s.mu.RLock()
 	names = slices.DeleteFunc(names, func(name string) bool { _, ok := s.packs[name]; return ok || s.dropped[name] })
 	s.mu.RUnlock()
-	// New packs' indexes are read GOMAXPROCS at a time, then added in
-	// name order.
+	// New packs' indexes are read GOMAXPROCS at a time, a few packs
+	// ahead of where they are added, in name order.
 	type loaded struct {
 		ix   *packIndex
 		mem  *packMem
@@ -445,7 +445,6 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		// rawMetas is the size of the metas kept uncompressed.
 		rawMetas int64
 	}
-	got := make([]loaded, len(names))
 	// Each new pack may keep up to an equal share of what is left of
 	// rawMetaBytes uncompressed.
 	s.mu.RLock()
@@ -454,71 +453,105 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 		share = (rawMetaBytes - s.rawMetas) / int64(len(names))
 	}
 	s.mu.RUnlock()
+	got := make([]loaded, len(names))
+	ready := make([]chan struct{}, len(names))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	// At most openWindow packs are read ahead of those added.
+	window := make(chan struct{}, max(openWindow, runtime.GOMAXPROCS(0)))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, name := range names {
-		g.Go(func() error {
-			l := &got[i]
-			sc := indexBufs.Get().(*indexScratch)
-			defer indexBufs.Put(sc)
-			l.ix, l.size, l.err = s.loadPack(s.packPath(name), sc)
-			if l.err == nil {
-				compress := compressMetas
-				if n := l.ix.metaBytes(); n <= share {
-					compress, l.rawMetas = nil, n
+	go func() {
+		for i, name := range names {
+			window <- struct{}{}
+			g.Go(func() error {
+				defer close(ready[i])
+				l := &got[i]
+				sc := indexBufs.Get().(*indexScratch)
+				defer indexBufs.Put(sc)
+				l.ix, l.size, l.err = s.loadPack(s.packPath(name), sc)
+				if l.err == nil {
+					compress := compressMetas
+					if n := l.ix.metaBytes(); n <= share {
+						compress, l.rawMetas = nil, n
+					}
+					l.mem, l.keys, l.err = buildPackMem(l.ix, compress)
+					// Only the dictionary's name is needed further:
+					// the parsed index, in sc, goes now.
+					l.ix = &packIndex{dict: l.ix.dict}
 				}
-				l.mem, l.keys, l.err = buildPackMem(l.ix, compress)
-				// Only the dictionary's name is needed further: the
-				// parsed index, in sc, goes now.
-				l.ix = &packIndex{dict: l.ix.dict}
+				return nil
+			})
+		}
+	}()
+	// The packs are added in name order, openBatch records at a time,
+	// each batch at once: their entries are merged into the sorted
+	// arrays, then their arrays go to the index file if the store keeps
+	// one. A record whose objects are in another pack is checked once
+	// every pack is in.
+	var batch []loaded
+	var batchNames []string
+	records := 0
+	var maybe []danglingRec
+	add := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var runs indexRuns
+		var added []*pack
+		for i, name := range batchNames {
+			if _, ok := s.packs[name]; ok || s.dropped[name] {
+				continue // added by a concurrent refresh, or merged away
 			}
-			return nil
-		})
+			l := &batch[i]
+			p := &pack{name: name, path: s.packPath(name)}
+			if l.err != nil {
+				if os.IsNotExist(l.err) {
+					continue // removed by a concurrent gc
+				}
+				s.packProblem(p, l.err)
+				s.packs[name] = p // do not retry it
+				continue
+			}
+			p.size = l.size
+			p.trusted.Store(s.opt.CheckedPacks[name] || s.verified[name] == l.size && l.size > 0)
+			if err := s.addIndex(p, l.ix, l.mem, l.keys, &runs); err != nil {
+				s.packProblem(p, err)
+			}
+			s.rawMetas += l.rawMetas
+			s.packs[name] = p
+			if p.mem == l.mem && p.mem != nil {
+				maybe = append(maybe, s.externalRecs(p, l.keys)...)
+				added = append(added, p)
+			}
+		}
+		s.addRuns(&runs)
+		s.startIndexFile()
+		for _, p := range added {
+			s.settle(p.mem)
+		}
+		clear(batch) // let go of the packs' parsed indexes
+		batch, batchNames, records = batch[:0], batchNames[:0], 0
+	}
+	for i, name := range names {
+		<-ready[i]
+		batch, batchNames = append(batch, got[i]), append(batchNames, name)
+		if got[i].mem != nil {
+			records += got[i].mem.nrecs
+		}
+		got[i] = loaded{}
+		<-window
+		if records >= openBatch || i == len(names)-1 {
+			add()
+		}
 	}
 	g.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var runs indexRuns
-	for i, name := range names {
-		if _, ok := s.packs[name]; ok || s.dropped[name] {
-			continue // added by a concurrent refresh, or merged away
-		}
-		p := &pack{name: name, path: s.packPath(name)}
-		ix, size, err := got[i].ix, got[i].size, got[i].err
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue // removed by a concurrent gc
-			}
-			s.packProblem(p, err)
-			s.packs[name] = p // do not retry it
-			continue
-		}
-		p.size = size
-		p.trusted.Store(s.opt.CheckedPacks[name] || s.verified[name] == size && size > 0)
-		if err := s.addIndex(p, ix, got[i].mem, got[i].keys, &runs); err != nil {
-			s.packProblem(p, err)
-		}
-		s.rawMetas += got[i].rawMetas
-		s.packs[name] = p
-	}
-	if !s.refreshed {
-		// Open's packs: their sorted arrays go to the file as they
-		// are merged below.
-		s.refreshed = true
-		s.startIndexFile()
-	}
-	s.addRuns(&runs)
 	var dangling []danglingRec
-	for i, name := range names {
-		if p := s.packs[name]; got[i].err == nil && p.mem == got[i].mem && p.mem != nil {
-			dangling = append(dangling, s.danglingIn(p, got[i].keys)...)
-		}
-	}
-	// The packs read were added in memory, so that the sorted arrays
-	// were merged and the records checked without reading the file.
-	for i, name := range names {
-		if p := s.packs[name]; got[i].err == nil && p.mem == got[i].mem && p.mem != nil {
-			s.settle(p.mem)
+	for _, d := range maybe {
+		if d.noReq && !s.hasObj(Digest(d.key)) || !d.inPack && !s.hasObj(d.resp) {
+			dangling = append(dangling, d)
 		}
 	}
 	if s.writeDict == nil && len(s.dicts) > 0 {
@@ -526,6 +559,16 @@ func (s *Store) readIndexes() ([]danglingRec, error) {
 	}
 	return dangling, nil
 }
+
+// openWindow is how many packs readIndexes reads ahead of those it adds,
+// and openBatch how many records it adds at once: enough that merging
+// each batch into the sorted arrays costs little, few enough that what
+// a batch holds before its arrays go to the index file is small beside
+// the index of a large store. (Variables for the tests.)
+var (
+	openWindow = 4
+	openBatch  = 32 << 10
+)
 
 // packProblem records that pack p cannot be read; s.mu is held.
 func (s *Store) packProblem(p *pack, err error) {
@@ -601,14 +644,15 @@ func (s *Store) loadPack(path string, sc *indexScratch) (*packIndex, int64, erro
 	return ix, st.Size(), err
 }
 
-// danglingIn returns the records of pack p, whose records have keys,
-// whose objects no pack holds; s.mu is held.
-func (s *Store) danglingIn(p *pack, keys []Key) []danglingRec {
+// externalRecs returns the records of pack p, whose records have keys,
+// with an object in another pack, to check once every pack is in (a
+// danglingRec if none holds it); s.mu is held, and p is not settled.
+func (s *Store) externalRecs(p *pack, keys []Key) []danglingRec {
 	var out []danglingRec
 	for i, ri := range p.mem.recs {
-		resp := s.respID(rec{p: p, i: i, ri: ri})
-		if ri.req < 0 && !s.hasObj(Digest(keys[i])) || ri.resp < 0 && !s.hasObj(resp) {
-			out = append(out, danglingRec{p, keys[i], resp, ri.resp >= 0})
+		if ri.req < 0 || ri.resp < 0 {
+			resp := s.respID(rec{p: p, i: i, ri: ri})
+			out = append(out, danglingRec{p, keys[i], resp, ri.resp >= 0, ri.req < 0})
 		}
 	}
 	return out
@@ -679,10 +723,9 @@ func (s *Store) settle(m *packMem) {
 }
 
 // startIndexFile starts keeping the index's arrays in an index file
-// once those added in memory take spillIndexBytes; s.mu is held for
-// writing. The packs added from then on go to the file when they are
-// settled, and the sorted arrays when they are next merged; the packs
-// already settled keep their arrays in memory.
+// once those added in memory take spillIndexBytes, and moves them there;
+// s.mu is held for writing. The packs added from then on go to the file
+// when they are settled.
 func (s *Store) startIndexFile() {
 	if s.ixFile != nil || s.ixBytes < spillIndexBytes {
 		return
@@ -693,6 +736,13 @@ func (s *Store) startIndexFile() {
 		return
 	}
 	s.ixFile, s.recIx.file, s.objIx.file = x, x, x
+	s.recIx.base.moveTo(x)
+	s.objIx.base.moveTo(x)
+	for _, p := range s.byID {
+		if p != nil && p.mem != nil && p.mem.recs == nil { // settled
+			p.mem.moveTo(x)
+		}
+	}
 }
 
 // loadDict reads and registers dictionary d; s.mu is held.
