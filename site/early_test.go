@@ -25,7 +25,7 @@ import (
 // written again, it is the right page again. They must be written again
 // exactly when what they take from the other benchmark differs at the
 // end: the synthetic flag, the navigation (a title), a system's page (an
-// alias).
+// alias), the listing of the benchmark's details when they are listed.
 func TestWriteTasksEarly(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -33,6 +33,7 @@ func TestWriteTasksEarly(t *testing.T) {
 		final  func(in *Input) // makes the final input from the fixture
 		early  func(in *Input) // changes the early input
 		rewrit bool            // the early pages must be written again
+		listed bool            // the details are handed as listings (see withListings)
 	}{
 		{name: "second benchmark first", bench: "findeepforecast"},
 		{name: "first benchmark first", bench: "icbcbench"},
@@ -42,9 +43,16 @@ func TestWriteTasksEarly(t *testing.T) {
 		{name: "synthetic turns out", bench: "icbcbench", final: func(in *Input) { in.Provenance.Synthetic = false }, rewrit: true},
 		{name: "another title", bench: "findeepforecast", early: func(in *Input) { in.Results[0].Title = "ICBC" }, rewrit: true},
 		{name: "aliases unknown early", bench: "findeepforecast", early: func(in *Input) { in.Aliases = nil }, rewrit: true},
+		{name: "listed", bench: "icbcbench", listed: true},
+		{name: "another listing", bench: "icbcbench", listed: true, rewrit: true, early: func(in *Input) {
+			in.Listings = withListings(Input{Results: []*analysis.Result{fixture(false).Results[0]}}).Listings
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			final := fixture(false)
+			if tc.listed {
+				final = withListings(final)
+			}
 			if tc.final != nil {
 				tc.final(&final)
 			}
@@ -55,6 +63,10 @@ func TestWriteTasksEarly(t *testing.T) {
 			want := hashes(t, oracle)
 
 			early := final
+			if tc.listed {
+				// the benchmarks not finished have no listing yet
+				early.Listings = map[string]*Listing{tc.bench: final.Listings[tc.bench]}
+			}
 			early.Results = nil
 			for _, r := range final.Results {
 				if r.Benchmark != tc.bench {

@@ -16,8 +16,9 @@ func TestTaskPagesShareFrame(t *testing.T) {
 	}
 	var shared sync.Map
 	tasks := 0
-	for _, g := range s.tasks["icbcbench"] {
-		p := s.taskPage(s.in.Results[0], g)
+	bt := s.tasks["icbcbench"]
+	for i := range bt.tasks {
+		p := s.taskPage(s.in.Results[0], bt, i)
 		tasks++
 		got, err := frame(p, &shared)
 		if err != nil {

@@ -126,32 +126,48 @@ type systemBench struct {
 	Provenance string
 }
 
-// taskLinks are the links to a system's task pages in one benchmark:
-// where its details are in the benchmark's task groups, in their order
-// (links made when the page is written, not kept for every detail).
+// taskLinks are the links to a system's task pages in one benchmark,
+// from its details in the benchmark's listing, in their order (links
+// made when the page is written, not kept for every detail).
 type taskLinks struct {
-	s     *site
-	bench string
-	at    [][2]int32 // group, and the detail in it
+	s      *site
+	bench  string
+	system int32 // in the listing's systems
+}
+
+// taskLinks returns the links to the task pages of the system name of
+// bench, nil when it has no task there.
+func (s *site) taskLinks(bench, name string) *taskLinks {
+	i, ok := slices.BinarySearch(s.tasks[bench].systems, name)
+	if !ok {
+		return nil
+	}
+	return &taskLinks{s: s, bench: bench, system: int32(i)}
 }
 
 // Items writes the list items, the bytes the template would write for
 // them: a system can have thousands of tasks.
 func (ls *taskLinks) Items() template.HTML {
-	groups := ls.s.tasks[ls.bench]
+	bt := ls.s.tasks[ls.bench]
+	anchor := "#" + ls.s.entryAnchor(ls.bench, bt.systems[ls.system])
 	var b []byte
-	for _, at := range ls.at {
-		d := groups[at[0]][at[1]]
-		b = append(b, `<li><a href="`...)
-		b = append(b, escapeHref(ls.s.taskHref(ls.bench, d.Task, "../")+"#"+ls.s.entryAnchor(ls.bench, d.System))...)
-		b = append(b, `">`...)
-		b = appendEscaped(b, d.Task)
-		b = append(b, "</a>"...)
-		if d.Score != "" {
-			b = append(b, ": "...)
-			b = appendEscaped(b, d.Score)
+	for i, t := range bt.tasks {
+		start, end := bt.group(i)
+		for _, e := range bt.entries[start:end] {
+			if e.system != ls.system {
+				continue
+			}
+			b = append(b, `<li><a href="`...)
+			b = append(b, escapeHref(ls.s.taskHref(ls.bench, i, "../")+anchor)...)
+			b = append(b, `">`...)
+			b = appendEscaped(b, t.name)
+			b = append(b, "</a>"...)
+			if score := bt.scores[e.score]; score != "" {
+				b = append(b, ": "...)
+				b = appendEscaped(b, score)
+			}
+			b = append(b, "</li>"...)
 		}
-		b = append(b, "</li>"...)
 	}
 	return template.HTML(b)
 }
@@ -239,7 +255,7 @@ func (s *site) indexPage(rows int) *page {
 		bt.Rows = append(bt.Rows, []cellView{
 			{Text: title0(r), Href: s.benchSlug[r.Benchmark] + ".html", Row: true},
 			{Text: leader},
-			intCell(len(systemNames(r))), intCell(countTasks(r)), intCell(len(r.Tables)),
+			intCell(len(s.systemNames(r))), intCell(len(s.tasks[r.Benchmark].tasks)), intCell(len(r.Tables)),
 			intCell(r.Missing), intCell(len(r.Problems)), {Text: data},
 		})
 		if len(s.in.Published) > 0 {
@@ -333,14 +349,6 @@ func (s *site) indexPage(rows int) *page {
 
 func intCell(n int) cellView { return cellView{Text: itoa(n), Sort: itoa(n), Num: true} }
 
-func countTasks(r *analysis.Result) int {
-	set := map[string]bool{}
-	for _, d := range r.Details {
-		set[d.Task] = true
-	}
-	return len(set)
-}
-
 func (s *site) benchPage(r *analysis.Result, rows int) *page {
 	slug := s.benchSlug[r.Benchmark]
 	pg := s.newPage("benchmark", slug+".html", title0(r))
@@ -370,15 +378,15 @@ func (s *site) benchPage(r *analysis.Result, rows int) *page {
 			}
 		}
 	}
-	if len(r.Details) > 0 {
+	if bt := s.tasks[r.Benchmark]; len(bt.entries) > 0 {
 		tt := &tableView{Anchor: "tasks", Title: "Tasks", Sortable: true,
 			Caption: "Every task with a drill-down page of each system's output and every judge's verdict.",
 			Headers: []headView{{Text: "Task"}, {Text: "Systems", Num: true}, {Text: "Question"}}}
-		for _, g := range s.tasks[r.Benchmark] {
-			q, _ := cut(g[0].Question, 160)
+		for i, t := range bt.tasks {
+			start, end := bt.group(i)
 			tt.Rows = append(tt.Rows, []cellView{
-				{Text: g[0].Task, Href: s.taskHref(r.Benchmark, g[0].Task, ""), Row: true},
-				intCell(len(g)), {Text: q},
+				{Text: t.name, Href: s.taskHref(r.Benchmark, i, ""), Row: true},
+				intCell(end - start), {Text: t.question},
 			})
 		}
 		if rows < maxRows && len(tt.Rows) > rows {
@@ -405,23 +413,24 @@ func (s *site) entryAnchor(bench, system string) string {
 // entryHref links the entry of system on the page of task, when bench
 // has that task.
 func (s *site) entryHref(bench, task, system, root string) (string, bool) {
-	ts := s.taskSlug[bench]
-	if ts == nil {
+	bt := s.tasks[bench]
+	if bt == nil {
 		return "", false
 	}
-	slug, ok := ts.known(task)
+	i, ok := bt.findTask(task)
 	if !ok {
 		return "", false
 	}
-	href := root + "tasks/" + s.benchSlug[bench] + "/" + slug + ".html"
+	href := s.taskHref(bench, i, root)
 	if system != "" && s.canonical(bench, system) != nil {
 		href += "#" + s.entryAnchor(bench, system)
 	}
 	return href, true
 }
 
-func (s *site) taskHref(bench, task, root string) string {
-	return root + "tasks/" + s.benchSlug[bench] + "/" + s.taskSlug[bench].slug(task) + ".html"
+// taskHref links the page of task i of bench.
+func (s *site) taskHref(bench string, i int, root string) string {
+	return root + "tasks/" + s.benchSlug[bench] + "/" + s.tasks[bench].slugs[i] + ".html"
 }
 
 // linker returns a function linking a table's row-header cells that name
@@ -506,7 +515,7 @@ func (s *site) systemPage(sys *system, rows int) *page {
 			sub.Charts = nil
 			sb.Tables = append(sb.Tables, s.tableView(&sub, s.benchSlug[r.Benchmark]+"_t"+itoa(i), nil, "../", rows))
 		}
-		sb.Tasks = s.sysTasks[[2]string{r.Benchmark, name}]
+		sb.Tasks = s.taskLinks(r.Benchmark, name)
 		v.Benchmarks = append(v.Benchmarks, sb)
 	}
 	v.Summary = sum
@@ -623,57 +632,30 @@ func naturalCompare(a, b string) int {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// groupTasks groups details by task, tasks (see naturalCompare) and
-// systems sorted: pointers into ds, which are all a group holds of a
-// detail (a sorted copy of the details of a large bundle was a tenth of
-// the site's memory).
-func groupTasks(ds []analysis.Detail) [][]*analysis.Detail {
-	order := func(a, b *analysis.Detail) int {
-		if c := naturalCompare(a.Task, b.Task); c != 0 {
-			return c
-		}
-		return strings.Compare(a.System, b.System)
-	}
-	sorted := make([]*analysis.Detail, len(ds))
-	for i := range ds {
-		sorted[i] = &ds[i]
-	}
-	if !slices.IsSortedFunc(sorted, order) { // they are, as analysis.Result documents, as a rule
-		slices.SortStableFunc(sorted, order)
-	}
-	var out [][]*analysis.Detail
-	start := 0
-	for i := 1; i <= len(sorted); i++ {
-		if i == len(sorted) || sorted[i].Task != sorted[i-1].Task {
-			out = append(out, sorted[start:i:i])
-			start = i
-		}
-	}
-	return out
-}
-
-// taskPage returns the page of task group g of r (see groupTasks).
-func (s *site) taskPage(r *analysis.Result, g []*analysis.Detail) *page {
-	task := g[0].Task
-	p := s.taskHref(r.Benchmark, task, "")
+// taskPage returns the page of task i of r (see benchTasks).
+func (s *site) taskPage(r *analysis.Result, bt *benchTasks, i int) *page {
+	task := bt.tasks[i].name
+	start, end := bt.group(i)
+	p := s.taskHref(r.Benchmark, i, "")
 	pg := s.newPage("task", p, task+" – "+title0(r))
 	v := &taskView{Benchmark: title0(r), BenchHref: "../../" + s.benchSlug[r.Benchmark] + ".html", Task: task, lookup: s.in.Exchanges}
 	if s.in.TaskDetails != nil {
 		// loaded when the page is written (see taskView.prepare)
 		bench := r.Benchmark
-		v.load = func() ([]analysis.Detail, func(), error) { return s.loadTask(bench, g) }
+		v.load = func() ([]analysis.Detail, func(), error) { return s.loadTask(bench, bt, i) }
 	} else {
-		for _, d := range g {
-			v.details = append(v.details, *d)
+		for _, k := range bt.order[start:end] {
+			v.details = append(v.details, bt.details[k])
 		}
 	}
-	for _, d := range g {
+	for _, e := range bt.entries[start:end] {
+		system := bt.systems[e.system]
 		href := ""
-		if sys := s.canonical(r.Benchmark, d.System); sys != nil {
+		if sys := s.canonical(r.Benchmark, system); sys != nil {
 			href = "../../systems/" + sys.Slug + ".html"
 		}
 		v.hrefs = append(v.hrefs, href)
-		a := s.entryAnchor(r.Benchmark, d.System)
+		a := s.entryAnchor(r.Benchmark, system)
 		if slices.Contains(v.anchors, a) {
 			a += "-" + itoa(len(v.anchors))
 		}
@@ -683,11 +665,12 @@ func (s *site) taskPage(r *analysis.Result, g []*analysis.Detail) *page {
 	return pg
 }
 
-// loadTask returns the full details of the task of the group g of
-// benchmark bench through Input.TaskDetails, in the order of g: sorted by
-// system, ties in the order loaded, as groupTasks sorts them.
-func (s *site) loadTask(bench string, g []*analysis.Detail) (_ []analysis.Detail, release func(), err error) {
-	ds, release, err := s.in.TaskDetails(bench, g[0].Task)
+// loadTask returns the full details of task i of bt, of benchmark bench,
+// through Input.TaskDetails, in the order of the listing: sorted by
+// system, ties in the order loaded, as a Lister sorts them.
+func (s *site) loadTask(bench string, bt *benchTasks, i int) (_ []analysis.Detail, release func(), err error) {
+	task := bt.tasks[i].name
+	ds, release, err := s.in.TaskDetails(bench, task)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -698,12 +681,13 @@ func (s *site) loadTask(bench string, g []*analysis.Detail) (_ []analysis.Detail
 	}()
 	ds = slices.Clone(ds)
 	slices.SortStableFunc(ds, func(a, b analysis.Detail) int { return strings.Compare(a.System, b.System) })
-	if len(ds) != len(g) {
-		return nil, nil, fmt.Errorf("task %s: %d details loaded, %d listed", g[0].Task, len(ds), len(g))
+	start, end := bt.group(i)
+	if len(ds) != end-start {
+		return nil, nil, fmt.Errorf("task %s: %d details loaded, %d listed", task, len(ds), end-start)
 	}
-	for i := range ds {
-		if ds[i].Task != g[i].Task || ds[i].System != g[i].System {
-			return nil, nil, fmt.Errorf("task %s: loaded the details of %s/%s where %s/%s is listed", g[0].Task, ds[i].Task, ds[i].System, g[i].Task, g[i].System)
+	for k, e := range bt.entries[start:end] {
+		if system := bt.systems[e.system]; ds[k].Task != task || ds[k].System != system {
+			return nil, nil, fmt.Errorf("task %s: loaded the details of %s/%s where %s/%s is listed", task, ds[k].Task, ds[k].System, task, system)
 		}
 	}
 	return ds, release, nil
@@ -1309,7 +1293,7 @@ func (s *site) tableView(t *analysis.Table, anchor string, linkRow func(string) 
 		}
 	}
 	taskCol, sysCol := -1, -1
-	if _, ok := s.taskSlug[t.Benchmark]; ok {
+	if s.tasks[t.Benchmark] != nil {
 		for j, c := range t.Columns {
 			switch c.Name {
 			case "task", "company", "query":

@@ -83,6 +83,12 @@ type Input struct {
 	// texts may then be overwritten, as by a loader reusing its buffers).
 	// It must be safe for concurrent use.
 	TaskDetails func(benchmark, task string) (ds []analysis.Detail, release func(), err error)
+	// Listings are the listings of benchmarks' details, by benchmark,
+	// in place of their results' Details and LazyDetails, which are not
+	// read then: the pages other than task pages show the listing, and
+	// the task pages load their details through TaskDetails, which must
+	// be set.
+	Listings map[string]*Listing
 	// Written are task pages written already (see WriteTasksHashed),
 	// which are written again only if they changed.
 	Written []*Tasks
@@ -176,11 +182,12 @@ func WriteTasksHashed(ctx context.Context, dir string, in Input, bench string) (
 		}
 		t.from = s.taskContext(i)
 		w := newPageWriter(emit)
-		for _, g := range s.tasks[bench] {
+		bt := s.tasks[bench]
+		for k := range bt.tasks {
 			if ctx.Err() != nil {
 				break
 			}
-			w.goWrite(func() *page { return s.taskPage(s.in.Results[i], g) })
+			w.goWrite(func() *page { return s.taskPage(s.in.Results[i], bt, k) })
 		}
 		return cmp.Or(w.wait(), ctx.Err())
 	})
@@ -305,8 +312,9 @@ func render(in Input, emit func(file) error) (kept []report.FileSum, err error) 
 			kept = append(kept, t.Sums...)
 			continue
 		}
-		for _, tg := range s.tasks[r.Benchmark] {
-			w.goWrite(func() *page { return s.taskPage(r, tg) })
+		bt := s.tasks[r.Benchmark]
+		for k := range bt.tasks {
+			w.goWrite(func() *page { return s.taskPage(r, bt, k) })
 		}
 	}
 	return kept, w.wait()
@@ -325,9 +333,10 @@ func (s *site) written(i int) *Tasks {
 }
 
 // A taskContext is what the task pages of a benchmark depend on: its
-// result, and what they take from the rest of the site.
+// result and its listing, and what they take from the rest of the site.
 type taskContext struct {
 	result    *analysis.Result
+	listing   *Listing // the one given, if any
 	synthetic bool
 	nav       []link
 	// systems are the slugs of the result's systems' pages, in the
@@ -338,15 +347,15 @@ type taskContext struct {
 // taskContext returns the context of the task pages of s's result i.
 func (s *site) taskContext(i int) taskContext {
 	r := s.in.Results[i]
-	c := taskContext{result: s.given[i], synthetic: s.synthetic, nav: s.nav}
-	for _, name := range systemNames(r) {
+	c := taskContext{result: r, listing: s.tasks[r.Benchmark].given, synthetic: s.synthetic, nav: s.nav}
+	for _, name := range s.systemNames(r) {
 		c.systems = append(c.systems, s.canonical(r.Benchmark, name).Slug)
 	}
 	return c
 }
 
 func (c taskContext) equal(d taskContext) bool {
-	return c.result == d.result && c.synthetic == d.synthetic && slices.Equal(c.nav, d.nav) && slices.Equal(c.systems, d.systems)
+	return c.result == d.result && c.listing == d.listing && c.synthetic == d.synthetic && slices.Equal(c.nav, d.nav) && slices.Equal(c.systems, d.systems)
 }
 
 // A pageWriter renders pages and hands them to emit, in parallel.
@@ -491,17 +500,14 @@ func (b *pageBuffer) render(p *page, frames *sync.Map) ([]byte, error) {
 // site is the Input indexed for rendering.
 type site struct {
 	in        Input
-	given     []*analysis.Result // in.Results as given, before newSite's copies
 	synthetic bool
 	benchSlug map[string]string // benchmark -> page stem
 	sysSlug   *slugger
-	taskSlug  map[string]*slugger             // per benchmark
-	systems   []*system                       // sorted by canonical name
-	byName    map[[2]string]*system           // benchmark and name there -> system
-	tasks     map[string][][]*analysis.Detail // benchmark -> groupTasks of its details
-	sysTasks  map[[2]string]*taskLinks        // benchmark and system -> links to its task pages from a system page
-	downloads map[string]bool                 // in.Downloads
-	nav       []link                          // every page's navigation
+	systems   []*system              // sorted by canonical name
+	byName    map[[2]string]*system  // benchmark and name there -> system
+	tasks     map[string]*benchTasks // by benchmark
+	downloads map[string]bool        // in.Downloads
+	nav       []link                 // every page's navigation
 	mu        sync.Mutex
 	err       error // the first error met while rendering
 }
@@ -524,19 +530,8 @@ type system struct {
 }
 
 func newSite(in Input) (*site, error) {
-	// results whose details are generated on demand are shown with all
-	// of them (reproduce hands the site listed details and a loader)
-	given := in.Results
-	in.Results = slices.Clone(in.Results)
-	for i, r := range in.Results {
-		if r != nil && r.Details == nil && r.LazyDetails != nil {
-			c := *r
-			c.Details, c.LazyDetails = r.AllDetails(), nil
-			in.Results[i] = &c
-		}
-	}
-	s := &site{in: in, given: given, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
-		sysSlug: newSlugger(), taskSlug: map[string]*slugger{}}
+	s := &site{in: in, synthetic: in.Provenance.Synthetic, benchSlug: map[string]string{},
+		sysSlug: newSlugger(), tasks: map[string]*benchTasks{}}
 	for i, r := range in.Results {
 		if r == nil {
 			return nil, fmt.Errorf("result %d is nil", i)
@@ -550,15 +545,11 @@ func newSite(in Input) (*site, error) {
 			return nil, fmt.Errorf("result %d: benchmark %s given twice", i, r.Benchmark)
 		}
 		s.benchSlug[r.Benchmark] = slug
-		tasks := map[string]bool{}
-		for _, d := range r.Details {
-			tasks[d.Task] = true
+		bt, err := listTasks(r, in)
+		if err != nil {
+			return nil, err
 		}
-		ts := newSlugger()
-		for _, t := range sortedKeys(tasks) {
-			ts.slug(t)
-		}
-		s.taskSlug[r.Benchmark] = ts
+		s.tasks[r.Benchmark] = bt
 	}
 	s.nav = s.navigation()
 	s.downloads = map[string]bool{}
@@ -576,7 +567,7 @@ func newSite(in Input) (*site, error) {
 	}
 	byName := map[string]*system{}
 	for _, r := range in.Results {
-		for _, name := range systemNames(r) {
+		for _, name := range s.systemNames(r) {
 			canon := name
 			if c, ok := alias[[2]string{r.Benchmark, name}]; ok {
 				canon = c
@@ -601,28 +592,61 @@ func newSite(in Input) (*site, error) {
 			s.byName[[2]string{bench, n}] = sys
 		}
 	}
-	s.tasks = map[string][][]*analysis.Detail{}
-	s.sysTasks = map[[2]string]*taskLinks{}
-	for _, r := range in.Results {
-		s.tasks[r.Benchmark] = groupTasks(r.Details)
-		for i, g := range s.tasks[r.Benchmark] {
-			for j, d := range g {
-				k := [2]string{r.Benchmark, d.System}
-				ls := s.sysTasks[k]
-				if ls == nil {
-					ls = &taskLinks{s: s, bench: r.Benchmark}
-					s.sysTasks[k] = ls
-				}
-				ls.at = append(ls.at, [2]int32{int32(i), int32(j)})
+	return s, nil
+}
+
+// benchTasks are the tasks of a benchmark, as the site shows them.
+type benchTasks struct {
+	*Listing
+	given *Listing // the listing of Input.Listings, nil when made here
+	slugs []string // the file stem of each task's page
+	// details are the result's details when its task pages are made
+	// from them (no Input.TaskDetails), order the index there of each
+	// of the listing's entries
+	details []analysis.Detail
+	order   []int32
+}
+
+// listTasks returns the tasks of result r of in: its listing in
+// in.Listings, or the listing of its details.
+func listTasks(r *analysis.Result, in Input) (*benchTasks, error) {
+	bt := &benchTasks{}
+	if l := in.Listings[r.Benchmark]; l != nil {
+		if in.TaskDetails == nil {
+			return nil, fmt.Errorf("benchmark %s: a listing of its details, and no TaskDetails to load them", r.Benchmark)
+		}
+		bt.Listing, bt.given = l, l
+	} else {
+		var lr Lister
+		if in.TaskDetails == nil {
+			bt.details = r.AllDetails()
+			for _, d := range bt.details {
+				lr.Add(d)
+			}
+		} else {
+			for d := range r.EachDetail() {
+				lr.Add(d)
 			}
 		}
+		bt.Listing, bt.order = lr.finish(in.TaskDetails == nil)
 	}
-	return s, nil
+	// slugs are given in sorted name order (see slugger.slug)
+	byName := make([]int, len(bt.tasks))
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(bt.tasks[a].name, bt.tasks[b].name) })
+	ts := newSlugger()
+	bt.slugs = make([]string, len(bt.tasks))
+	for _, i := range byName {
+		bt.slugs[i] = ts.slug(bt.tasks[i].name)
+	}
+	return bt, nil
 }
 
 // systemNames lists the systems of a result, from its ranking, scores and
 // details, sorted.
-func systemNames(r *analysis.Result) []string {
+func (s *site) systemNames(r *analysis.Result) []string {
 	set := map[string]bool{}
 	for _, n := range r.Ranking {
 		set[n] = true
@@ -630,8 +654,8 @@ func systemNames(r *analysis.Result) []string {
 	for n := range r.Scores {
 		set[n] = true
 	}
-	for _, d := range r.Details {
-		set[d.System] = true
+	for _, n := range s.tasks[r.Benchmark].systems {
+		set[n] = true
 	}
 	return sortedKeys(set)
 }

@@ -59,12 +59,12 @@ func siteHeap(t *testing.T, tasks int) uint64 {
 }
 
 // TestSiteMemoryPerTask checks that what the site keeps per task while
-// it writes its pages stays small: the task's slug and group, pointers to
-// its listed details and their place in their system's task list, not a
+// it writes its pages stays small: the task's slug and its entry in the
+// listing of the details (with 8 bytes for each of its details), not a
 // page, a frame or links made in advance for each. From 3,000 to 9,000
 // tasks (the benchmark page lists 2,000 tasks at most, so its buffers are
 // the same size) the live heap the writing adds grows by at most 1,500
-// bytes a task (about 1 KB: the slugs, the groups, the file sums and
+// bytes a task (about 1 KB: the slugs, the listing, the file sums and
 // what the heap needs around them); making every task page before
 // writing any took about 2.7 KB a task.
 func TestSiteMemoryPerTask(t *testing.T) {

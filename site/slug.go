@@ -44,13 +44,6 @@ func (s *slugger) slug(name string) string {
 	return v
 }
 
-// known returns the slug given to name, if any, without giving one: safe
-// while pages render in parallel.
-func (s *slugger) known(name string) (string, bool) {
-	v, ok := s.byName[name]
-	return v, ok
-}
-
 // sanitize lower-cases name and turns every run of other characters than
 // a-z and 0-9 into one hyphen.
 func sanitize(name string) string {

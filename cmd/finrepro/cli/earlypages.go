@@ -27,6 +27,7 @@ import (
 type earlyPages struct {
 	in     site.Input // Results: those added, stand-ins for the others
 	added  int
+	spill  *detailSpill // the listings of the results added
 	queue  chan earlyJob
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine returned
@@ -55,7 +56,7 @@ func (s *session) startEarlyPages(ctx context.Context, o *outputFolder, a *analy
 		stand[i] = &analysis.Result{Benchmark: bm.Name(), Title: bm.Title()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	e := &earlyPages{queue: make(chan earlyJob, len(s.benches)), cancel: cancel, done: make(chan struct{}),
+	e := &earlyPages{spill: a.spill, queue: make(chan earlyJob, len(s.benches)), cancel: cancel, done: make(chan struct{}),
 		in: site.Input{Results: stand, Provenance: report.Provenance{Synthetic: s.bundle.Manifest.Synthetic}, Aliases: aliases,
 			TaskDetails: a.taskDetails, Exchanges: exchangeLookup(s.store)}}
 	go func() {
@@ -82,6 +83,7 @@ func (e *earlyPages) add(r *analysis.Result) {
 	e.added++
 	in := e.in
 	in.Results = slices.Clone(e.in.Results)
+	in.Listings = e.spill.listings()
 	e.queue <- earlyJob{in, r.Benchmark}
 }
 

@@ -845,7 +845,7 @@ func writeOutputs(o *outputFolder, a *analysisRun, extra []*analysis.Result, com
 	all := append(slices.Clone(a.res), extra...)
 	return writeTablesAndSite(o, all, site.Input{
 		Results: a.res, Sensitivity: a.sens, Comparisons: comps, Published: a.comps, Provenance: prov, Aliases: aliases, Downloads: report.Files(all, prov),
-		TaskDetails: a.taskDetails, Exchanges: lookup, Written: a.tasks,
+		TaskDetails: a.taskDetails, Listings: a.spill.listings(), Exchanges: lookup, Written: a.tasks,
 	}, prov, a.items)
 }
 

@@ -68,7 +68,7 @@ func runSite(ctx context.Context, env *Env, args []string) error {
 	prov := provenance(s.bundle, s.benches, a.res, s.settings)
 	end := phase(progress, "writing the site to %s", dir)
 	names, err := site.Write(dir, site.Input{Results: a.res, Sensitivity: a.sens, Comparisons: a.comparisonTables(), Published: a.comps,
-		Provenance: prov, Aliases: aliases, Downloads: downloads, TaskDetails: a.taskDetails, Exchanges: exchangeLookup(s.store)})
+		Provenance: prov, Aliases: aliases, Downloads: downloads, TaskDetails: a.taskDetails, Listings: a.spill.listings(), Exchanges: exchangeLookup(s.store)})
 	if err != nil {
 		return err
 	}

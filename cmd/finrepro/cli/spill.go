@@ -4,22 +4,24 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/finrepro/finrepro/analysis"
+	"github.com/finrepro/finrepro/site"
 )
 
 // A detailSpill holds the details of benchmark results (each system's
 // output and judges' verdicts on each task, what task pages show) in a
 // file instead of in memory: at full scale they are about half of what a
 // run keeps, and they grow with the bundle. Each task's details are one
-// record (see appendDetails); a result keeps only its details' task,
-// system, question and score, which the site's other pages show, and the
-// site loads a task's details when it writes the task's page
+// record (see appendDetails). Of a result's details, the spill keeps
+// their listing (site.Listing: each one's task, system and score, and
+// each task's question as listed), which the site's other pages show,
+// and the site loads a task's details when it writes the task's page
 // (site.Input.TaskDetails).
 //
 // Records are appended to a buffer that goes to the file in one write
@@ -34,8 +36,9 @@ type detailSpill struct {
 	// buf holds the records from byte flushed on, not yet written.
 	buf     []byte
 	flushed int64
-	at      map[[2]string][]span // benchmark and task -> its records
-	err     error                // the first failed write, Put or Get
+	at      map[[2]string][]span     // benchmark and task -> its records
+	listed  map[string]*site.Listing // benchmark -> its details' listing
+	err     error                    // the first failed write, Put or Get
 }
 
 // A spillFile is what a detailSpill needs of its file (an *os.File).
@@ -64,7 +67,7 @@ func newDetailSpill(dir string) (*detailSpill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("details: %w", err)
 	}
-	sp := &detailSpill{f: f, name: f.Name(), at: map[[2]string][]span{}, buf: make([]byte, 0, spillBuffer)}
+	sp := &detailSpill{f: f, name: f.Name(), at: map[[2]string][]span{}, listed: map[string]*site.Listing{}, buf: make([]byte, 0, spillBuffer)}
 	if os.Remove(f.Name()) == nil { // an open file can be unlinked (not on Windows: removed by close)
 		sp.name = ""
 	}
@@ -72,30 +75,10 @@ func newDetailSpill(dir string) (*detailSpill, error) {
 }
 
 // put writes the details of r (Details, or those LazyDetails yields) to
-// the spill, a record per run of details of one task, and cuts r's
-// details to what the site lists (see detailSpill).
+// the spill, a record per run of details of one task, keeps their
+// listing for the site (see listings) and drops them from r.
 func (sp *detailSpill) put(r *analysis.Result) error {
-	// the listed texts are copied, once per text, so that they keep
-	// nothing larger alive (a question cut from a file's text, or from
-	// the record of a task's outputs the details were read from); the
-	// map's keys are the copies too, as a key is kept as well. A
-	// detail's texts are mostly its previous detail's (the details are
-	// sorted by task and system), which are compared before a long
-	// question is hashed.
-	texts := map[string]string{}
-	var prev, prevOwn analysis.Detail
-	own := func(s, prev, prevOwn string) string {
-		if s == prev {
-			return prevOwn
-		}
-		c, ok := texts[s]
-		if !ok {
-			c = strings.Clone(s)
-			texts[c] = c
-		}
-		return c
-	}
-	var listed []analysis.Detail
+	var lr site.Lister        // copies what it keeps of the details' texts
 	var run []analysis.Detail // details of one task, in a row
 	var buf []byte
 	flush := func() error {
@@ -114,25 +97,25 @@ func (sp *detailSpill) put(r *analysis.Result) error {
 			}
 		}
 		run = append(run, d)
-		l := analysis.Detail{
-			Task:     own(d.Task, prev.Task, prevOwn.Task),
-			System:   own(d.System, prev.System, prevOwn.System),
-			Question: own(d.Question, prev.Question, prevOwn.Question),
-			Score:    own(d.Score, prev.Score, prevOwn.Score),
-		}
-		listed = append(listed, l)
-		prev, prevOwn = d, l
+		lr.Add(d)
 	}
 	if err := flush(); err != nil {
 		return err
 	}
-	// listed stays until the site is written; its spare capacity (up
-	// to as much again, from append) would stay with it
-	if cap(listed) > len(listed)+len(listed)/4 {
-		listed = slices.Clone(listed)
-	}
-	r.Details, r.LazyDetails = listed, nil
+	l := lr.Listing()
+	sp.mu.Lock()
+	sp.listed[r.Benchmark] = l
+	sp.mu.Unlock()
+	r.Details, r.LazyDetails = nil, nil
 	return nil
+}
+
+// listings returns the listings of the results put so far, by
+// benchmark (site.Input.Listings).
+func (sp *detailSpill) listings() map[string]*site.Listing {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return maps.Clone(sp.listed)
 }
 
 // write appends one record of a task.

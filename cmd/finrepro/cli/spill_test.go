@@ -89,9 +89,25 @@ func TestDetailSpill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i, d := range r.Details {
-		if !reflect.DeepEqual(d, analysis.Detail{Task: want[i].Task, System: want[i].System, Question: want[i].Question, Score: want[i].Score}) {
-			t.Errorf("detail %d kept as %+v", i, d)
+	if r.Details != nil || r.LazyDetails != nil {
+		t.Errorf("the result keeps its details: %+v", r.Details)
+	}
+	// listed by task, then by system (filled(i)'s system is its name and
+	// i+1 x's), each with its task's question (that of its detail with
+	// the first system) with its newline as a space
+	listed := func(task string, i, q int) analysis.Detail {
+		return analysis.Detail{Task: task, System: want[i].System, Question: strings.ReplaceAll(want[q].Question, "\n", " "), Score: want[i].Score}
+	}
+	wantListed := map[string][]analysis.Detail{
+		"b": {listed("t1", 0, 0), listed("t1", 1, 0), listed("t1", 3, 0), listed("t2", 2, 2)},
+		"c": {{Task: "t1", System: "s"}},
+	}
+	if got := sp.listings(); len(got) != len(wantListed) {
+		t.Errorf("listings of %d benchmarks, want %d", len(got), len(wantListed))
+	}
+	for bench, w := range wantListed {
+		if l := sp.listings()[bench]; l == nil || !reflect.DeepEqual(slices.Collect(l.All()), w) {
+			t.Errorf("%s listed\n%+v\nwant\n%+v", bench, l, w)
 		}
 	}
 	got, err := loadTask(sp, "b", "t1")
@@ -563,8 +579,8 @@ func loadTask(sp *detailSpill, bench, task string) ([]analysis.Detail, error) {
 }
 
 // TestSpillListKeepsNoSource: while put reads a benchmark's details,
-// what it keeps of them (the site's listing, and its map of texts
-// already copied) holds none of the buffers their texts were cut from,
+// what it keeps of them (the site's listing, and the maps of texts
+// already copied it makes it with) holds none of the buffers their texts were cut from,
 // such as the record of a task's outputs a benchmark read back from the
 // spill: at 8x the full-scale demo, those records were tens of MB of
 // the run's peak. Each task's question and score are cut from a large
@@ -620,8 +636,9 @@ func TestSpillListKeepsNoSource(t *testing.T) {
 	if n := collect(tasks); n != tasks {
 		t.Errorf("%d of %d source buffers freed after put; the listed details keep the rest", n, tasks)
 	}
-	if len(r.Details) != 2*tasks || r.Details[2*tasks-1].Question != fmt.Sprint("question ", tasks-1) || r.Details[5].Score != "score 2" {
-		t.Errorf("listed details: %+v", r.Details)
+	l := slices.Collect(sp.listings()["b"].All())
+	if len(l) != 2*tasks || l[2*tasks-1].Question != fmt.Sprint("question ", tasks-1) || l[5].Score != "score 2" {
+		t.Errorf("listed details: %+v", l)
 	}
-	runtime.KeepAlive(r)
+	runtime.KeepAlive(sp)
 }
