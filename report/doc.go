@@ -18,8 +18,9 @@
 // writes both from one pass over the rows.
 //
 // WriteAllHashed writes every format for a set of results under one
-// output folder, and WriteSumsOf lists their SHA-256 hashes, taken from
-// the bytes in memory without reading the files back.
+// output folder, each file written as it is rendered, and WriteSumsOf
+// lists their SHA-256 hashes, taken from the bytes on their way to the
+// files without reading the files back.
 //
 // Every writer is deterministic: the same table gives the same bytes, on
 // any machine, locale or terminal. Numbers in CSV, JSON and XLSX cells

@@ -85,16 +85,23 @@ func writeJobs(out string, res []*analysis.Result, prov Provenance, keep func(jo
 	if err := checkNames(res); err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
-	// every file is rendered and written by its own job, at most
-	// GOMAXPROCS at once; the paths and the first error (in job order) do
-	// not depend on the schedule
 	root, err := openOut(out)
 	if err != nil {
 		return nil, fmt.Errorf("report: write %s: %w", out, err)
 	}
 	defer root.Close()
-	jobs := slices.DeleteFunc(plan(res, prov), func(j job) bool { return !keep(j) })
-	// the combined workbook is the slowest job: start it first
+	return runJobs(root, slices.DeleteFunc(plan(res, prov), func(j job) bool { return !keep(j) }))
+}
+
+// runJobs writes the files of jobs under root and returns their sums,
+// sorted by path, or the error of the first job (in the order given)
+// that failed.
+func runJobs(root *os.Root, jobs []job) ([]FileSum, error) {
+	// every file is rendered and written by its own job, at most
+	// GOMAXPROCS at once; the paths and the first error (in job order) do
+	// not depend on the schedule. The combined workbook, last, is the
+	// slowest job: start it first.
+	jobs = slices.Clone(jobs)
 	slices.Reverse(jobs)
 	errs := make([]error, len(jobs))
 	sumsOf := make([][]FileSum, len(jobs))
@@ -102,24 +109,23 @@ func writeJobs(out string, res []*analysis.Result, prov Provenance, keep func(jo
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			switch {
-			case j.pair != nil:
-				ss, err := writeStreams(root, []string{j.rel, j.pairRel}, func(ws []io.Writer) error { return j.pair(ws[0], ws[1]) })
-				if err != nil {
-					errs[i] = fmt.Errorf("report: write %s and %s: %w", j.rel, j.pairRel, err)
-					return nil
-				}
-				sumsOf[i] = []FileSum{{j.rel, ss[0]}, {j.pairRel, ss[1]}}
-			default:
-				var b bytes.Buffer
-				if err := j.write(&b); err != nil {
-					errs[i] = err
-					return nil
-				}
-				sumsOf[i] = []FileSum{{j.rel, sha256.Sum256(b.Bytes())}}
-				if err := writeFile(root, j.rel, b.Bytes()); err != nil {
-					errs[i] = fmt.Errorf("report: write %s: %w", j.rel, err)
-				}
+			// every file is written as it is rendered (see writeStreams)
+			// instead of into a buffer first, which at 8x the full-scale
+			// demo held up to 2.1 MB (the largest JSON table) for each job
+			// running
+			names, write := []string{j.rel}, func(ws []io.Writer) error { return j.write(ws[0]) }
+			what := j.rel
+			if j.pair != nil {
+				names, write = []string{j.rel, j.pairRel}, func(ws []io.Writer) error { return j.pair(ws[0], ws[1]) }
+				what = j.rel + " and " + j.pairRel
+			}
+			ss, err := writeStreams(root, names, write)
+			if err != nil {
+				errs[i] = fmt.Errorf("report: write %s: %w", what, err)
+				return nil
+			}
+			for k, name := range names {
+				sumsOf[i] = append(sumsOf[i], FileSum{name, ss[k]})
 			}
 			return nil
 		})
@@ -154,18 +160,17 @@ func Files(res []*analysis.Result, prov Provenance) []string {
 	return paths
 }
 
-// A job renders one output file.
+// A job renders one output file (two for a pair) to a writer that
+// writes it as it comes (see writeStreams).
 type job struct {
 	rel   string // path relative to the output folder, slash-separated
 	write func(io.Writer) error
 	// items is true for the item records' files.
 	items bool
-	// pair, when set, renders two files at once, rel and pairRel, and
-	// writes them as they are rendered (see writeStreams) instead of in
-	// memory first: the item records as JSON Lines and as CSV, tens of
-	// megabytes at full scale, whose rows are generated once for both
-	// (generating them again for each file was 5 % of a full-scale
-	// reproduce rerun in perf).
+	// pair, when set, renders two files at once, rel and pairRel: the
+	// item records as JSON Lines and as CSV, whose rows are generated
+	// once for both (generating them again for each file was 5 % of a
+	// full-scale reproduce rerun in perf).
 	pair    func(w, w2 io.Writer) error
 	pairRel string
 }
@@ -292,27 +297,6 @@ func fileName(s string) error {
 	return nil
 }
 
-// writeFile writes data to name (a slash path) under root as writeStream
-// does; a file that already holds data is left alone without writing a
-// temporary file.
-func writeFile(root *os.Root, name string, data []byte) error {
-	if Unchanged(root, filepath.FromSlash(name), data) {
-		return nil
-	}
-	// data is written at once, without writeStream's buffer (256 KB for
-	// each of the hundreds of tables a first run writes)
-	f, err := openStream(root, filepath.FromSlash(name))
-	if err != nil {
-		return err
-	}
-	defer f.abort()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	_, err = f.finish()
-	return err
-}
-
 // writeStream writes what write renders to name (a slash path) under
 // root, hashing the bytes on the way, so that a large file is never held
 // in memory. A file already at name is compared with the bytes as they
@@ -347,6 +331,12 @@ func writeStreams(root *os.Root, names []string, write func([]io.Writer) error) 
 				f.abort()
 			}
 		}
+		for _, bw := range bws {
+			if bw != nil {
+				bw.Reset(nil)
+				streamBuffers.Put(bw)
+			}
+		}
 	}()
 	for i, name := range names {
 		f, err := openStream(root, filepath.FromSlash(name))
@@ -354,7 +344,8 @@ func writeStreams(root *os.Root, names []string, write func([]io.Writer) error) 
 			return nil, err
 		}
 		fs[i] = f
-		bws[i] = bufio.NewWriterSize(f, 256<<10)
+		bws[i] = streamBuffers.Get().(*bufio.Writer)
+		bws[i].Reset(f)
 		ws[i] = bws[i]
 	}
 	err := write(ws)
@@ -375,6 +366,11 @@ func writeStreams(root *os.Root, names []string, write func([]io.Writer) error) 
 	return sums, nil
 }
 
+// streamBuffers keeps writeStreams' buffers between files: every output
+// file goes through one, and a new 256 KB buffer for each would be 47 MB
+// of allocation for the 188 files of a reproduce.
+var streamBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+
 // A streamFile is a file writeStream is writing: the bytes are compared
 // with the old file while they match it, then written to a temporary file.
 type streamFile struct {
@@ -382,8 +378,7 @@ type streamFile struct {
 	name, tmpName string
 	old           *os.File // the file in place while the bytes match it; nil when none
 	oldSize       int64
-	n             int64 // bytes written so far
-	buf           []byte
+	n             int64    // bytes written so far
 	tmp           *os.File // nil while the bytes match old
 	h             hash.Hash
 	err           error // the first error; later writes fail with it
@@ -448,16 +443,10 @@ func (f *streamFile) Write(p []byte) (int, error) {
 		return 0, f.err
 	}
 	if f.old != nil {
-		if f.n+int64(len(p)) <= f.oldSize {
-			if cap(f.buf) < len(p) {
-				f.buf = make([]byte, len(p))
-			}
-			b := f.buf[:len(p)]
-			if _, err := io.ReadFull(f.old, b); err == nil && bytes.Equal(b, p) {
-				f.h.Write(p)
-				f.n += int64(len(p))
-				return len(p), nil
-			}
+		if f.n+int64(len(p)) <= f.oldSize && f.matches(p) {
+			f.h.Write(p)
+			f.n += int64(len(p))
+			return len(p), nil
 		}
 		if f.err = f.diverge(f.h.Sum(nil)); f.err != nil {
 			return 0, f.err
@@ -468,6 +457,24 @@ func (f *streamFile) Write(p []byte) (int, error) {
 	f.n += int64(n)
 	f.err = err
 	return n, err
+}
+
+// matches reports whether the old file's next len(p) bytes are p; it
+// reads them in chunks of a pooled buffer (a buffer of len(p) bytes
+// would be allocated for every file of a rerun, and p may be a whole
+// large write passed through the bufio.Writer).
+func (f *streamFile) matches(p []byte) bool {
+	bp := compareBuffers.Get().(*[]byte)
+	defer compareBuffers.Put(bp)
+	buf := *bp
+	for len(p) > 0 {
+		n, err := io.ReadFull(f.old, buf[:min(len(buf), len(p))])
+		if err != nil || !bytes.Equal(buf[:n], p[:n]) {
+			return false
+		}
+		p = p[n:]
+	}
+	return true
 }
 
 // finish completes the file and returns the hash of its bytes: an old
@@ -519,7 +526,7 @@ func (f *streamFile) abort() {
 }
 
 // openOut creates the output folder out when missing and opens it as a
-// root for writeFile.
+// root for writeStream.
 func openOut(out string) (*os.Root, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
@@ -561,7 +568,7 @@ func WriteSumsOf(out string, sums []FileSum) error {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	defer root.Close()
-	if err := writeFile(root, SumsName, b); err != nil {
+	if _, err := writeStream(root, SumsName, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return fmt.Errorf("report: sums %s: %w", out, err)
 	}
 	return nil
@@ -576,9 +583,10 @@ func checkSumPath(out, p string) error {
 	return nil
 }
 
-// compareBuffers keeps Unchanged's read buffers between calls: a
-// full-scale site has 1,772 pages, and a new 128 KB buffer for each was
-// 230 MB of allocation per reproduce rerun (bench/reproduce.sh).
+// compareBuffers keeps the read buffers of Unchanged and of a
+// streamFile comparing with the old file between calls: a full-scale
+// site has 1,772 pages, and a new 128 KB buffer for each was 230 MB of
+// allocation per reproduce rerun (bench/reproduce.sh).
 var compareBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return &b }}
 
 // Unchanged reports whether the regular file name under root holds
