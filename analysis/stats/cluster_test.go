@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -235,5 +236,57 @@ func TestClusterIndex(t *testing.T) {
 		if !slices.Equal(idx, tt.want) || n != tt.n {
 			t.Errorf("ClusterIndex(%q) = %v, %d, want %v, %d", tt.labels, idx, n, tt.want, tt.n)
 		}
+	}
+}
+
+// TestGroup checks the clusters of items against hand sums: labels in
+// order whatever the items' order, NaN items skipped, and each cluster
+// summed in item order: 1e17 + 1 rounds to 1e17 (the spacing of doubles
+// there is 16), so the cluster {1e17, 1, -1e17} sums to 0 in item order,
+// where 1e17 - 1e17 + 1 would give 1.
+func TestGroup(t *testing.T) {
+	nan := math.NaN()
+	for _, tt := range []struct {
+		name    string
+		y       []float64
+		cluster []int
+		labels  []int
+		sum     []float64
+		count   []int
+	}{
+		{"grouped", []float64{1, 2, nan, 4, 5}, []int{3, 3, 1, 1, 2}, []int{1, 2, 3}, []float64{4, 5, 3}, []int{1, 1, 2}},
+		{"interleaved", []float64{1, 2, 3, 4}, []int{2, 1, 2, 1}, []int{1, 2}, []float64{6, 4}, []int{2, 2}},
+		{"a cluster only missing", []float64{nan, nan, 7}, []int{5, 5, 6}, []int{6}, []float64{7}, []int{1}},
+		{"all missing", []float64{nan}, []int{1}, nil, []float64{}, []int{}},
+		{"item order", []float64{1e17, 1, -1e17, 2}, []int{0, 0, 0, 1}, []int{0, 1}, []float64{0, 2}, []int{3, 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Group(tt.y, tt.cluster)
+			if !slices.Equal(c.Labels, tt.labels) || !slices.Equal(c.Sum, tt.sum) || !slices.Equal(c.Count, tt.count) {
+				t.Errorf("Group = %v %v %v, want %v %v %v", c.Labels, c.Sum, c.Count, tt.labels, tt.sum, tt.count)
+			}
+		})
+	}
+}
+
+// TestGroupMemory checks that Group of items grouped by cluster takes
+// memory in the clusters: 1<<20 items in 64 clusters. A label per item
+// would allocate at least 8 MB; the bound is 64 KB.
+func TestGroupMemory(t *testing.T) {
+	const N, G = 1 << 20, 64
+	y, cluster := make([]float64, N), make([]int, N)
+	for i := range y {
+		y[i] = float64(i % 7)
+		cluster[i] = i / (N / G)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := Group(y, cluster)
+	runtime.ReadMemStats(&after)
+	if len(c.Labels) != G {
+		t.Fatalf("%d clusters, want %d", len(c.Labels), G)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Errorf("Group allocated %d bytes for %d clusters, want at most 64 KB", got, G)
 	}
 }
