@@ -56,10 +56,8 @@ func ParsePairs(benchmark string, s analysis.Settings) ([][2]string, error) {
 // requested (Config.Requested).
 func (b *Board) compare(i, j int) Pair {
 	p := Pair{A: i, B: j}
-	d := make([]float64, len(b.scores[i]))
-	for k := range d {
-		d[k] = b.scores[i][k] - b.scores[j][k] // NaN when either is missing
-	}
+	n := len(b.cluster)
+	d := diffInto(nil, b.scores(i, make([]float64, n)), b.scores(j, make([]float64, n)))
 	m, err := stats.NewClusterMean(d, b.cluster)
 	p.Diff, p.Items, p.Clusters, p.SE, p.Err = m.Mean, m.Items, m.Clusters, m.SE, err
 	if p.Err != nil {
@@ -73,7 +71,7 @@ func (b *Board) compare(i, j int) Pair {
 		p.Err = &stats.UndefinedError{Reason: "fewer than 2 clusters to resample"}
 		return p
 	}
-	s := sumsOf(d, b.cl, b.Clusters)
+	s := sumsByLabel(stats.Group(d, b.cluster), b.labels)
 	vals, _ := bootstrapPass([]sums{s}, 0, b.Clusters, b.cfg.Reps, b.cfg.Seed)
 	if p.Lo, p.Hi, p.Err = interval(vals[0]); p.Err != nil {
 		return p

@@ -37,18 +37,6 @@ func (s sums) clusters() int {
 	return n
 }
 
-// sumsOf groups the non-NaN values of y by cluster index cl (0..G-1).
-func sumsOf(y []float64, cl []int, G int) sums {
-	s := sums{sum: make([]float64, G), cnt: make([]float64, G)}
-	for i, v := range y {
-		if !math.IsNaN(v) {
-			s.sum[cl[i]] += v
-			s.cnt[cl[i]]++
-		}
-	}
-	return s
-}
-
 // bootstrapPass draws reps resamples of the G clusters with replacement,
 // the same draw for every series, and returns each series' resampled
 // ratio means Σ sum / Σ cnt over the clusters drawn (NaN ones left out,

@@ -106,27 +106,47 @@ type Board struct {
 	mddOK bool
 	// scored counts each system's items with a score.
 	scored []int
-	// scores and cluster are New's arguments, cl the cluster indexes
-	// (0..Clusters-1), kept for compare; scores only when pairs are
-	// requested (cfg.Requested): the items take most of a board's
-	// memory.
-	scores  [][]float64
+	// scores and cluster are NewFrom's arguments and labels the
+	// clusters with a score (Clusters of them, in order), kept for
+	// compare; scores only when pairs are requested (cfg.Requested).
+	scores  Source
 	cluster []int
-	cl      []int
+	labels  []int
 }
+
+// A Source gives the item scores of the systems of a ranking one system
+// at a time: Source(s, buf) returns system s's score on every item (NaN
+// when missing), either buf (whose length is the number of items) filled
+// in or a slice of its own that it does not change. NewFrom calls it
+// more than once for a system, and holds the items of at most two
+// systems and of their difference at once.
+type Source func(s int, buf []float64) []float64
 
 // New computes the statistics of a ranking. names are the systems best
 // first, scores[s][i] system s's score on item i (NaN when missing) and
-// cluster[i] the cluster of item i. The analytic errors are those of
-// stats.NewClusterMean; the resampled statistics (resample.go) draw, in
-// each of cfg.Reps resamples, the clusters holding any system's item with
-// replacement, the same draw for every system and pair (a cluster where a
-// system has no item adds nothing to its mean), and one sign pattern for
-// every pair's sign-flip test. Tie groups come from stats.TieGroups over
-// the unadjusted sign-flip p-values of each group's leader against the
-// systems below it; a pair sharing fewer than 2 clusters counts as not
-// resolved.
+// cluster[i] the cluster of item i. It is NewFrom with the scores in
+// memory.
 func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
+	return NewFrom(names, func(s int, _ []float64) []float64 { return scores[s] }, cluster, cfg)
+}
+
+// NewFrom computes the statistics of a ranking from its systems' item
+// scores, given one system at a time by scores: names are the systems
+// best first and cluster[i] the cluster of item i. The analytic errors
+// are those of stats.NewClusterMean; the resampled statistics
+// (resample.go) draw, in each of cfg.Reps resamples, the clusters holding
+// any system's item with replacement, the same draw for every system and
+// pair (a cluster where a system has no item adds nothing to its mean),
+// and one sign pattern for every pair's sign-flip test. Tie groups come
+// from stats.TieGroups over the unadjusted sign-flip p-values of each
+// group's leader against the systems below it; a pair sharing fewer than
+// 2 clusters counts as not resolved.
+//
+// Only the clusters' sums are kept of a system or a pair: at 8x the
+// full-scale demo, FinDeepResearch's 19 systems' items held 19 MB when
+// New took them all at once, and a cluster label per scored item
+// another 35 MB.
+func NewFrom(names []string, scores Source, cluster []int, cfg Config) *Board {
 	if cfg.Seed == 0 {
 		cfg.Seed = Seed
 	}
@@ -134,54 +154,60 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 	S := len(names)
 	b.Means, b.meanErr = make([]stats.ClusterMean, S), make([]error, S)
 	b.Lo, b.Hi, b.bootErr = make([]float64, S), make([]float64, S), make([]error, S)
-	// the clusters with a score of some system, numbered in label order
-	var labels []int
-	for _, y := range scores {
-		for i, v := range y {
-			if !math.IsNaN(v) {
-				labels = append(labels, cluster[i])
-			}
-		}
-	}
-	slices.Sort(labels)
-	labels = slices.Compact(labels)
-	G := len(labels)
-	b.Clusters = G
-	cl := make([]int, len(cluster))
-	for i, c := range cluster {
-		cl[i], _ = slices.BinarySearch(labels, c) // an item of no listed cluster is NaN everywhere
-	}
-	b.cl = cl
 	b.scored = make([]int, S)
-	sys := make([]sums, S)
-	for s, y := range scores {
+	// Each system's clusters and those of the differences of adjacent
+	// systems, by label, from one pass over the systems in ranking
+	// order (a system and the one before it at a time), then numbered
+	// by the clusters with a score of some system, in label order.
+	bufs := [2][]float64{make([]float64, len(cluster)), make([]float64, len(cluster))}
+	var dbuf []float64
+	groups := make([]stats.Clusters, S)
+	adjGroups := make([]stats.Clusters, max(S-1, 0))
+	var labels []int
+	var prev []float64
+	for s := range S {
+		y := scores(s, bufs[s%2])
 		for _, v := range y {
 			if !math.IsNaN(v) {
 				b.scored[s]++
 			}
 		}
 		b.Means[s], b.meanErr[s] = stats.NewClusterMean(y, cluster)
-		sys[s] = sumsOf(y, cl, G)
-	}
-	// diff returns the differences of systems i and j, item by item, in
-	// a buffer reused from pair to pair (each is reduced to its
-	// clusters' sums before the next).
-	var dbuf []float64
-	diff := func(i, j int) []float64 {
-		dbuf = slices.Grow(dbuf[:0], len(scores[i]))[:len(scores[i])]
-		for k := range dbuf {
-			dbuf[k] = scores[i][k] - scores[j][k] // NaN when either is missing
+		groups[s] = stats.Group(y, cluster)
+		labels = append(labels, groups[s].Labels...)
+		if s > 0 {
+			dbuf = diffInto(dbuf, prev, y)
+			p := Pair{A: s - 1, B: s}
+			m, err := stats.NewClusterMean(dbuf, cluster)
+			p.Diff, p.Items, p.Clusters, p.SE, p.Err = m.Mean, m.Items, m.Clusters, m.SE, err
+			b.Pairs = append(b.Pairs, p)
+			adjGroups[s-1] = stats.Group(dbuf, cluster)
 		}
-		return dbuf
+		prev = y
+	}
+	slices.Sort(labels)
+	labels = slices.Compact(labels)
+	b.labels = labels
+	G := len(labels)
+	b.Clusters = G
+	sys := make([]sums, S)
+	for s := range S {
+		sys[s] = sumsByLabel(groups[s], labels)
 	}
 	var adj []sums
-	for i := 0; i+1 < S; i++ {
-		d := diff(i, i+1)
-		p := Pair{A: i, B: i + 1}
-		m, err := stats.NewClusterMean(d, cluster)
-		p.Diff, p.Items, p.Clusters, p.SE, p.Err = m.Mean, m.Items, m.Clusters, m.SE, err
-		b.Pairs = append(b.Pairs, p)
-		adj = append(adj, sumsOf(d, cl, G))
+	for i := range adjGroups {
+		adj = append(adj, sumsByLabel(adjGroups[i], labels))
+	}
+	// pairSums returns the cluster sums of the differences of systems i
+	// and j: the leader i stays in bufs[0] from pair to pair.
+	leader := -1
+	var ly []float64
+	pairSums := func(i, j int) sums {
+		if i != leader {
+			ly, leader = scores(i, bufs[0]), i
+		}
+		dbuf = diffInto(dbuf, ly, scores(j, bufs[1]))
+		return sumsByLabel(stats.Group(dbuf, cluster), labels)
 	}
 	var noReps error
 	switch {
@@ -236,7 +262,7 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 			if k[1] == k[0]+1 {
 				d = adj[k[0]]
 			} else {
-				d = sumsOf(diff(k[0], k[1]), cl, G)
+				d = pairSums(k[0], k[1])
 			}
 			if d.clusters() < 2 {
 				ps[k] = 1 // too little shared to compare: not resolved
@@ -304,6 +330,28 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 		b.scores = nil // compare is not called
 	}
 	return b
+}
+
+// diffInto returns the differences x - y, item by item, in buf (grown
+// to their length): NaN where either is missing.
+func diffInto(buf, x, y []float64) []float64 {
+	buf = slices.Grow(buf[:0], len(x))[:len(x)]
+	for k := range buf {
+		buf[k] = x[k] - y[k]
+	}
+	return buf
+}
+
+// sumsByLabel returns the sums and counts of c by cluster index, the
+// position of a cluster's label in labels (all of c's labels are there),
+// zero for a cluster c does not hold.
+func sumsByLabel(c stats.Clusters, labels []int) sums {
+	s := sums{sum: make([]float64, len(labels)), cnt: make([]float64, len(labels))}
+	for k, l := range c.Labels {
+		g, _ := slices.BinarySearch(labels, l)
+		s.sum[g], s.cnt[g] = c.Sum[k], float64(c.Count[k])
+	}
+	return s
 }
 
 // mean is the item mean of s, NaN without items.
