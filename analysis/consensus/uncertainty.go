@@ -9,7 +9,7 @@ import (
 // board computes the clustered statistics of the gold item pass rate
 // ranking. The unit of sampling is the query: each scored query's gold
 // rubrics are its items, 1 (100 %) where a product passes and 0 where it
-// fails, clustered by query. Every statistic of uncertainty.New depends
+// fails, clustered by query. Every statistic of uncertainty.NewFrom depends
 // on a product's items only through its passes and rubric count per query
 // (the paired ones through the per-query differences of passes), so the
 // items are written with a product's passes first; which rubrics they
@@ -23,25 +23,32 @@ func (a *analyzer) board() *uncertainty.Board {
 		}
 	}
 	names := make([]string, len(a.ranking))
-	scores := make([][]float64, len(a.ranking))
 	for k, p := range a.ranking {
 		names[k] = a.names[p]
-		y := make([]float64, 0, len(cluster))
+	}
+	// A product's items are written when the board asks for them, in
+	// its buffer (at 8x the full-scale demo, all products' items at once
+	// held 3 MB); without an item, each product has one missing.
+	empty := len(cluster) == 0
+	if empty {
+		cluster = []int{0}
+	}
+	scores := func(k int, y []float64) []float64 {
+		if empty {
+			y[0] = math.NaN()
+			return y
+		}
+		p := a.ranking[k]
+		y = y[:0]
 		for _, q := range a.base.scored {
 			pass := gold.pass[q*gold.np+p]
 			for i := range gold.n[q] {
 				y = append(y, 100*b2f(i < pass))
 			}
 		}
-		scores[k] = y
+		return y
 	}
-	if len(cluster) == 0 {
-		for k := range scores {
-			scores[k] = []float64{math.NaN()}
-		}
-		cluster = []int{0}
-	}
-	return uncertainty.New(names, scores, cluster, uncertainty.Config{Reps: a.cfg.clusterReps, Unit: "queries", Decimals: 2, Points: "percentage points", Requested: a.cfg.pairs})
+	return uncertainty.NewFrom(names, scores, cluster, uncertainty.Config{Reps: a.cfg.clusterReps, Unit: "queries", Decimals: 2, Points: "percentage points", Requested: a.cfg.pairs})
 }
 
 // goldPasses returns product p's gold rubric passes and rubrics over the
