@@ -9,7 +9,8 @@
 // A benchmark hands New its item scores, one slice per system in ranking
 // order (best first) over the same items, NaN where a system has no
 // score, and the cluster of each item: the unit that was sampled (a
-// company, a query, a task). The headline score must be the item mean, so
+// company, a query, a task); or it hands NewFrom a Source that makes one
+// system's scores at a time, when all of them would be large. The headline score must be the item mean, so
 // a benchmark whose score averages reports of many items weights each
 // item to make it so (see Weighted). The conventions are those of
 // docs/scores.md.
