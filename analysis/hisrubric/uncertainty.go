@@ -31,8 +31,8 @@ func (r *run) board(ranking []string, per [][]*report) *uncertainty.Board {
 		index[s.Name] = si
 	}
 	// Each system's items are made when the board asks for them, in its
-	// buffer: at 8x the full-scale demo, all 19 systems' items at once
-	// held 19 MB.
+	// buffer: at 8x the full-scale demo, all systems' items at once held
+	// 19 MB.
 	scores := func(k int, y []float64) []float64 {
 		for i := range y {
 			y[i] = math.NaN()

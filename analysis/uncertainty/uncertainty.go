@@ -10,10 +10,10 @@
 // order (best first) over the same items, NaN where a system has no
 // score, and the cluster of each item: the unit that was sampled (a
 // company, a query, a task); or it hands NewFrom a Source that makes one
-// system's scores at a time, when all of them would be large. The headline score must be the item mean, so
-// a benchmark whose score averages reports of many items weights each
-// item to make it so (see Weighted). The conventions are those of
-// docs/scores.md.
+// system's scores at a time, when all of them would be large. The
+// headline score must be the item mean, so a benchmark whose score
+// averages reports of many items weights each item to make it so (see
+// Weighted). The conventions are those of docs/scores.md.
 package uncertainty
 
 import (
@@ -144,8 +144,8 @@ func New(names []string, scores [][]float64, cluster []int, cfg Config) *Board {
 // 2 clusters counts as not resolved.
 //
 // Only the clusters' sums are kept of a system or a pair: at 8x the
-// full-scale demo, FinDeepResearch's 19 systems' items held 19 MB when
-// New took them all at once, and a cluster label per scored item
+// full-scale demo, FinDeepResearch's systems' items held 19 MB when
+// they were all given at once, and a cluster label per scored item
 // another 35 MB.
 func NewFrom(names []string, scores Source, cluster []int, cfg Config) *Board {
 	if cfg.Seed == 0 {
