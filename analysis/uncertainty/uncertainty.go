@@ -374,11 +374,17 @@ func mean(s sums) float64 {
 // weighted mean Σ w_i·x_i/Σw. scale multiplies every score (100 for
 // points).
 func Weighted(x, w []float64, scale float64) []float64 {
+	return WeightedTo(make([]float64, len(x)), x, w, scale)
+}
+
+// WeightedTo writes the scores of Weighted into dst, which must hold
+// len(x) of them, and returns dst[:len(x)].
+func WeightedTo(dst, x, w []float64, scale float64) []float64 {
 	var sw float64
 	for _, v := range w {
 		sw += v
 	}
-	out := make([]float64, len(x))
+	out := dst[:len(x)]
 	n := float64(len(x))
 	for i := range x {
 		out[i] = scale * n * w[i] * x[i] / sw

@@ -27,6 +27,12 @@ func TestWeighted(t *testing.T) {
 	for i, want := range []float64{75, 0, 75} {
 		near(t, "item", y[i], want, 1e-12)
 	}
+	// WeightedTo writes the same items at the start of a longer dst
+	// and leaves the rest alone.
+	dst := []float64{-1, -1, -1, -1}
+	if got := WeightedTo(dst, []float64{1, 0, 0.5}, []float64{1, 1, 2}, 100); !slices.Equal(got, []float64{75, 0, 75}) || dst[3] != -1 {
+		t.Errorf("WeightedTo = %v, dst %v, want 75 0 75 in dst, -1 after", got, dst)
+	}
 }
 
 // TestBoardByHand checks every statistic of a board against a hand
