@@ -169,24 +169,24 @@ func peakOfOpen(t *testing.T, dir string) int64 {
 // exchange: Open of a store of n exchanges and of one of 4n, in packs of
 // the same size, in both pack formats. Open reads a few packs ahead and
 // adds them openBatch records at a time, each batch's arrays then moved
-// to the index file. It measured 30 to 70 bytes, mostly the sorted
-// arrays' tails (up to an eighth of their bases) and the noise of the
-// measure; adding every pack at once, as Open did before, grows by 290
-// to 350.
+// to the index file. It measured 30 to 70 bytes alone and up to 125
+// beside the other packages' tests, mostly the sorted arrays' tails (up
+// to an eighth of their bases) and the noise of the measure; adding
+// every pack at once, as Open did before, grows by 290 to 370.
 func TestOpenPeakMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds stores of 24,000 exchanges")
 	}
-	const n, per, openPeakBound = 6000, 500, 100
+	const n, per, openPeakBound = 6000, 500, 150
 	defer func(b, s int64, o int) { rawMetaBytes, spillIndexBytes, openBatch = b, s, o }(rawMetaBytes, spillIndexBytes, openBatch)
 	rawMetaBytes, spillIndexBytes, openBatch = 0, 0, 1000
 	for _, format := range []int{1, 2} {
 		t.Run(fmt.Sprintf("format%d", format), func(t *testing.T) {
 			small, large := buildPacks(t, format, n, per), buildPacks(t, format, 4*n, per)
-			// the least of three Opens: a collection may find some
+			// the least of five Opens: a collection may find some
 			// garbage of the runtime's or of the test's live
 			ps, pl := int64(math.MaxInt64), int64(math.MaxInt64)
-			for range 3 {
+			for range 5 {
 				ps, pl = min(ps, peakOfOpen(t, small)), min(pl, peakOfOpen(t, large))
 			}
 			grow := float64(pl-ps) / (3 * n)
