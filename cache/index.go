@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"math/bits"
 	"slices"
 )
@@ -1093,36 +1094,40 @@ type metaSlot struct {
 }
 
 // countObjects returns the number of distinct objects: digests of
-// objects that carry theirs, keys of requests, and local objects.
+// objects that carry theirs, keys of requests, and local objects. The
+// two sorted arrays are walked side by side, a chunk at a time, without
+// a copy of either: with the copies, cache stats of 8x the full-scale
+// demo peaked at 123-133 MB RSS, without them at 119-122 (2 rounds).
 func (s *Store) countObjects() int {
-	named := s.objIx.sorted(objName, s.liveObj)
-	recs := s.recIx.sorted(recName, s.liveRec)
-	n, i := 0, 0
-	var last *[32]byte
-	for j := range recs {
-		r := &recs[j]
-		if r.ri.req < 0 || last != nil && *last == r.key {
-			continue
+	n := 0
+	var last [32]byte
+	count := func(d [32]byte) {
+		if n == 0 || d != last {
+			n, last = n+1, d
 		}
-		last = (*[32]byte)(&r.key)
-		for i < len(named) {
-			if nm := objName(&named[i]); bytes.Compare(nm[:], last[:]) >= 0 {
-				break
-			}
-			if i == 0 || objName(&named[i]) != objName(&named[i-1]) {
-				n++
-			}
-			i++
-		}
-		if i < len(named) && objName(&named[i]) == *last {
-			continue // counted with the named objects
-		}
-		n++
 	}
-	for ; i < len(named); i++ {
-		if i == 0 || objName(&named[i]) != objName(&named[i-1]) {
-			n++
+	next, stop := iter.Pull(func(yield func([32]byte) bool) {
+		s.objIx.each(objName, func(r *objRef) {
+			if s.liveObj(r) {
+				yield(r.d) // every entry is pulled: it never returns false
+			}
+		})
+	})
+	defer stop()
+	d, ok := next()
+	s.recIx.each(recName, func(r *recRef) {
+		if !s.liveRec(r) || r.ri.req < 0 {
+			return
 		}
+		for ok && bytes.Compare(d[:], r.key[:]) < 0 {
+			count(d)
+			d, ok = next()
+		}
+		count(r.key)
+	})
+	for ok {
+		count(d)
+		d, ok = next()
 	}
 	for _, p := range s.byID {
 		if p != nil && p.mem != nil && !p.gone.Load() {
