@@ -49,29 +49,7 @@ func richExchange(i int) *Exchange {
 // format, in packs of about a tenth of them, and returns its folder.
 func buildStore(t *testing.T, format, n int) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "c")
-	s, err := Open(dir, Options{PackFormat: format, NoCompact: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := s.NewBatch()
-	for i := range n {
-		if _, _, err := b.Add(richExchange(i)); err != nil {
-			t.Fatal(err)
-		}
-		if (i+1)%(n/10) == 0 {
-			if err := b.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := b.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return buildPacks(t, format, n, n/10)
 }
 
 // heapOfOpen returns the live heap an opened store of dir holds.

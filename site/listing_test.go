@@ -1,7 +1,6 @@
 package site
 
 import (
-	"bytes"
 	"reflect"
 	"slices"
 	"strings"
@@ -53,14 +52,7 @@ func TestListingsSite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(want) {
-				t.Fatalf("%d files, want %d", len(got), len(want))
-			}
-			for i := range want {
-				if got[i].name != want[i].name || !bytes.Equal(got[i].data, want[i].data) {
-					t.Fatalf("%s differs from the site given every detail", want[i].name)
-				}
-			}
+			sameFiles(t, got, want, "differs from the site given every detail")
 		})
 	}
 	// a listing's task pages need a loader

@@ -78,15 +78,10 @@ func TestTaskDetailsLoaded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(want) {
-				t.Fatalf("%d files, want %d", len(got), len(want))
-			}
+			sameFiles(t, got, want, "differs from the site given every detail")
 			tasks := 0
-			for i := range want {
-				if got[i].name != want[i].name || !bytes.Equal(got[i].data, want[i].data) {
-					t.Fatalf("%s differs from the site given every detail", want[i].name)
-				}
-				if strings.HasPrefix(want[i].name, "tasks/") {
+			for _, f := range want {
+				if strings.HasPrefix(f.name, "tasks/") {
 					tasks++
 				}
 			}
@@ -242,15 +237,22 @@ func TestTaskDetailsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameFiles(t, got, want, "differs when the loader overwrites what it gave back")
+	if loads == 0 || released != loads {
+		t.Errorf("%d loads, %d given back", loads, released)
+	}
+}
+
+// sameFiles fails unless got holds the files of want, byte for byte;
+// how says how a differing file differs.
+func sameFiles(t *testing.T, got, want []file, how string) {
+	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d files, want %d", len(got), len(want))
 	}
 	for i := range want {
 		if got[i].name != want[i].name || !bytes.Equal(got[i].data, want[i].data) {
-			t.Fatalf("%s differs when the loader overwrites what it gave back", want[i].name)
+			t.Fatalf("%s %s", want[i].name, how)
 		}
-	}
-	if loads == 0 || released != loads {
-		t.Errorf("%d loads, %d given back", loads, released)
 	}
 }
