@@ -764,22 +764,6 @@ func merge2[R any](a, b []R, name func(*R) [32]byte) []R {
 	return append(out, b...)
 }
 
-// sorted returns every entry for which keep is true, sorted by name:
-// the base itself when it is in memory and nothing was added or dropped
-// since it was merged (shared: not to be changed).
-func (x *sortedRefs[R]) sorted(name func(*R) [32]byte, keep func(*R) bool) []R {
-	if len(x.tail) == 0 && x.dead == 0 && x.base.f == nil {
-		return x.base.mem
-	}
-	var all []R
-	x.each(name, func(r *R) {
-		if keep(r) {
-			all = append(all, *r)
-		}
-	})
-	return all
-}
-
 // The store's side of the index; s.mu is held (read or write) by every
 // caller.
 

@@ -296,7 +296,12 @@ func TestSortedRefs(t *testing.T) {
 				t.Fatal("nothing was merged into the base")
 			}
 			// Every live entry, in name order.
-			got := x.sorted(name, live)
+			var got []ent
+			x.each(name, func(e *ent) {
+				if live(e) {
+					got = append(got, *e)
+				}
+			})
 			var want []ent
 			for _, e := range all {
 				if live(&e) {
@@ -307,12 +312,12 @@ func TestSortedRefs(t *testing.T) {
 				return cmp.Or(bytes.Compare(a.name[:], b.name[:]), a.pack-b.pack)
 			}
 			if !slices.IsSortedFunc(got, func(a, b ent) int { return bytes.Compare(a.name[:], b.name[:]) }) {
-				t.Fatal("sorted: not in name order")
+				t.Fatal("each: not in name order")
 			}
 			slices.SortStableFunc(got, byNamePack)
 			slices.SortFunc(want, byNamePack)
 			if !slices.Equal(got, want) {
-				t.Fatalf("sorted: %d entries, want %d", len(got), len(want))
+				t.Fatalf("each: %d live entries, want %d", len(got), len(want))
 			}
 			if inFile != (x.base.f != nil) {
 				t.Fatalf("the base in the index file: %v, want %v", x.base.f != nil, inFile)
