@@ -39,7 +39,7 @@ func (r *run) board(ranking []string, per [][]*report) *uncertainty.Board {
 			y[i] = math.NaN()
 		}
 		for _, rep := range per[index[ranking[k]]] {
-			uncertainty.WeightedTo(y[rep.ci*nItems:], r.itemScores(rep), w, 100)
+			uncertainty.Weighted(y[rep.ci*nItems:], r.itemScores(rep), w, 100)
 		}
 		return y
 	}

@@ -372,19 +372,14 @@ func mean(s sums) float64 {
 // scores, when every report has the same n items with weights w: item i
 // of a report scores n·w_i·x_i/Σw, so a report's items average to its
 // weighted mean Σ w_i·x_i/Σw. scale multiplies every score (100 for
-// points).
-func Weighted(x, w []float64, scale float64) []float64 {
-	return WeightedTo(make([]float64, len(x)), x, w, scale)
-}
-
-// WeightedTo writes the scores of Weighted into dst, which must hold
-// len(x) of them, and returns dst[:len(x)].
-func WeightedTo(dst, x, w []float64, scale float64) []float64 {
+// points). The scores are written at the start of dst when it has room
+// for len(x) of them (a new slice otherwise) and returned.
+func Weighted(dst, x, w []float64, scale float64) []float64 {
 	var sw float64
 	for _, v := range w {
 		sw += v
 	}
-	out := dst[:len(x)]
+	out := slices.Grow(dst[:0], len(x))[:len(x)]
 	n := float64(len(x))
 	for i := range x {
 		out[i] = scale * n * w[i] * x[i] / sw

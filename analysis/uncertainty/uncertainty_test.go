@@ -23,15 +23,15 @@ func TestWeighted(t *testing.T) {
 	// x = (1, 0, 0.5) with weights (1, 1, 2): the weighted mean is
 	// (1 + 0 + 1)/4 = 0.5, 50 points; the items are 3·w·x/4·100 =
 	// (75, 0, 75), whose mean is 50.
-	y := Weighted([]float64{1, 0, 0.5}, []float64{1, 1, 2}, 100)
+	y := Weighted(nil, []float64{1, 0, 0.5}, []float64{1, 1, 2}, 100)
 	for i, want := range []float64{75, 0, 75} {
 		near(t, "item", y[i], want, 1e-12)
 	}
-	// WeightedTo writes the same items at the start of a longer dst
+	// Weighted writes the same items at the start of a longer dst
 	// and leaves the rest alone.
 	dst := []float64{-1, -1, -1, -1}
-	if got := WeightedTo(dst, []float64{1, 0, 0.5}, []float64{1, 1, 2}, 100); !slices.Equal(got, []float64{75, 0, 75}) || dst[3] != -1 {
-		t.Errorf("WeightedTo = %v, dst %v, want 75 0 75 in dst, -1 after", got, dst)
+	if got := Weighted(dst, []float64{1, 0, 0.5}, []float64{1, 1, 2}, 100); !slices.Equal(got, []float64{75, 0, 75}) || dst[3] != -1 {
+		t.Errorf("Weighted = %v, dst %v, want 75 0 75 in dst, -1 after", got, dst)
 	}
 }
 
